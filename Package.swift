@@ -1,0 +1,132 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .unsafeFlags(["-warnings-as-errors"]),
+]
+
+let package = Package(
+    name: "subrecon",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "subrecon", targets: ["subrecon"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+    ],
+    targets: [
+        .target(name: "SubreconCore", swiftSettings: strict),
+        .target(
+            name: "RevenueCat",
+            dependencies: [
+                "SubreconCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SubreconStore",
+            dependencies: [
+                "SubreconCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "AppStore",
+            dependencies: [
+                "SubreconCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            resources: [.copy("Resources/AppleRootCA-G3.pem")],
+            swiftSettings: strict
+        ),
+        .target(name: "SubreconReports", dependencies: ["SubreconCore"], swiftSettings: strict),
+        .target(
+            name: "StoreSimulator",
+            dependencies: [
+                "SubreconCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Subrecon",
+            dependencies: [
+                "SubreconCore", "RevenueCat", "AppStore", "SubreconStore", "SubreconReports", "StoreSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "subrecon",
+            dependencies: [
+                "Subrecon", "SubreconCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "SubreconCoreTests", dependencies: ["SubreconCore"], swiftSettings: strict),
+        .testTarget(
+            name: "RevenueCatTests",
+            dependencies: ["RevenueCat", "StoreSimulator", "SubreconCore",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "AppStoreTests",
+            dependencies: ["AppStore", "StoreSimulator", "SubreconCore",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SubreconStoreTests",
+            dependencies: ["SubreconStore", "SubreconCore",
+                           .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SubreconIntegrationTests",
+            dependencies: ["Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat",
+                           .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+    ]
+)

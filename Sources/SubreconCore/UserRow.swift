@@ -1,0 +1,84 @@
+import Foundation
+
+/// The `subscription_status` values of SPEC section 4.
+public enum SubscriptionStatus: String, Sendable, Codable, CaseIterable, Hashable {
+    case none
+    case active
+    case canceled
+    case billingIssue = "billing_issue"
+    case expired
+    case refunded
+    case paused
+}
+
+/// A row of the `users` table as the job read it.
+///
+/// `updatedAtMicros` is `updated_at` as microseconds since the UNIX epoch, read exactly from
+/// PostgreSQL so that the compare-and-set on write compares the very value that was read.
+public struct UserRow: Sendable, Equatable, Hashable {
+    public var id: String
+    public var currentTier: Int
+    /// The raw status text; `status` is its typed view (nil for a value outside SPEC section 4).
+    public var statusText: String
+    public var endDate: Date?
+    public var graceEndsAt: Date?
+    public var source: String?
+    public var productID: String?
+    public var originalTransactionID: String?
+    public var autoRenew: Bool?
+    public var updatedAtMicros: Int64
+
+    public init(
+        id: String, currentTier: Int, status: String, endDate: Date? = nil, graceEndsAt: Date? = nil,
+        source: String? = nil, productID: String? = nil, originalTransactionID: String? = nil,
+        autoRenew: Bool? = nil, updatedAtMicros: Int64 = 0
+    ) {
+        self.id = id
+        self.currentTier = currentTier
+        self.statusText = status
+        self.endDate = endDate
+        self.graceEndsAt = graceEndsAt
+        self.source = source
+        self.productID = productID
+        self.originalTransactionID = originalTransactionID
+        self.autoRenew = autoRenew
+        self.updatedAtMicros = updatedAtMicros
+    }
+
+    public var status: SubscriptionStatus? { SubscriptionStatus(rawValue: statusText) }
+}
+
+/// The values subrecon writes back into a `users` row.
+public struct Entitlement: Sendable, Equatable, Hashable, Codable {
+    public var tier: Int
+    public var status: SubscriptionStatus
+    public var endDate: Date?
+    public var graceEndsAt: Date?
+    public var source: String?
+    public var productID: String?
+    public var originalTransactionID: String?
+    public var autoRenew: Bool?
+
+    public init(
+        tier: Int, status: SubscriptionStatus, endDate: Date?, graceEndsAt: Date?, source: String?,
+        productID: String?, originalTransactionID: String?, autoRenew: Bool?
+    ) {
+        self.tier = tier
+        self.status = status
+        self.endDate = endDate
+        self.graceEndsAt = graceEndsAt
+        self.source = source
+        self.productID = productID
+        self.originalTransactionID = originalTransactionID
+        self.autoRenew = autoRenew
+    }
+}
+
+extension UserRow {
+    /// The row's current values in the shape subrecon writes.
+    public var entitlement: Entitlement {
+        Entitlement(
+            tier: currentTier, status: status ?? .none, endDate: endDate, graceEndsAt: graceEndsAt, source: source,
+            productID: productID, originalTransactionID: originalTransactionID, autoRenew: autoRenew)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+
+/// What the job does to a row (SPEC 5.6 `action`).
+public enum Action: String, Sendable, Codable, CaseIterable, Hashable {
+    case downgrade
+    case upgrade
+    case restore
+    case extend
+    case statusChange = "status_change"
+    case none
+    case skipped
+}
+
+/// A kind of difference between the database and the truth (SPEC 5.6 `drift`). Findings are data.
+public enum Drift: String, Sendable, Codable, CaseIterable, Hashable, Comparable {
+    case missedExpiration = "missed_expiration"
+    case missedRenewal = "missed_renewal"
+    case billingIssueEntered = "billing_issue_entered"
+    case billingIssueRecovered = "billing_issue_recovered"
+    case graceExpired = "grace_expired"
+    case missedRefund = "missed_refund"
+    case productChange = "product_change"
+    case sourceConflict = "source_conflict"
+    case sandboxIgnored = "sandbox_ignored"
+    case unknownProduct = "unknown_product"
+    case unknownAtSource = "unknown_at_source"
+    case fetchError = "fetch_error"
+    case verificationFailed = "verification_failed"
+    case concurrentUpdate = "concurrent_update"
+    case inSync = "in_sync"
+
+    private var order: Int { Self.allCases.firstIndex(of: self)! }
+    public static func < (lhs: Drift, rhs: Drift) -> Bool { lhs.order < rhs.order }
+}
+
+/// The notification kinds of SPEC 5.4.
+public enum PushIntentKind: String, Sendable, Codable, CaseIterable, Hashable {
+    case billingIssue = "billing_issue"
+    case expired
+    case refunded
+    case restored
+
+    /// The action the app should offer, if any.
+    public var appAction: String? {
+        switch self {
+        case .billingIssue: "UPDATE_PAYMENT"
+        case .expired: "RESUBSCRIBE"
+        case .refunded, .restored: nil
+        }
+    }
+}
+
+/// A notification the product should send (an intent, not a send).
+public struct PushIntent: Sendable, Hashable, Codable {
+    public var userID: String
+    public var kind: PushIntentKind
+    /// The paid period the intent is about, as its end instant (nil when unknown).
+    public var periodEnd: Date?
+    public var productID: String?
+    public var tier: Int
+
+    public init(userID: String, kind: PushIntentKind, periodEnd: Date?, productID: String?, tier: Int) {
+        self.userID = userID
+        self.kind = kind
+        self.periodEnd = periodEnd
+        self.productID = productID
+        self.tier = tier
+    }
+
+    /// user id, kind and period: the same notification about the same period is queued once, ever.
+    public var dedupeKey: String {
+        "\(userID)|\(kind.rawValue)|\(periodEnd.map(ISO8601.string) ?? "none")"
+    }
+}
+
+/// RevenueCat's and Apple's differing views of one App Store subscription.
+public struct SourceConflict: Sendable, Hashable, Codable {
+    public var originalTransactionID: String?
+    public var productID: String
+    public var revenueCat: PurchaseJudgement
+    public var appStore: PurchaseJudgement
+}
+
+/// How one purchase is judged at T.
+public struct PurchaseJudgement: Sendable, Hashable, Codable {
+    public var entitled: Bool
+    public var status: SubscriptionStatus
+    public var expiresDate: Date?
+}
+
+/// The outcome of judging one user: what the truth is, what differs and what to do. Pure data.
+public struct Verdict: Sendable, Hashable {
+    public var row: UserRow
+    /// The truth at T; nil when the user was skipped before a truth could be formed.
+    public var truth: Entitlement?
+    public var action: Action
+    public var drift: [Drift]
+    public var intents: [PushIntent]
+    /// Store of the granting (or most recent) purchase, for the report.
+    public var store: StoreKind?
+    /// The price of the purchase the verdict is about (granting or most recent), when the source gave it.
+    public var price: Money?
+    public var conflicts: [SourceConflict]
+    /// Operator-facing error text for skipped users.
+    public var error: String?
+
+    public init(
+        row: UserRow, truth: Entitlement?, action: Action, drift: [Drift], intents: [PushIntent] = [],
+        store: StoreKind? = nil, price: Money? = nil, conflicts: [SourceConflict] = [], error: String? = nil
+    ) {
+        self.row = row
+        self.truth = truth
+        self.action = action
+        self.drift = drift
+        self.intents = intents
+        self.store = store
+        self.price = price
+        self.conflicts = conflicts
+        self.error = error
+    }
+
+    /// True when the row would be written.
+    public var changesRow: Bool { action != .none && action != .skipped }
+    /// True when the user held a tier and the truth removes it (the safety valve's numerator).
+    public var losesTier: Bool { row.currentTier > 0 && (truth?.tier ?? row.currentTier) == 0 && changesRow }
+    /// True when the verdict is an error for the user (exit code 1).
+    public var isError: Bool { drift.contains(.fetchError) || drift.contains(.verificationFailed) }
+}
+
+/// ISO 8601 UTC formatting used in reports and keys: whole seconds, or milliseconds when present.
+public enum ISO8601 {
+    public static func string(_ date: Date) -> String {
+        let millis = (date.timeIntervalSince1970 * 1000).rounded()
+        let whole = millis.truncatingRemainder(dividingBy: 1000) == 0
+        var style = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!)
+        if !whole { style = style.time(includingFractionalSeconds: true) }
+        return Date(timeIntervalSince1970: millis / 1000).formatted(style)
+    }
+
+    /// Parses ISO 8601 with or without fractional seconds.
+    public static func date(_ text: String) -> Date? {
+        let plain = Date.ISO8601FormatStyle()
+        if let date = try? plain.parse(text) { return date }
+        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+    }
+}
