@@ -91,8 +91,8 @@ public final class SimulatorServer: Sendable {
             }
         let boundPort = server.channel.localAddress?.port ?? port
         let channel = server.channel
-        let task = Task {
-            try? await withThrowingDiscardingTaskGroup { group in
+        let task = Task<Void, Never> {
+            _ = try? await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
                         group.addTask { await Self.serve(connection, routes: routes) }
@@ -112,7 +112,19 @@ public final class SimulatorServer: Sendable {
     private static func serve(
         _ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, routes: [any SimulatorRoute]
     ) async {
-        try? await connection.executeThenClose { inbound, outbound in
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                try await exchange(inbound: inbound, outbound: outbound, routes: routes)
+            }
+        } catch {
+            // The peer went away; nothing to answer.
+        }
+    }
+
+    private static func exchange(
+        inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>,
+        outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, routes: [any SimulatorRoute]
+    ) async throws {
             var head: HTTPRequestHead?
             var body = ByteBuffer()
             for try await part in inbound {
@@ -140,12 +152,11 @@ public final class SimulatorServer: Sendable {
                     if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
                     try await outbound.write(
                         .head(HTTPResponseHead(version: requestHead.version, status: .init(statusCode: response.status), headers: headers)))
-                    try await outbound.write(.body(ByteBuffer(bytes: response.body)))
+                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
                     try await outbound.write(.end(nil))
                     if !keepAlive { return }
                 }
             }
-        }
     }
 
     private static func makeRequest(_ head: HTTPRequestHead, body: ByteBuffer) -> SimulatorRequest {
