@@ -142,6 +142,21 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension DatabaseSettings: CustomDebugStringConvertible, CustomReflectable {
+    public var debugDescription: String { description }
+
+    /// Mirrors the settings with the password redacted, so `dump` and debuggers do not show it.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "host": host as Any, "unixSocketPath": unixSocketPath as Any, "port": port, "username": username,
+                "password": password == nil ? "nil" : "***", "database": database, "sslMode": sslMode,
+                "searchPath": searchPath as Any, "origin": origin,
+            ], displayStyle: .struct)
+    }
+}
+
 /// A malformed database setting. Names the variable; never contains the password or the URL.
 public struct DatabaseSettingsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The environment variable at fault (`DATABASE_URL`, `PGPORT`, ...).
