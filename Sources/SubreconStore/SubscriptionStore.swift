@@ -20,9 +20,14 @@ public struct SubscriptionStore: Sendable {
     /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start
     /// (`StoreError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
     public static func checkReachable(_ settings: DatabaseSettings, logger: Logger) async throws(StoreError) {
+        let configuration: PostgresConnection.Configuration
         do {
-            let connection = try await PostgresConnection.connect(
-                configuration: settings.connectionConfiguration(), id: 0, logger: logger)
+            configuration = try settings.connectionConfiguration()
+        } catch {
+            throw .rejected(endpoint: settings.endpoint, reason: "cannot set up TLS for sslmode=\(settings.sslMode.rawValue)")
+        }
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             do {
                 try await connection.query("select 1", logger: logger)
             } catch {
@@ -30,8 +35,6 @@ public struct SubscriptionStore: Sendable {
                 throw error
             }
             try? await connection.close()
-        } catch let error as DatabaseSettingsError {
-            throw .rejected(endpoint: settings.endpoint, reason: error.description)
         } catch {
             let wrapped = StoreError.wrap(error, operation: "connect", endpoint: settings.endpoint)
             if case .database(_, let reason) = wrapped {
