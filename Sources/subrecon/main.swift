@@ -1,0 +1,1 @@
+print("subrecon: integration in progress")
