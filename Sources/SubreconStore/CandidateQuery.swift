@@ -45,6 +45,16 @@ public struct CandidateQuery: Sendable, Hashable {
     /// One keyset page: `id > lastID order by id limit N` (never OFFSET), so rows inserted or updated while the scan
     /// runs neither shift nor repeat the pages.
     func pageSQL(after lastID: String?, limit: Int) -> PostgresQuery {
+        sql(after: lastID, limit: max(1, limit))
+    }
+
+    /// `select count(*)` over the same selection.
+    func countSQL() -> PostgresQuery {
+        sql(after: nil, limit: nil)
+    }
+
+    /// A page (`limit` given) or the count (`limit` nil) of the selection.
+    private func sql(after lastID: String?, limit: Int?) -> PostgresQuery {
         var binds = PostgresBindings()
         var conditions: [String] = []
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
@@ -71,7 +81,11 @@ public struct CandidateQuery: Sendable, Hashable {
         if let endBefore { conditions.append("subscription_end_date < \(bind(Timestamp(endBefore)))") }
         if let shard = shard.sqlPredicate { conditions.append(shard) }
         if let lastID { conditions.append("id > \(bind(lastID))") }
-        let limitBind = bind(max(1, limit))
+        guard let limit else {
+            let sql = "select count(*) from users where \(conditions.joined(separator: " and "))"
+            return PostgresQuery(unsafeSQL: sql, binds: binds)
+        }
+        let limitBind = bind(limit)
         let sql = """
             select \(Self.userColumns) from users where \(conditions.joined(separator: " and ")) \
             order by id limit \(limitBind)

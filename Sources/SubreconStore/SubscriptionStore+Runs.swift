@@ -78,6 +78,31 @@ extension SubscriptionStore {
         }
     }
 
+    /// Records the run's outcome with a JSON object (e.g. the run summary) stored as its `counts`.
+    /// - Throws: `StoreError.database` when `summary` is not a JSON object.
+    public func finishRun(id: String, status: RunStatus, summary: Data, finishedAt: Date) async throws {
+        guard (try? JSONSerialization.jsonObject(with: summary)) is [String: Any] else {
+            throw StoreError.database(operation: "finish run", reason: "the run summary is not a JSON object")
+        }
+        let json = String(decoding: summary, as: UTF8.self)
+        try await run("finish run") {
+            try await client.query(
+                """
+                update reconcile_runs set status = \(status.rawValue), counts = \(json)::jsonb, \
+                finished_at = \(Timestamp(finishedAt)) where id = \(id)
+                """, logger: logger)
+        }
+    }
+
+    /// The `counts` JSON of one run as stored (the summary when finished with `summary:`), or nil.
+    public func runCountsJSON(id: String) async throws -> Data? {
+        try await run("read run") {
+            let rows = try await client.query("select counts::text from reconcile_runs where id = \(id)", logger: logger)
+            for try await text in rows.decode(String.self) { return Data(text.utf8) }
+            return nil
+        }
+    }
+
     /// The latest runs, newest first.
     public func recentRuns(limit: Int = 20) async throws -> [RunRecord] {
         try await run("read runs") {

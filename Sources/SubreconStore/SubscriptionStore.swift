@@ -67,6 +67,16 @@ public struct SubscriptionStore: Sendable {
         }
     }
 
+    /// How many users the query selects now (a snapshot: the scan itself may see a few more or fewer).
+    public func countCandidates(_ query: CandidateQuery) async throws -> Int {
+        try await run("count candidates") {
+            for try await count in try await client.query(query.countSQL(), logger: logger).decode(Int.self) {
+                return count
+            }
+            return 0
+        }
+    }
+
     /// All candidates, streamed page by page in id order. Each page is a fresh keyset query, so rows added or
     /// changed during the scan are seen (when ahead of the cursor) or not (when behind it), never twice.
     public func candidates(_ query: CandidateQuery, pageSize: Int = 500) -> CandidateSequence {

@@ -41,6 +41,9 @@ struct CandidateScanTests {
                 #expect(backfill.contains(row.id) == inBackfill, "backfill: \(row.id)")
             }
             #expect(nightly == nightly.sorted())
+            let nightlyCount = try await store.countCandidates(CandidateQuery(mode: .nightly, asOf: Fixture.asOf))
+            #expect(nightlyCount == Self.table.filter(\.1).count)
+            #expect(try await store.countCandidates(CandidateQuery(mode: .backfill, asOf: Fixture.asOf)) == backfill.count)
             #expect(backfill == backfill.sorted())
         }
     }

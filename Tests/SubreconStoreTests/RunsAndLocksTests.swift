@@ -29,6 +29,17 @@ struct RunsAndLocksTests {
             finished.finishedAt = Fixture.day(0.01)
             #expect(runs[1] == finished)
             #expect(try await store.recentRuns(limit: 1).map(\.id) == ["run-b"])
+
+            let summary = Data(#"{"counts":{"downgrade":2},"mode":"backfill"}"#.utf8)
+            try await store.finishRun(id: "run-b", status: .completed, summary: summary, finishedAt: Fixture.day(1.5))
+            let stored = try #require(try await store.runCountsJSON(id: "run-b"))
+            let object = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
+            #expect(object["mode"] as? String == "backfill")
+            #expect((object["counts"] as? [String: Int])?["downgrade"] == 2)
+            #expect(try await store.recentRuns(limit: 1).first?.status == .completed)
+            await #expect(throws: StoreError.self) {
+                try await store.finishRun(id: "run-b", status: .failed, summary: Data("[1]".utf8), finishedAt: Fixture.day(2))
+            }
         }
     }
 
