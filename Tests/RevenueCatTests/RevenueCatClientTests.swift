@@ -189,12 +189,14 @@ struct RevenueCatClientTests {
         let client = RevenueCatClient(
             httpClient: http,
             configuration: RevenueCatConfiguration(
-                baseURL: "http://127.0.0.1:1", apiKey: "k", maxAttempts: 2, baseBackoff: .milliseconds(1)),
+                baseURL: "http://127.0.0.1:1", apiKey: "k", requestTimeout: .milliseconds(500), maxAttempts: 2,
+                baseBackoff: .milliseconds(1)),
             logger: Logger(label: "test.revenuecat"), observer: observer)
         let facts = await client.facts(for: "u")
         try await http.shutdown()
         #expect(facts.errors.first?.kind == .fetch)
-        #expect(facts.errors.first?.message.contains("network error") == true)
+        let message = try #require(facts.errors.first?.message)
+        #expect(message.contains("network error"), "\(message)")
         #expect(observer.entries.map(\.status) == [nil, nil])
     }
 }
