@@ -89,7 +89,7 @@ public struct PurchaseJudgement: Sendable, Hashable, Codable {
 }
 
 /// The outcome of judging one user: what the truth is, what differs and what to do. Pure data.
-public struct Verdict: Sendable, Hashable {
+public struct Verdict: Sendable, Hashable, Codable {
     public var row: UserRow
     /// The truth at T; nil when the user was skipped before a truth could be formed.
     public var truth: Entitlement?

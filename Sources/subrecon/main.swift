@@ -1,1 +1,1 @@
-print("subrecon")
+print("subrecon: integration in progress")
