@@ -56,12 +56,10 @@ struct DynamicKey: CodingKey {
 enum WireDate {
     /// `2026-03-01T02:00:05Z`: whole seconds, UTC.
     static func string(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(secondsFromGMT: 0)
-        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
-        return formatter.string(from: date)
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).formatted(style)
     }
+
+    private static let style = Date.ISO8601FormatStyle(timeZone: TimeZone(secondsFromGMT: 0)!)
 
     static func encode<K: CodingKey>(_ date: Date?, _ key: K, in container: inout KeyedEncodingContainer<K>) throws {
         if let date { try container.encode(string(date), forKey: key) } else { try container.encodeNil(forKey: key) }
