@@ -1,0 +1,111 @@
+import Foundation
+
+/// A decoded `signedTransactionInfo` (apple.md §1.6). Dates arrive as Unix milliseconds.
+///
+/// Enumerations are kept as their raw values so an unknown value decodes instead of failing.
+public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
+    public var originalTransactionId: String?
+    public var transactionId: String?
+    public var webOrderLineItemId: String?
+    public var bundleId: String?
+    public var productId: String?
+    public var subscriptionGroupIdentifier: String?
+    public var purchaseDate: Date?
+    public var originalPurchaseDate: Date?
+    public var expiresDate: Date?
+    public var quantity: Int?
+    /// `Auto-Renewable Subscription`, `Non-Consumable`, `Consumable`, `Non-Renewing Subscription`.
+    public var type: String?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var inAppOwnershipType: String?
+    public var signedDate: Date?
+    public var revocationReason: Int?
+    public var revocationDate: Date?
+    public var isUpgraded: Bool?
+    public var offerType: Int?
+    public var offerIdentifier: String?
+    /// `Sandbox` or `Production` (others exist: `Xcode`, `LocalTesting`).
+    public var environment: String?
+    public var storefront: String?
+    public var storefrontId: String?
+    public var transactionReason: String?
+    /// Price in milliunits of `currency`.
+    public var price: Int64?
+    public var currency: String?
+    public var offerDiscountType: String?
+    public var appTransactionId: String?
+    public var revocationType: String?
+    public var revocationPercentage: Int?
+
+    public init(
+        originalTransactionId: String? = nil, transactionId: String? = nil, bundleId: String? = nil,
+        productId: String? = nil, purchaseDate: Date? = nil, expiresDate: Date? = nil, type: String? = nil,
+        signedDate: Date? = nil, revocationReason: Int? = nil, revocationDate: Date? = nil,
+        environment: String? = nil, price: Int64? = nil, currency: String? = nil
+    ) {
+        self.originalTransactionId = originalTransactionId
+        self.transactionId = transactionId
+        self.bundleId = bundleId
+        self.productId = productId
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.type = type
+        self.signedDate = signedDate
+        self.revocationReason = revocationReason
+        self.revocationDate = revocationDate
+        self.environment = environment
+        self.price = price
+        self.currency = currency
+    }
+}
+
+/// A decoded `signedRenewalInfo` (apple.md §1.7). Dates arrive as Unix milliseconds.
+public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Codable {
+    public var originalTransactionId: String?
+    /// 0 = off, 1 = on.
+    public var autoRenewStatus: Int?
+    public var autoRenewProductId: String?
+    public var productId: String?
+    public var isInBillingRetryPeriod: Bool?
+    public var gracePeriodExpiresDate: Date?
+    /// Price of the next renewal in milliunits of `currency`.
+    public var renewalPrice: Int64?
+    public var currency: String?
+    public var environment: String?
+    public var signedDate: Date?
+    /// 1 cancelled, 2 billing error, 3 price increase, 4 product unavailable, 5 other.
+    public var expirationIntent: Int?
+    public var priceIncreaseStatus: Int?
+    public var recentSubscriptionStartDate: Date?
+    public var renewalDate: Date?
+    public var offerType: Int?
+    public var offerIdentifier: String?
+
+    public init(
+        originalTransactionId: String? = nil, autoRenewStatus: Int? = nil, productId: String? = nil,
+        isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Date? = nil, environment: String? = nil,
+        signedDate: Date? = nil
+    ) {
+        self.originalTransactionId = originalTransactionId
+        self.autoRenewStatus = autoRenewStatus
+        self.productId = productId
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.environment = environment
+        self.signedDate = signedDate
+    }
+}
+
+/// The part of any signed payload the verifier needs before decoding the real type.
+struct JWSSignedDate: Decodable {
+    var signedDate: Date?
+}
+
+extension JSONDecoder {
+    /// Decoder for Apple payloads and bodies: dates are Unix milliseconds.
+    static var appStore: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return decoder
+    }
+}
