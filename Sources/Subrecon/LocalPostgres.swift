@@ -45,7 +45,7 @@ public final class LocalPostgres: Sendable {
         let port = try freePort()
         let cluster = LocalPostgres(directory: directory, port: port, binDirectory: bin, asPostgresUser: asPostgres)
         do {
-            if asPostgres { try run("/bin/chown", ["-R", "postgres:postgres", directory.path]) }
+            if asPostgres { try run("/bin/chown", ["-R", "postgres:postgres", directory.path], cwd: directory.path) }
             let data = directory.appendingPathComponent("data").path
             try cluster.postgres("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"])
             let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -73,20 +73,33 @@ public final class LocalPostgres: Sendable {
         }
     }
 
+    /// Runs a program to completion with its output appended to `commands.log` in the cluster folder.
+    /// (posix_spawn + waitpid: `pg_ctl` leaves a daemon behind, which must not inherit a pipe we wait on.)
     private static func run(_ executable: String, _ arguments: [String], cwd: String? = nil) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(5).joined(separator: " | ")
-            throw CommandFailure(.unavailable, "\((executable as NSString).lastPathComponent) \(arguments.first ?? "") failed (\(process.terminationStatus)): \(text)")
+        let log = (cwd ?? FileManager.default.temporaryDirectory.path) + "/commands.log"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable] + arguments).map { strdup($0) }
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = (argv + [nil]).withUnsafeBufferPointer { buffer in
+            posix_spawn(&pid, executable, &actions, nil, UnsafeMutablePointer(mutating: buffer.baseAddress!), environ)
+        }
+        guard spawned == 0 else {
+            throw CommandFailure(.unavailable, "cannot start \(executable): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exited = (status & 0x7f) == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").suffix(5).joined(separator: " | ") ?? ""
+            throw CommandFailure(
+                .unavailable, "\((executable as NSString).lastPathComponent) \(arguments.first ?? "") failed (status \(status)): \(text)")
         }
     }
 

@@ -2,18 +2,19 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconReports
+import SubreconStore
 
 /// Options of one `subrecon run`.
 public struct RunOptions: Sendable {
     public var asOf: Date
     public var dryRun = false
-    public var mode: RunMode = .nightly
+    public var mode: CandidateQuery.Mode = .nightly
     public var userIDs: [String]?
     public var endAfter: Date?
     public var endBefore: Date?
     public var concurrency = 16
     public var limit: Int?
-    public var shard: Shard = .all
+    public var shard: ShardSpec = .all
     public var reportDirectory: URL
     public var maxDowngradeRatio = 0.5
     public var lookbackDays = 60
@@ -26,8 +27,8 @@ public struct RunOptions: Sendable {
         self.reportDirectory = reportDirectory
     }
 
-    var selection: CandidateSelection {
-        CandidateSelection(
+    var selection: CandidateQuery {
+        CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
             endBefore: endBefore, shard: shard)
     }
@@ -79,7 +80,7 @@ public struct ReconcileJob: Sendable {
         self.progress = progress
     }
 
-    public static func makeRunID(startedAt: Date, shard: Shard) -> String {
+    public static func makeRunID(startedAt: Date, shard: ShardSpec) -> String {
         var style = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!)
         style = style.dateTimeSeparator(.standard)
         let stamp = startedAt.formatted(style).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
@@ -106,7 +107,7 @@ public struct ReconcileJob: Sendable {
             try await database.startRun(
                 RunRecord(
                     id: runID, mode: options.mode, asOf: options.asOf, shard: options.shard, dryRun: options.dryRun,
-                    startedAt: startedAt,
+                    status: .running, startedAt: startedAt,
                     options: [
                         "concurrency": String(options.concurrency), "lookback_days": String(options.lookbackDays),
                         "max_downgrade_ratio": String(options.maxDowngradeRatio), "limit": options.limit.map(String.init) ?? "",
@@ -150,17 +151,19 @@ public struct ReconcileJob: Sendable {
         var done = 0
         try await VerdictSpill.read(spillURL, chunk: options.applyBatchSize) { chunk in
             let changing = applying ? chunk.filter(\.changesRow) : []
-            let results = changing.isEmpty ? [] : try await database.apply(changing, runID: runID)
-            var resultByUser: [String: ApplyResult] = [:]
+            let results = changing.isEmpty ? [] : try await database.applyDetailed(changing, runID: runID)
+            var resultByUser: [String: AppliedVerdict] = [:]
             for (verdict, result) in zip(changing, results) { resultByUser[verdict.row.id] = result }
             for verdict in chunk {
                 let row: ReportRow
-                switch resultByUser[verdict.row.id] {
-                case .applied(let queued)?:
+                let result = resultByUser[verdict.row.id]
+                switch result?.outcome {
+                case .applied?:
+                    let queued = result?.queuedIntents ?? []
                     row = ReportRow(runID: runID, verdict: verdict, applied: true, intents: queued.map(\.kind))
                     for intent in queued { try intents.append(IntentRow(runID: runID, intent: intent)) }
                     summary.intentsQueued += queued.count
-                    summary.intentsDeduplicated += verdict.intents.count - queued.count
+                    summary.intentsDeduplicated += result?.deduplicatedIntents.count ?? 0
                 case .concurrentUpdate?:
                     row = ReportRow(
                         runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
@@ -169,7 +172,7 @@ public struct ReconcileJob: Sendable {
                     row = ReportRow(
                         runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
                         error: "row deleted since it was read")
-                case nil:
+                case .unchanged?, nil:
                     row = ReportRow(runID: runID, verdict: verdict, applied: false)
                 }
                 try drift.append(row)
@@ -212,7 +215,7 @@ public struct ReconcileJob: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             try await database.finishRun(
-                id: runID, status: summary.status, summary: try encoder.encode(summary),
+                id: runID, status: exit == .valveTripped ? .valveTripped : .completed, summary: try encoder.encode(summary),
                 finishedAt: startedAt.addingTimeInterval(summary.timings.totalSeconds))
         }
         logger.info(

@@ -36,7 +36,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
     public init(runID: String, verdict: Verdict, applied: Bool, extraDrift: [Drift] = [], intents: [PushIntentKind]? = nil, error: String? = nil) {
         self.runID = runID
         self.userID = verdict.row.id
-        self.store = verdict.store?.rawValue ?? verdict.row.source
+        self.store = verdict.store?.rawValue ?? verdict.row.source.map { StoreKind(subscriptionSource: $0).rawValue }
         self.productID = verdict.truth?.productID ?? verdict.row.productID
         self.dbTier = verdict.row.currentTier
         self.dbStatus = verdict.row.statusText

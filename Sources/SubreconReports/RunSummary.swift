@@ -149,7 +149,7 @@ public struct FinanceFigures: Sendable, Codable {
         let inBillingIssue = truth.status == .billingIssue && truth.tier > 0
         let restored = verdict.action == .restore
         guard revokedByRefund || inBillingIssue || restored else { return }
-        let store = verdict.store?.rawValue ?? verdict.row.source ?? "unknown"
+        let store = verdict.store?.rawValue ?? verdict.row.source.map { StoreKind(subscriptionSource: $0).rawValue } ?? "unknown"
         let currency = verdict.price?.currency ?? "unknown"
         let key = "\(store)|\(currency)"
         var bucket = buckets[key] ?? Bucket(store: store, currency: currency)
