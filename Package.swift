@@ -97,6 +97,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "SubreconCoreTests", dependencies: ["SubreconCore"], swiftSettings: strict),
+        .testTarget(name: "SubreconReportsTests", dependencies: ["SubreconReports", "SubreconCore"], swiftSettings: strict),
         .testTarget(
             name: "RevenueCatTests",
             dependencies: ["RevenueCat", "StoreSimulator", "SubreconCore",

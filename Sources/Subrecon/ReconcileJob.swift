@@ -210,6 +210,7 @@ public struct ReconcileJob: Sendable {
         summary.timings.totalSeconds = seconds(clock.now - start)
         summary.finishedAt = ISO8601.string(startedAt.addingTimeInterval(summary.timings.totalSeconds))
         try folder.writeJSON(summary, to: "summary.json")
+        try await writeDerivedReports(summary, folder: folder, shard: options.shard)
         try folder.markLatest()
         if !options.dryRun {
             let encoder = JSONEncoder()

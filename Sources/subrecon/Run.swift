@@ -21,6 +21,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Where run folders are written.") var reportDir: String = "reports"
     @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = 0.5
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
+    @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")
+    var metricsFile: String?
+    @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
+    var pushgatewayURL: String?
 
     func validate() throws {
         guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
@@ -29,6 +33,9 @@ struct Run: AsyncParsableCommand {
         guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
+        if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
+            throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
+        }
         for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
@@ -56,6 +63,9 @@ struct Run: AsyncParsableCommand {
                 environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal())
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
+            await MetricsPublisher.publish(
+                runFolder: result.folder, shard: options.shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+                logger: logger)
             return result.exitStatus
         }
     }
