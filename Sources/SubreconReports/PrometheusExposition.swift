@@ -52,7 +52,7 @@ public enum PrometheusExposition {
         family(
             "subrecon_run_revenue_at_risk", "Billing-issue revenue at risk found by the latest run, from source prices.",
             buckets.filter { $0.currency != "unknown" }.map {
-                ([("store", $0.store), ("currency", $0.currency)], NSDecimalNumber(decimal: $0.billingIssueAtRisk.value).doubleValue)
+                ([("store", $0.store), ("currency", $0.currency)], Double(FinanceCSV.decimalString($0.billingIssueAtRisk.value)) ?? 0)
             })
         return families.filter { !$0.samples.isEmpty }.map(\.text).joined()
     }

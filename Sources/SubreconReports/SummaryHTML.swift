@@ -109,7 +109,7 @@ public enum SummaryHTML {
     }
 
     static func revenueChart(_ points: [RunHistoryPoint], currency: String, currentRunID: String) -> String {
-        let values = points.map { NSDecimalNumber(decimal: $0.atRisk[currency] ?? 0).doubleValue }
+        let values = points.map { Double(FinanceCSV.decimalString($0.atRisk[currency] ?? 0)) ?? 0 }
         let maxValue = max(values.max() ?? 0, 0.01)
         let width = 860, height = 260, left = 70, top = 24, plotHeight = 180, plotWidth = 770
         let slot = Double(plotWidth) / Double(max(points.count, 1))
@@ -132,7 +132,7 @@ public enum SummaryHTML {
             if values[i] > 0 {
                 svg += String(format: "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#1d2430\">%@</text>", center, Double(baseline) - barHeight - 4, esc(format(values[i])))
             }
-            if i % labelEvery == 0 || point.runID == currentRunID {
+            if (points.count - 1 - i) % labelEvery == 0 {
                 svg += String(format: "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" fill=\"#5b6575\">%@</text>", center, baseline + 16, esc(day(point.startedAt)))
             }
             svg += "\n"

@@ -12,7 +12,7 @@ public enum SummaryMarkdown {
         lines.append("**\(headline(s))**\(dry)")
         lines.append("")
         lines.append("- \(s.mode) run as of \(s.asOf), shard \(s.shard), took \(String(format: "%.1f", s.timings.totalSeconds)) s")
-        lines.append("- \(s.candidates) users checked, \(s.applied) rows corrected, \(s.errors) errors, \(s.concurrentUpdates) left to webhooks that wrote first")
+        lines.append("- \(s.candidates) users checked, \(s.applied) rows corrected, errors: \(s.errors), left to webhooks that wrote first: \(s.concurrentUpdates)")
         lines.append("- actions: \(nonzero(s.actions, order: Action.allCases.map(\.rawValue)))")
         lines.append("- drift: \(nonzero(s.drift.filter { $0.key != Drift.inSync.rawValue }, order: Drift.allCases.map(\.rawValue)))")
         lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")

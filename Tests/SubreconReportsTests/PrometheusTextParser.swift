@@ -47,7 +47,7 @@ struct PrometheusTextParser {
     }
 
     func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
-        samples.first { $0.name == name && labels.allSatisfy { key, value in $0.labels[key] == value } }?.value
+        samples.first { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }?.value
     }
 
     static func isMetricName(_ s: String) -> Bool {
