@@ -103,7 +103,8 @@ public enum SummaryHTML {
     }
 
     static func revenueCharts(_ points: [RunHistoryPoint], currentRunID: String) -> String {
-        let currencies = Set(points.flatMap { $0.atRisk.filter { $0.key != "unknown" }.keys }).sorted()
+        // Currencies with revenue at risk in at least one of the runs (a price of 0 or unknown charts nothing).
+        let currencies = Set(points.flatMap { $0.atRisk.filter { $0.key != "unknown" && $0.value > 0 }.keys }).sorted()
         guard !currencies.isEmpty else { return "<p>No revenue at risk with a known price in these runs.</p>\n" }
         return currencies.map { revenueChart(points, currency: $0, currentRunID: currentRunID) }.joined()
     }
