@@ -217,6 +217,28 @@ struct JobTests {
         }
     }
 
+    @Test("--limit stops after N candidates; --users-file restricts the run; --as-of judges the past")
+    func selection() async throws {
+        try await Harness.with { h in
+            try await seedNight(h)
+            let limited = try await h.run {
+                $0.limit = 3
+                $0.dryRun = true
+            }
+            #expect(try h.report(limited).keys.sorted() == ["u-billing", "u-expired", "u-filler-0"])
+            let chosen = try await h.run {
+                $0.userIDs = ["u-refund", "u-free", "nobody"]
+                $0.dryRun = true
+            }
+            #expect(try h.report(chosen).keys.sorted() == ["u-refund"], "the free user is still no candidate")
+            let past = try await h.run {
+                $0.asOf = Harness.day(-5)
+                $0.dryRun = true
+            }
+            #expect(try h.report(past)["u-expired"] == nil, "five days earlier the period was still running")
+        }
+    }
+
     @Test("a second run of a locked shard exits 4 at once; another shard is free")
     func shardLock() async throws {
         try await Harness.with { h in
