@@ -90,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon",
             dependencies: [
-                "Subrecon", "SubreconCore",
+                "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -197,17 +197,21 @@ private func recency(_ purchase: PurchaseFact) -> (Date, Date) {
     (purchase.purchaseDate ?? purchase.expiresDate ?? .distantPast, purchase.expiresDate ?? .distantFuture)
 }
 
+/// Dates are compared to the whole second: RevenueCat v1 reports whole seconds while webhook handlers
+/// store milliseconds, and a sub-second difference is no drift.
+private func wholeSeconds(_ date: Date) -> Double { date.timeIntervalSince1970.rounded(.down) }
+
 private func sameInstant(_ a: Date?, _ b: Date?) -> Bool {
     switch (a, b) {
     case (nil, nil): true
-    case let (a?, b?): (a.timeIntervalSince1970 * 1000).rounded() == (b.timeIntervalSince1970 * 1000).rounded()
+    case let (a?, b?): wholeSeconds(a) == wholeSeconds(b)
     default: false
     }
 }
 
 private func isLater(_ truth: Date?, than db: Date?) -> Bool {
     guard let truth, let db else { return false }
-    return !sameInstant(truth, db) && truth > db
+    return wholeSeconds(truth) > wholeSeconds(db)
 }
 
 func differs(_ before: Entitlement, _ truth: Entitlement) -> Bool {

@@ -31,14 +31,28 @@ public struct StoreKind: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     }
 
     public var description: String { rawValue }
+
+    /// The store named by a `users.subscription_source` value (the inverse of `subscriptionSource`).
+    public init(subscriptionSource source: String) {
+        switch source {
+        case "apple_iap": self = .appStore
+        case "google_iap": self = .playStore
+        default: self.init(rawValue: source)
+        }
+    }
 }
 
 /// A price as the source states it. Never guessed: absent when the source did not say.
 public struct Money: Sendable, Hashable, Codable {
     public var amount: Decimal
     public var currency: String
+    /// `amount` is rounded to 6 decimal places: prices decoded through binary floating point
+    /// (9.99 → 9.9900000000000002) must add up to what the source said.
     public init(amount: Decimal, currency: String) {
-        self.amount = amount
+        var value = amount
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &value, 6, .plain)
+        self.amount = rounded
         self.currency = currency.uppercased()
     }
 }

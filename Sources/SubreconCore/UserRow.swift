@@ -15,7 +15,7 @@ public enum SubscriptionStatus: String, Sendable, Codable, CaseIterable, Hashabl
 ///
 /// `updatedAtMicros` is `updated_at` as microseconds since the UNIX epoch, read exactly from
 /// PostgreSQL so that the compare-and-set on write compares the very value that was read.
-public struct UserRow: Sendable, Equatable, Hashable {
+public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var id: String
     public var currentTier: Int
     /// The raw status text; `status` is its typed view (nil for a value outside SPEC section 4).

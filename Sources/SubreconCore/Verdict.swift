@@ -79,6 +79,11 @@ public struct SourceConflict: Sendable, Hashable, Codable {
     public var productID: String
     public var revenueCat: PurchaseJudgement
     public var appStore: PurchaseJudgement
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionID = "original_transaction_id", productID = "product_id", revenueCat = "revenuecat"
+        case appStore = "app_store"
+    }
 }
 
 /// How one purchase is judged at T.
@@ -86,10 +91,32 @@ public struct PurchaseJudgement: Sendable, Hashable, Codable {
     public var entitled: Bool
     public var status: SubscriptionStatus
     public var expiresDate: Date?
+
+    public init(entitled: Bool, status: SubscriptionStatus, expiresDate: Date?) {
+        self.entitled = entitled
+        self.status = status
+        self.expiresDate = expiresDate
+    }
+
+    enum CodingKeys: String, CodingKey { case entitled, status, expiresDate = "expires_date" }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(entitled, forKey: .entitled)
+        try c.encode(status, forKey: .status)
+        try c.encode(expiresDate.map(ISO8601.string), forKey: .expiresDate)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        entitled = try c.decode(Bool.self, forKey: .entitled)
+        status = try c.decode(SubscriptionStatus.self, forKey: .status)
+        expiresDate = try c.decodeIfPresent(String.self, forKey: .expiresDate).flatMap(ISO8601.date)
+    }
 }
 
 /// The outcome of judging one user: what the truth is, what differs and what to do. Pure data.
-public struct Verdict: Sendable, Hashable {
+public struct Verdict: Sendable, Hashable, Codable {
     public var row: UserRow
     /// The truth at T; nil when the user was skipped before a truth could be formed.
     public var truth: Entitlement?
@@ -132,8 +159,7 @@ public enum ISO8601 {
     public static func string(_ date: Date) -> String {
         let millis = (date.timeIntervalSince1970 * 1000).rounded()
         let whole = millis.truncatingRemainder(dividingBy: 1000) == 0
-        var style = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!)
-        if !whole { style = style.time(includingFractionalSeconds: true) }
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: !whole, timeZone: TimeZone(identifier: "UTC")!)
         return Date(timeIntervalSince1970: millis / 1000).formatted(style)
     }
 

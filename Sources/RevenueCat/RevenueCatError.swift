@@ -1,0 +1,47 @@
+/// Why a RevenueCat fetch failed. `description` is written for the operator and never contains the API key.
+public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A non-retryable HTTP status (or the last of several retryable ones), with RevenueCat's error code and message.
+    case http(status: Int, code: String?, message: String?, attempts: Int)
+    /// Still rate limited (429) after every attempt.
+    case rateLimited(attempts: Int)
+    /// The last attempt did not finish within the request timeout.
+    case timedOut(attempts: Int)
+    /// The last attempt failed below HTTP (connection refused, reset, DNS, ...).
+    case network(String, attempts: Int)
+    /// A 200/201 body that is not the expected JSON.
+    case malformedJSON(String)
+    /// The body exceeded the configured limit.
+    case bodyTooLarge(limit: Int)
+    /// The base URL and user id do not form a URL.
+    case invalidURL
+    /// The request gate refused or the task was cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .http(let status, let code, let message, let attempts):
+            var text = "HTTP \(status)"
+            if let code { text += " (code \(code))" }
+            if let message, !message.isEmpty { text += ": \(message)" }
+            return text + Self.after(attempts)
+        case .rateLimited(let attempts):
+            return "rate limited (HTTP 429)" + Self.after(attempts)
+        case .timedOut(let attempts):
+            return "timed out" + Self.after(attempts)
+        case .network(let reason, let attempts):
+            return "network error: \(reason)" + Self.after(attempts)
+        case .malformedJSON(let reason):
+            return "malformed JSON: \(reason)"
+        case .bodyTooLarge(let limit):
+            return "response body larger than \(limit) bytes"
+        case .invalidURL:
+            return "invalid RevenueCat URL for this user id"
+        case .cancelled:
+            return "cancelled"
+        }
+    }
+
+    private static func after(_ attempts: Int) -> String {
+        attempts > 1 ? " after \(attempts) attempts" : ""
+    }
+}

@@ -1,0 +1,99 @@
+import AppStore
+import Crypto
+import Foundation
+import RevenueCat
+import SubreconCore
+import SubreconStore
+import X509
+
+/// Everything `subrecon` reads from the environment (SPEC 3), validated once, before anything is touched.
+/// `description` never shows a secret.
+public struct SubreconConfiguration: Sendable, CustomStringConvertible {
+    public var database: DatabaseSettings
+    public var revenueCat: RevenueCatConfiguration?
+    public var appStore: AppStoreConfiguration?
+    /// `production` unless `APP_STORE_ENVIRONMENT=sandbox`.
+    public var environment: StoreEnvironment
+
+    public var description: String {
+        let revenueCatText = revenueCat.map { String(describing: $0) } ?? "none"
+        return "SubreconConfiguration(database: \(database), revenueCat: \(revenueCatText), "
+            + "appStore: \(appStore.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue))"
+    }
+
+    /// Reads and validates the configuration. `requireRevenueCat` is true for `run`.
+    public static func load(_ env: Environment, requireRevenueCat: Bool) throws(ConfigError) -> SubreconConfiguration {
+        let database = try databaseSettings(env)
+        let environment: StoreEnvironment
+        switch env.string("APP_STORE_ENVIRONMENT")?.lowercased() {
+        case nil, "production": environment = .production
+        case "sandbox": environment = .sandbox
+        default: throw ConfigError("APP_STORE_ENVIRONMENT", "must be production or sandbox")
+        }
+        let timeout = try env.number("SUBRECON_HTTP_TIMEOUT_SECONDS", default: 10, range: 0.01...600)
+        let attempts = Int(try env.number("SUBRECON_HTTP_MAX_ATTEMPTS", default: 4, range: 1...20))
+        let backoff = try env.number("SUBRECON_HTTP_BACKOFF_SECONDS", default: 0.5, range: 0...60)
+        var revenueCat: RevenueCatConfiguration?
+        if let key = try env.secret("REVENUECAT_API_KEY") {
+            let base = try env.baseURL("REVENUECAT_BASE_URL", default: RevenueCatConfiguration.defaultBaseURL)!
+            revenueCat = RevenueCatConfiguration(
+                baseURL: base, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
+                baseBackoff: .milliseconds(Int64(backoff * 1000)))
+        } else if requireRevenueCat {
+            throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
+        }
+        let apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
+        return SubreconConfiguration(database: database, revenueCat: revenueCat, appStore: apple, environment: environment)
+    }
+
+    static func databaseSettings(_ env: Environment) throws(ConfigError) -> DatabaseSettings {
+        var values = env.values
+        if let url = try env.secret("DATABASE_URL") { values["DATABASE_URL"] = url }
+        if let password = try env.secret("PGPASSWORD") { values["PGPASSWORD"] = password }
+        do {
+            return try DatabaseSettings(environment: values)
+        } catch {
+            throw ConfigError(error.variable, error.reason)
+        }
+    }
+
+    static func appStoreConfiguration(
+        _ env: Environment, environment: StoreEnvironment, timeout: Double, attempts: Int, backoff: Double
+    ) throws(ConfigError) -> AppStoreConfiguration? {
+        let issuer = env.string("APP_STORE_ISSUER_ID")
+        let keyID = env.string("APP_STORE_KEY_ID")
+        let key = try env.secret("APP_STORE_PRIVATE_KEY")
+        let bundle = env.string("APP_STORE_BUNDLE_ID")
+        if issuer == nil && keyID == nil && key == nil && bundle == nil { return nil }
+        guard let issuer else { throw ConfigError("APP_STORE_ISSUER_ID", "is not set (the other App Store variables are)") }
+        guard let keyID else { throw ConfigError("APP_STORE_KEY_ID", "is not set (the other App Store variables are)") }
+        guard let key else { throw ConfigError("APP_STORE_PRIVATE_KEY", "is not set (the other App Store variables are)") }
+        guard let bundle else { throw ConfigError("APP_STORE_BUNDLE_ID", "is not set (the other App Store variables are)") }
+        guard (try? P256.Signing.PrivateKey(pemRepresentation: key)) != nil else {
+            throw ConfigError("APP_STORE_PRIVATE_KEY", "is not an ES256 (P-256) private key in PEM (.p8) form")
+        }
+        let roots: [Certificate]
+        if let paths = env.string("APP_STORE_ROOT_CERTIFICATES") {
+            do {
+                roots = try AppStoreConfiguration.rootCertificates(fromPaths: paths.split(separator: ":").map(String.init))
+            } catch {
+                throw ConfigError("APP_STORE_ROOT_CERTIFICATES", "\(error)")
+            }
+        } else {
+            do {
+                roots = [try AppStoreConfiguration.appleRootCAG3()]
+            } catch {
+                throw ConfigError("APP_STORE_ROOT_CERTIFICATES", "default Apple Root CA - G3 could not be loaded: \(error)")
+            }
+        }
+        let base = try env.baseURL("APP_STORE_BASE_URL", default: nil)
+        do {
+            return try AppStoreConfiguration(
+                issuerID: issuer, keyID: keyID, privateKeyPEM: key, bundleID: bundle, environment: environment,
+                baseURLOverride: base, rootCertificates: roots, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+                maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)))
+        } catch {
+            throw ConfigError("APP_STORE_PRIVATE_KEY", "is not usable: \(error)")
+        }
+    }
+}

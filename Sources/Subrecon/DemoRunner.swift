@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+import Logging
+import StoreSimulator
+import SubreconCore
+import SubreconStore
+
+/// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
+/// through `Commands.run` — the production code path, only pointed at local endpoints.
+public enum DemoRunner {
+    public static func run(
+        reportDirectory: URL, keep: Bool, logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)?,
+        say: @Sendable (String) -> Void
+    ) async throws -> RunResult {
+        let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let postgres = try LocalPostgres.start(environment: Environment(ProcessInfo.processInfo.environment), logger: logger)
+        defer { if !keep { postgres.stop() } }
+        say("demo: PostgreSQL started on 127.0.0.1:\(postgres.port) (throwaway cluster in \(postgres.directory.path))")
+
+        // The simulator: RevenueCat and the App Store Server API, signing with a chain generated now.
+        let apiKey = "sk_demo_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let appleKey = P256.Signing.PrivateKey()
+        let pki = try AppleTestPKI.generate(now: asOf)
+        let revenueCat = RevenueCatSimulator(apiKey: apiKey, productEntitlements: DemoScenario.productEntitlements)
+        let appStore = try AppStoreSimulator(
+            pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
+            bundleID: DemoScenario.bundleID)
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore])
+        say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API)")
+
+        let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
+        try Data(try pki.rootPEM().utf8).write(to: rootFile)
+        let environment = Environment([
+            "DATABASE_URL": postgres.url,
+            "REVENUECAT_API_KEY": apiKey,
+            "REVENUECAT_BASE_URL": server.baseURL,
+            "APP_STORE_ISSUER_ID": "00000000-demo-issuer",
+            "APP_STORE_KEY_ID": "DEMOKEY001",
+            "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation,
+            "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
+            "APP_STORE_BASE_URL": server.baseURL,
+            "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+        ])
+
+        do {
+            _ = try await Commands.migrate(environment: environment, logger: logger)
+            let users = DemoScenario.users(asOf: asOf)
+            let config = try SubreconConfiguration.load(environment, requireRevenueCat: true)
+            try await Commands.withStore(config.database, logger: logger) { store in
+                try await store.upsertProducts(DemoScenario.products)
+                try await store.insertUsers(users.map(\.row))
+            }
+            for user in users {
+                if let subscriber = user.subscriber { await revenueCat.setSubscriber(subscriber, for: user.row.id) }
+                if let fault = user.revenueCatFault { await revenueCat.setFault(fault.fault, for: user.row.id, times: fault.times) }
+                for scenario in user.apple { await appStore.setScenario(scenario) }
+                if let fault = user.appleFault { await appStore.setFault(fault.fault, for: fault.transactionID) }
+            }
+            say("demo: seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
+
+            var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
+            options.concurrency = 8
+            let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)
+            await server.shutdown()
+            if keep {
+                say("demo: database kept running: DATABASE_URL=\(postgres.url)")
+            }
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+}

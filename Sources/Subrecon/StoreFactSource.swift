@@ -1,0 +1,64 @@
+import AppStore
+import AsyncHTTPClient
+import Foundation
+import Logging
+import RevenueCat
+import SubreconCore
+
+/// The production `FactSource`: RevenueCat for every user, then, when Apple is configured and the user has an
+/// App Store subscription, one App Store Server API lookup whose verified facts override RevenueCat's.
+public struct StoreFactSource: FactSource {
+    public let revenueCat: RevenueCatClient
+    public let appStore: AppStoreClient?
+    /// One line per source for the summary ("says so in the summary" when Apple is not configured).
+    public let notes: [String: String]
+
+    public init(configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger) throws {
+        guard let revenueCatConfiguration = configuration.revenueCat else {
+            throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
+        }
+        revenueCat = RevenueCatClient(
+            httpClient: httpClient, configuration: revenueCatConfiguration, logger: logger, observer: stats)
+        var notes = ["revenuecat": "v1 REST at \(revenueCatConfiguration.baseURL)"]
+        if let apple = configuration.appStore {
+            do {
+                appStore = try AppStoreClient(configuration: apple, httpClient: httpClient, logger: logger, observer: stats)
+            } catch {
+                throw ConfigError("APP_STORE_PRIVATE_KEY", "cannot be used to sign App Store requests: \(error)")
+            }
+            notes["app_store"] =
+                "App Store Server API (\(apple.environment.rawValue)), signed payloads verified against \(apple.rootCertificates.count) trusted root(s)"
+        } else {
+            appStore = nil
+            notes["app_store"] = "not configured: App Store subscriptions judged on RevenueCat alone"
+        }
+        self.notes = notes
+    }
+
+    public func facts(for row: UserRow) async -> SourceFacts {
+        var facts = await revenueCat.facts(for: row.id)
+        guard let appStore, facts.errors.isEmpty, let lookup = Self.appStoreLookup(row: row, facts: facts) else { return facts }
+        switch await appStore.subscriptionFacts(transactionID: lookup) {
+        case .success(let apple): facts.apple = apple
+        case .failure(let error): facts.errors.append(error)
+        }
+        return facts
+    }
+
+    /// The transaction id to ask Apple about: the row's original transaction id, else the most recent App Store
+    /// subscription RevenueCat knows. Nil when the user has no App Store subscription (one call per user at most:
+    /// Apple answers for every subscription group of the customer).
+    static func appStoreLookup(row: UserRow, facts: SourceFacts) -> String? {
+        if let id = row.originalTransactionID, !id.isEmpty { return id }
+        return facts.purchases
+            .filter { $0.store.isApple && !$0.isLifetime && $0.storeTransactionID != nil }
+            .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
+            .storeTransactionID
+    }
+}
+
+extension RequestStats: RevenueCat.RequestObserver, AppStoreRequestObserver {
+    public func requestFinished(source: String, status: Int?, retried: Bool) {
+        record(source: source, status: status)
+    }
+}

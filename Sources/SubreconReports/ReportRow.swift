@@ -1,0 +1,163 @@
+import Foundation
+import SubreconCore
+
+/// One line of `drift.csv` / `drift.json` (SPEC 5.6). Column order is the contract.
+public struct ReportRow: Sendable, Hashable, Codable {
+    public static let columns = [
+        "run_id", "user_id", "store", "product_id", "db_tier", "db_status", "db_end_date", "truth_tier", "truth_status",
+        "truth_end_date", "action", "drift", "applied", "push_intent", "error",
+    ]
+
+    public var runID: String
+    public var userID: String
+    public var store: String?
+    public var productID: String?
+    public var dbTier: Int
+    public var dbStatus: String
+    public var dbEndDate: Date?
+    public var truthTier: Int?
+    public var truthStatus: String?
+    public var truthEndDate: Date?
+    public var action: String
+    public var drift: [String]
+    public var applied: Bool
+    public var pushIntent: [String]
+    public var error: String?
+    /// Both views when RevenueCat and Apple disagree (drift.json only).
+    public var conflicts: [SourceConflict]
+
+    enum CodingKeys: String, CodingKey {
+        case runID = "run_id", userID = "user_id", store, productID = "product_id", dbTier = "db_tier"
+        case dbStatus = "db_status", dbEndDate = "db_end_date", truthTier = "truth_tier", truthStatus = "truth_status"
+        case truthEndDate = "truth_end_date", action, drift, applied, pushIntent = "push_intent", error, conflicts
+    }
+
+    /// Builds the row for a verdict and what applying it did.
+    public init(runID: String, verdict: Verdict, applied: Bool, extraDrift: [Drift] = [], intents: [PushIntentKind]? = nil, error: String? = nil) {
+        self.runID = runID
+        self.userID = verdict.row.id
+        self.store = verdict.store?.rawValue ?? verdict.row.source.map { StoreKind(subscriptionSource: $0).rawValue }
+        self.productID = verdict.truth?.productID ?? verdict.row.productID
+        self.dbTier = verdict.row.currentTier
+        self.dbStatus = verdict.row.statusText
+        self.dbEndDate = verdict.row.endDate
+        self.truthTier = verdict.truth?.tier
+        self.truthStatus = verdict.truth?.status.rawValue
+        self.truthEndDate = verdict.truth?.endDate
+        self.action = verdict.action.rawValue
+        var kinds = Set(verdict.drift)
+        kinds.formUnion(extraDrift)
+        if !extraDrift.isEmpty { kinds.remove(.inSync) }
+        self.drift = kinds.sorted().map(\.rawValue)
+        self.applied = applied
+        self.pushIntent = (intents ?? verdict.intents.map(\.kind)).map(\.rawValue)
+        self.error = error ?? verdict.error
+        self.conflicts = verdict.conflicts
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(runID, forKey: .runID)
+        try c.encode(userID, forKey: .userID)
+        try c.encode(store, forKey: .store)
+        try c.encode(productID, forKey: .productID)
+        try c.encode(dbTier, forKey: .dbTier)
+        try c.encode(dbStatus, forKey: .dbStatus)
+        try c.encode(dbEndDate.map(ISO8601.string), forKey: .dbEndDate)
+        try c.encode(truthTier, forKey: .truthTier)
+        try c.encode(truthStatus, forKey: .truthStatus)
+        try c.encode(truthEndDate.map(ISO8601.string), forKey: .truthEndDate)
+        try c.encode(action, forKey: .action)
+        try c.encode(drift.joined(separator: ";"), forKey: .drift)
+        try c.encode(applied, forKey: .applied)
+        try c.encode(pushIntent.joined(separator: ";"), forKey: .pushIntent)
+        try c.encode(error, forKey: .error)
+        if !conflicts.isEmpty { try c.encode(conflicts, forKey: .conflicts) }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        runID = try c.decode(String.self, forKey: .runID)
+        userID = try c.decode(String.self, forKey: .userID)
+        store = try c.decodeIfPresent(String.self, forKey: .store)
+        productID = try c.decodeIfPresent(String.self, forKey: .productID)
+        dbTier = try c.decode(Int.self, forKey: .dbTier)
+        dbStatus = try c.decode(String.self, forKey: .dbStatus)
+        dbEndDate = try c.decodeIfPresent(String.self, forKey: .dbEndDate).flatMap(ISO8601.date)
+        truthTier = try c.decodeIfPresent(Int.self, forKey: .truthTier)
+        truthStatus = try c.decodeIfPresent(String.self, forKey: .truthStatus)
+        truthEndDate = try c.decodeIfPresent(String.self, forKey: .truthEndDate).flatMap(ISO8601.date)
+        action = try c.decode(String.self, forKey: .action)
+        drift = try c.decode(String.self, forKey: .drift).split(separator: ";").map(String.init)
+        applied = try c.decode(Bool.self, forKey: .applied)
+        pushIntent = try c.decode(String.self, forKey: .pushIntent).split(separator: ";").map(String.init)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        conflicts = try c.decodeIfPresent([SourceConflict].self, forKey: .conflicts) ?? []
+    }
+
+    /// The CSV fields in column order.
+    public var csvFields: [String] {
+        [
+            runID, userID, store ?? "", productID ?? "", String(dbTier), dbStatus, dbEndDate.map(ISO8601.string) ?? "",
+            truthTier.map(String.init) ?? "", truthStatus ?? "", truthEndDate.map(ISO8601.string) ?? "", action,
+            drift.joined(separator: ";"), applied ? "true" : "false", pushIntent.joined(separator: ";"), error ?? "",
+        ]
+    }
+}
+
+/// One queued push intent as reported in `push_intents.csv` / `.json`.
+public struct IntentRow: Sendable, Hashable, Codable {
+    public static let columns = ["run_id", "user_id", "kind", "action", "dedupe_key", "product_id", "tier", "period_end"]
+    public var runID: String
+    public var userID: String
+    public var kind: String
+    public var action: String?
+    public var dedupeKey: String
+    public var productID: String?
+    public var tier: Int
+    public var periodEnd: String?
+
+    enum CodingKeys: String, CodingKey {
+        case runID = "run_id", userID = "user_id", kind, action, dedupeKey = "dedupe_key", productID = "product_id", tier
+        case periodEnd = "period_end"
+    }
+
+    public init(runID: String, intent: PushIntent) {
+        self.runID = runID
+        self.userID = intent.userID
+        self.kind = intent.kind.rawValue
+        self.action = intent.kind.appAction
+        self.dedupeKey = intent.dedupeKey
+        self.productID = intent.productID
+        self.tier = intent.tier
+        self.periodEnd = intent.periodEnd.map(ISO8601.string)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(runID, forKey: .runID)
+        try c.encode(userID, forKey: .userID)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(action, forKey: .action)
+        try c.encode(dedupeKey, forKey: .dedupeKey)
+        try c.encode(productID, forKey: .productID)
+        try c.encode(tier, forKey: .tier)
+        try c.encode(periodEnd, forKey: .periodEnd)
+    }
+
+    public var csvFields: [String] {
+        [runID, userID, kind, action ?? "", dedupeKey, productID ?? "", String(tier), periodEnd ?? ""]
+    }
+}
+
+/// RFC 4180 CSV: fields with a comma, quote, CR or LF are quoted, quotes doubled; lines end in CRLF.
+public enum CSV {
+    public static func field(_ value: String) -> String {
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    public static func line(_ fields: [String]) -> String {
+        fields.map(field).joined(separator: ",") + "\r\n"
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import SubreconCore
+
+/// The few lines a person reads after a run; the numbers are the summary's.
+public enum TerminalSummary {
+    public static func text(_ s: RunSummary, folder: URL) -> String {
+        func nonzero(_ counts: [String: Int]) -> String {
+            let parts = counts.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+        }
+        var lines: [String] = []
+        lines.append("run \(s.runID) (\(s.mode), as of \(s.asOf), shard \(s.shard)\(s.dryRun ? ", dry run" : "")): \(s.status)")
+        lines.append("  candidates  \(s.candidates)   applied \(s.applied)   errors \(s.errors)   concurrent updates \(s.concurrentUpdates)")
+        lines.append("  actions     \(nonzero(s.actions))")
+        lines.append("  drift       \(nonzero(s.drift))")
+        lines.append("  intents     queued \(s.intentsQueued), already queued before \(s.intentsDeduplicated)")
+        let requests = s.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.requests) (429: \($0.value.rateLimited))" }
+        lines.append("  requests    \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
+        for (name, note) in s.sources.sorted(by: { $0.key < $1.key }) { lines.append("  source      \(name): \(note)") }
+        if let valve = s.valve {
+            lines.append(
+                String(
+                    format: "  valve       %d of %d tier holders would lose it (%.0f%%, limit %.0f%%)%@", valve.wouldLoseTier,
+                    valve.heldTier, valve.ratio * 100, valve.threshold * 100, valve.tripped ? " — TRIPPED, nothing applied" : ""))
+        }
+        for bucket in s.finance.buckets.values.sorted(by: { ($0.store, $0.currency) < ($1.store, $1.currency) }) {
+            lines.append(
+                "  finance     \(bucket.store) \(bucket.currency): refunds \(bucket.refunds.count) (\(bucket.refunds.value)), "
+                    + "billing issue at risk \(bucket.billingIssueAtRisk.count) (\(bucket.billingIssueAtRisk.value)), "
+                    + "restored \(bucket.restored.count) (\(bucket.restored.value))")
+        }
+        lines.append(String(format: "  took        %.2fs", s.timings.totalSeconds))
+        lines.append("  reports     \(folder.path)")
+        return lines.joined(separator: "\n")
+    }
+}

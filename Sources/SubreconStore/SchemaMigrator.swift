@@ -1,0 +1,194 @@
+import Logging
+import PostgresNIO
+
+/// One schema migration: a version and the statements that bring the schema to it.
+public struct SchemaMigration: Sendable {
+    public var version: Int
+    public var name: String
+    /// Run in order inside the migration transaction; one statement each (extended protocol).
+    public var statements: [String]
+
+    public init(version: Int, name: String, statements: [String]) {
+        self.version = version
+        self.name = name
+        self.statements = statements
+    }
+}
+
+/// Creates or upgrades subrecon's tables in the connection's current schema (unqualified names).
+///
+/// Applied versions are recorded in `subrecon_schema_migrations`. All pending migrations run in one transaction
+/// under a transaction-scoped advisory lock keyed by `current_schema()`, so concurrent migrators serialise and the
+/// second one finds nothing to do. Append new migrations to `SchemaMigrator.migrations`; never edit an applied one.
+public struct SchemaMigrator: Sendable {
+    public let migrations: [SchemaMigration]
+
+    public init(migrations: [SchemaMigration] = SchemaMigrator.migrations) {
+        self.migrations = migrations
+    }
+
+    /// The highest version this build knows.
+    public var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
+
+    /// Applies the pending migrations; returns the versions applied now (empty when already up to date).
+    @discardableResult
+    public func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
+        do {
+            return try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
+                        logger: logger)
+                    try await connection.query(
+                        """
+                        create table if not exists subrecon_schema_migrations (
+                            version integer primary key,
+                            name text,
+                            applied_at timestamptz not null default now()
+                        )
+                        """, logger: logger)
+                    let applied = try await Self.appliedVersions(connection: connection, logger: logger)
+                    var now: [Int] = []
+                    for migration in migrations.sorted(by: { $0.version < $1.version })
+                    where !applied.contains(migration.version) {
+                        for statement in migration.statements {
+                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        }
+                        try await connection.query(
+                            "insert into subrecon_schema_migrations (version, name) values (\(migration.version), \(migration.name))",
+                            logger: logger)
+                        logger.info(
+                            "applied schema migration",
+                            metadata: ["db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)"])
+                        now.append(migration.version)
+                    }
+                    return now
+                }
+            }
+        } catch {
+            throw StoreError.wrap(error, operation: "migrate")
+        }
+    }
+
+    /// The recorded versions; empty when the migrations table does not exist yet.
+    public func appliedVersions(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
+        do {
+            return try await client.withConnection { connection in
+                let rows = try await connection.query(
+                    "select to_regclass('subrecon_schema_migrations') is not null", logger: logger)
+                var exists = false
+                for try await flag in rows.decode(Bool.self) { exists = flag }
+                guard exists else { return [] }
+                return try await Self.appliedVersions(connection: connection, logger: logger)
+            }
+        } catch {
+            throw StoreError.wrap(error, operation: "read schema version")
+        }
+    }
+
+    /// Throws `StoreError.schemaMissing` / `.schemaOutdated` unless every known migration is applied.
+    public func requireCurrent(client: PostgresClient, logger: Logger) async throws {
+        let applied = try await appliedVersions(client: client, logger: logger)
+        if applied.isEmpty { throw StoreError.schemaMissing(table: "subrecon_schema_migrations") }
+        if let missing = migrations.map(\.version).filter({ !applied.contains($0) }).min() {
+            throw StoreError.schemaOutdated(current: missing - 1, required: latestVersion)
+        }
+    }
+
+    static func appliedVersions(connection: PostgresConnection, logger: Logger) async throws -> Set<Int> {
+        var versions = Set<Int>()
+        let rows = try await connection.query("select version from subrecon_schema_migrations", logger: logger)
+        for try await version in rows.decode(Int.self) { versions.insert(version) }
+        return versions
+    }
+}
+
+extension SchemaMigrator {
+    /// subrecon's migrations, in order. Append; never rewrite an applied one.
+    public static let migrations: [SchemaMigration] = [
+        SchemaMigration(
+            version: 1, name: "initial tables (SPEC section 4) and candidate-scan indexes",
+            statements: [
+                """
+                create table if not exists users (
+                    id text primary key,
+                    current_tier integer not null default 0,
+                    subscription_status text not null default 'none',
+                    subscription_end_date timestamptz null,
+                    grace_period_ends_at timestamptz null,
+                    subscription_source text null,
+                    iap_product_id text null,
+                    iap_original_transaction_id text null,
+                    auto_renew boolean null,
+                    updated_at timestamptz not null default now()
+                )
+                """,
+                // SPEC 5.1 rule 1: paid rows with an end date.
+                """
+                create index if not exists users_paid_with_end_idx on users (id)
+                    where current_tier > 0 and subscription_end_date is not null
+                """,
+                // SPEC 5.1 rule 2: billing issue.
+                """
+                create index if not exists users_billing_issue_idx on users (id)
+                    where subscription_status = 'billing_issue'
+                """,
+                // SPEC 5.1 rule 3: recently lapsed, by end date.
+                """
+                create index if not exists users_lapsed_end_idx on users (subscription_end_date, id)
+                    where subscription_status in ('expired', 'canceled', 'refunded')
+                """,
+                """
+                create table if not exists product_tiers (
+                    product_id text primary key,
+                    tier integer not null,
+                    entitlement text
+                )
+                """,
+                """
+                create table if not exists push_intents (
+                    id bigserial primary key,
+                    user_id text not null,
+                    kind text not null,
+                    dedupe_key text not null unique,
+                    payload jsonb not null,
+                    run_id text,
+                    created_at timestamptz not null default now(),
+                    sent_at timestamptz null
+                )
+                """,
+                "create index if not exists push_intents_unsent_idx on push_intents (id) where sent_at is null",
+                """
+                create table if not exists reconcile_runs (
+                    id text primary key,
+                    mode text not null,
+                    as_of timestamptz not null,
+                    shard_index integer not null default 0,
+                    shard_count integer not null default 1,
+                    dry_run boolean not null default false,
+                    status text not null default 'running'
+                        check (status in ('running', 'completed', 'valve_tripped', 'failed')),
+                    started_at timestamptz not null default now(),
+                    finished_at timestamptz null,
+                    counts jsonb not null default '{}'::jsonb,
+                    options jsonb not null default '{}'::jsonb
+                )
+                """,
+                "create index if not exists reconcile_runs_started_idx on reconcile_runs (started_at desc)",
+                """
+                create table if not exists reconcile_changes (
+                    id bigserial primary key,
+                    run_id text not null,
+                    user_id text not null,
+                    before jsonb not null,
+                    after jsonb not null,
+                    action text not null,
+                    drift text[] not null default '{}',
+                    created_at timestamptz not null default now()
+                )
+                """,
+                "create index if not exists reconcile_changes_run_idx on reconcile_changes (run_id)",
+                "create index if not exists reconcile_changes_user_idx on reconcile_changes (user_id, created_at)",
+            ])
+    ]
+}

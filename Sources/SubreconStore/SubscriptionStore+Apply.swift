@@ -1,0 +1,169 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SubreconCore
+
+/// What happened when a verdict was applied.
+public enum ApplyOutcome: Sendable, Hashable {
+    /// The row, its audit row and its intents were written; `intentsDeduplicated` intents were already queued.
+    case applied(intentsQueued: Int, intentsDeduplicated: Int)
+    /// The row's `updated_at` changed since it was read (a webhook wrote in between): nothing was written.
+    case concurrentUpdate
+    /// The user's row no longer exists: nothing was written.
+    case notFound
+    /// The verdict does not change the row (`changesRow` is false): nothing was written.
+    case unchanged
+}
+
+/// An applied verdict with the intents that were queued now and those an earlier write had already queued.
+public struct AppliedVerdict: Sendable, Hashable {
+    public var outcome: ApplyOutcome
+    public var queuedIntents: [PushIntent]
+    public var deduplicatedIntents: [PushIntent]
+}
+
+extension SubscriptionStore {
+    /// Writes one verdict's truth in a transaction with its `reconcile_changes` audit row and its push intents,
+    /// only if the row's `updated_at` is still `verdict.row.updatedAtMicros` (compare-and-set).
+    public func apply(_ verdict: Verdict, runID: String) async throws -> ApplyOutcome {
+        try await applyDetailed([verdict], runID: runID)[0].outcome
+    }
+
+    /// Applies several verdicts in one transaction, each under its own savepoint: every row is still
+    /// compare-and-set on its own and atomic with its audit row and intents; a lost CAS skips only that row.
+    /// A database error rolls back the whole batch and is thrown.
+    public func applyBatch(_ verdicts: [Verdict], runID: String) async throws -> [ApplyOutcome] {
+        try await applyDetailed(verdicts, runID: runID).map(\.outcome)
+    }
+
+    /// `applyBatch` that also tells which intents were queued now (for the run's `push_intents` report).
+    public func applyDetailed(_ verdicts: [Verdict], runID: String) async throws -> [AppliedVerdict] {
+        guard verdicts.contains(where: \.changesRow) else {
+            return verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
+        }
+        return try await run("apply") {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    var results: [AppliedVerdict] = []
+                    for verdict in verdicts {
+                        guard verdict.changesRow, let truth = verdict.truth else {
+                            results.append(AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []))
+                            continue
+                        }
+                        try await connection.query("savepoint subrecon_apply", logger: logger)
+                        let result = try await applyOne(verdict, truth: truth, runID: runID, on: connection)
+                        if case .applied = result.outcome {
+                            try await connection.query("release savepoint subrecon_apply", logger: logger)
+                        } else {
+                            try await connection.query("rollback to savepoint subrecon_apply", logger: logger)
+                        }
+                        var metadata: Logger.Metadata = ["user.id": "\(verdict.row.id)", "run.id": "\(runID)"]
+                        metadata["apply.outcome"] = "\(result.outcome)"
+                        logger.debug("applied verdict", metadata: metadata)
+                        results.append(result)
+                    }
+                    return results
+                }
+            }
+        }
+    }
+
+    private func applyOne(
+        _ verdict: Verdict, truth: Entitlement, runID: String, on connection: PostgresConnection
+    ) async throws -> AppliedVerdict {
+        let row = verdict.row
+        let update: PostgresQuery = """
+            update users set current_tier = \(truth.tier), subscription_status = \(truth.status.rawValue), \
+            subscription_end_date = \(truth.endDate.map(Timestamp.init)), \
+            grace_period_ends_at = \(truth.graceEndsAt.map(Timestamp.init)), \
+            subscription_source = \(truth.source), iap_product_id = \(truth.productID), \
+            iap_original_transaction_id = \(truth.originalTransactionID), auto_renew = \(truth.autoRenew), \
+            updated_at = greatest(now(), updated_at + interval '1 microsecond') \
+            where id = \(row.id) and (extract(epoch from updated_at) * 1000000)::bigint = \(row.updatedAtMicros) \
+            returning id
+            """
+        var updated = false
+        for try await _ in try await connection.query(update, logger: logger) { updated = true }
+        guard updated else {
+            var exists = false
+            let probe: PostgresQuery = "select 1 from users where id = \(row.id)"
+            for try await _ in try await connection.query(probe, logger: logger) { exists = true }
+            return AppliedVerdict(outcome: exists ? .concurrentUpdate : .notFound, queuedIntents: [], deduplicatedIntents: [])
+        }
+
+        let before = try AuditJSON.row(row)
+        let after = try AuditJSON.entitlement(truth)
+        try await connection.query(
+            """
+            insert into reconcile_changes (run_id, user_id, before, after, action, drift) \
+            values (\(runID), \(row.id), \(before)::jsonb, \(after)::jsonb, \(verdict.action.rawValue), \
+            \(verdict.drift.map(\.rawValue)))
+            """, logger: logger)
+
+        var queued: [PushIntent] = []
+        var deduplicated: [PushIntent] = []
+        for intent in verdict.intents {
+            let payload = try AuditJSON.payload(intent, runID: runID)
+            let insert: PostgresQuery = """
+                insert into push_intents (user_id, kind, dedupe_key, payload, run_id) \
+                values (\(intent.userID), \(intent.kind.rawValue), \(intent.dedupeKey), \(payload)::jsonb, \(runID)) \
+                on conflict (dedupe_key) do nothing returning id
+                """
+            var inserted = false
+            for try await _ in try await connection.query(insert, logger: logger) { inserted = true }
+            if inserted { queued.append(intent) } else { deduplicated.append(intent) }
+        }
+        return AppliedVerdict(
+            outcome: .applied(intentsQueued: queued.count, intentsDeduplicated: deduplicated.count),
+            queuedIntents: queued, deduplicatedIntents: deduplicated)
+    }
+}
+
+/// The JSON written to `reconcile_changes.before/after` and `push_intents.payload` (sorted keys, explicit nulls,
+/// ISO 8601 UTC dates).
+enum AuditJSON {
+    static func row(_ row: UserRow) throws -> String {
+        var object = fields(
+            tier: row.currentTier, status: row.statusText, endDate: row.endDate, graceEndsAt: row.graceEndsAt,
+            source: row.source, productID: row.productID, originalTransactionID: row.originalTransactionID,
+            autoRenew: row.autoRenew)
+        object["updated_at_micros"] = NSNumber(value: row.updatedAtMicros)
+        return try text(object)
+    }
+
+    static func entitlement(_ truth: Entitlement) throws -> String {
+        try text(
+            fields(
+                tier: truth.tier, status: truth.status.rawValue, endDate: truth.endDate, graceEndsAt: truth.graceEndsAt,
+                source: truth.source, productID: truth.productID, originalTransactionID: truth.originalTransactionID,
+                autoRenew: truth.autoRenew))
+    }
+
+    static func payload(_ intent: PushIntent, runID: String) throws -> String {
+        let object: [String: Any] = [
+            "user_id": intent.userID, "kind": intent.kind.rawValue, "action": intent.kind.appAction ?? NSNull(),
+            "product_id": intent.productID ?? NSNull(), "tier": intent.tier,
+            "period_end": intent.periodEnd.map(ISO8601.string) ?? NSNull(), "run_id": runID,
+        ]
+        return try text(object)
+    }
+
+    private static func fields(
+        tier: Int, status: String, endDate: Date?, graceEndsAt: Date?, source: String?, productID: String?,
+        originalTransactionID: String?, autoRenew: Bool?
+    ) -> [String: Any] {
+        [
+            "current_tier": tier, "subscription_status": status,
+            "subscription_end_date": endDate.map(ISO8601.string) ?? NSNull(),
+            "grace_period_ends_at": graceEndsAt.map(ISO8601.string) ?? NSNull(),
+            "subscription_source": source ?? NSNull(), "iap_product_id": productID ?? NSNull(),
+            "iap_original_transaction_id": originalTransactionID ?? NSNull(),
+            "auto_renew": autoRenew.map { NSNumber(value: $0) } ?? NSNull(),
+        ]
+    }
+
+    private static func text(_ object: [String: Any]) throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The `reconcile_runs.status` values.
+public enum RunStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    case running
+    case completed
+    case valveTripped = "valve_tripped"
+    case failed
+}
+
+/// One row of `reconcile_runs`.
+public struct RunRecord: Sendable, Hashable {
+    public var id: String
+    public var mode: CandidateQuery.Mode
+    public var asOf: Date
+    public var shard: ShardSpec
+    public var dryRun: Bool
+    public var status: RunStatus
+    public var startedAt: Date
+    public var finishedAt: Date?
+    /// Counts per action / drift kind / outcome, as the job chooses to name them.
+    public var counts: [String: Int]
+    /// The run's options (never secrets), for the audit trail.
+    public var options: [String: String]
+
+    public init(
+        id: String, mode: CandidateQuery.Mode, asOf: Date, shard: ShardSpec = .all, dryRun: Bool = false,
+        status: RunStatus = .running, startedAt: Date, finishedAt: Date? = nil, counts: [String: Int] = [:],
+        options: [String: String] = [:]
+    ) {
+        self.id = id
+        self.mode = mode
+        self.asOf = asOf
+        self.shard = shard
+        self.dryRun = dryRun
+        self.status = status
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.counts = counts
+        self.options = options
+    }
+}
+
+/// Another session holds the advisory lock of this shard (exit 4).
+public struct ShardLockBusy: Error, Sendable, Hashable, CustomStringConvertible {
+    public var shard: ShardSpec
+    public var description: String { "another run holds the lock of shard \(shard); nothing done" }
+}
+
+extension SubscriptionStore {
+    /// Inserts the run's row (normally with status `running`).
+    public func startRun(_ record: RunRecord) async throws {
+        let counts = try Self.json(record.counts)
+        let options = try Self.json(record.options)
+        try await run("start run") {
+            try await client.query(
+                """
+                insert into reconcile_runs (id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, \
+                finished_at, counts, options) values (\(record.id), \(record.mode.rawValue), \(Timestamp(record.asOf)), \
+                \(record.shard.index), \(record.shard.count), \(record.dryRun), \(record.status.rawValue), \
+                \(Timestamp(record.startedAt)), \(record.finishedAt.map(Timestamp.init)), \(counts)::jsonb, \
+                \(options)::jsonb)
+                """, logger: logger)
+        }
+    }
+
+    /// Records the run's outcome and counts.
+    public func finishRun(id: String, status: RunStatus, counts: [String: Int], finishedAt: Date) async throws {
+        let counts = try Self.json(counts)
+        try await run("finish run") {
+            try await client.query(
+                """
+                update reconcile_runs set status = \(status.rawValue), counts = \(counts)::jsonb, \
+                finished_at = \(Timestamp(finishedAt)) where id = \(id)
+                """, logger: logger)
+        }
+    }
+
+    /// Records the run's outcome with a JSON object (e.g. the run summary) stored as its `counts`.
+    /// - Throws: `StoreError.database` when `summary` is not a JSON object.
+    public func finishRun(id: String, status: RunStatus, summary: Data, finishedAt: Date) async throws {
+        guard (try? JSONSerialization.jsonObject(with: summary)) is [String: Any] else {
+            throw StoreError.database(operation: "finish run", reason: "the run summary is not a JSON object")
+        }
+        let json = String(decoding: summary, as: UTF8.self)
+        try await run("finish run") {
+            try await client.query(
+                """
+                update reconcile_runs set status = \(status.rawValue), counts = \(json)::jsonb, \
+                finished_at = \(Timestamp(finishedAt)) where id = \(id)
+                """, logger: logger)
+        }
+    }
+
+    /// The `counts` JSON of one run as stored (the summary when finished with `summary:`), or nil.
+    public func runCountsJSON(id: String) async throws -> Data? {
+        try await run("read run") {
+            let rows = try await client.query("select counts::text from reconcile_runs where id = \(id)", logger: logger)
+            for try await text in rows.decode(String.self) { return Data(text.utf8) }
+            return nil
+        }
+    }
+
+    /// The latest runs, newest first.
+    public func recentRuns(limit: Int = 20) async throws -> [RunRecord] {
+        try await run("read runs") {
+            let rows = try await client.query(
+                """
+                select id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, finished_at, \
+                counts::text, options::text from reconcile_runs order by started_at desc, id desc limit \(max(1, limit))
+                """, logger: logger)
+            var records: [RunRecord] = []
+            for try await (id, mode, asOf, index, count, dryRun, status, started, finished, counts, options) in rows.decode(
+                (String, String, Date, Int, Int, Bool, String, Date, Date?, String, String).self)
+            {
+                let decoder = JSONDecoder()
+                records.append(
+                    RunRecord(
+                        id: id, mode: CandidateQuery.Mode(rawValue: mode) ?? .nightly, asOf: roundedToMicros(asOf),
+                        shard: ShardSpec(index: index, count: count), dryRun: dryRun,
+                        status: RunStatus(rawValue: status) ?? .failed, startedAt: roundedToMicros(started),
+                        finishedAt: finished.map(roundedToMicros),
+                        counts: (try? decoder.decode([String: Int].self, from: Data(counts.utf8))) ?? [:],
+                        options: (try? decoder.decode([String: String].self, from: Data(options.utf8))) ?? [:]))
+            }
+            return records
+        }
+    }
+
+    /// Runs `body` while holding the session advisory lock of `shard`, on one pooled connection leased for the
+    /// whole body (the body's own queries use other connections). Returns nil at once, without running `body`,
+    /// when another session holds the lock. The key is derived from `current_schema()` and the shard (`I/N`).
+    public func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
+        let key = "subrecon.shard.\(shard.index)/\(shard.count)"
+        let lock: PostgresQuery =
+            "select pg_try_advisory_lock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))"
+        let unlock: PostgresQuery =
+            "select pg_advisory_unlock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))"
+        do {
+            return try await client.withConnection { connection -> T? in
+            var acquired = false
+            for try await flag in try await connection.query(lock, logger: logger).decode(Bool.self) { acquired = flag }
+            guard acquired else { return nil }
+            logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
+            do {
+                let value = try await body()
+                try await connection.query(unlock, logger: logger)
+                return value
+            } catch {
+                _ = try? await connection.query(unlock, logger: logger)
+                throw error
+            }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as PSQLError {
+            throw StoreError.wrap(error, operation: "shard lock")
+        }
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SubreconCore
+
+/// subrecon's access to PostgreSQL: candidate scan, applying verdicts, runs, the product catalog, shard locks.
+///
+/// Owns no connections: the caller creates the `PostgresClient` (from `DatabaseSettings.clientConfiguration()`)
+/// and keeps its `run()` going in a task for as long as the store is used. Tables are addressed unqualified, so
+/// they live in the connection's current schema (`search_path`). Every failure is thrown as a `StoreError`.
+public struct SubscriptionStore: Sendable {
+    public let client: PostgresClient
+    public let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start
+    /// (`StoreError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
+    public static func checkReachable(_ settings: DatabaseSettings, logger: Logger) async throws(StoreError) {
+        let configuration: PostgresConnection.Configuration
+        do {
+            configuration = try settings.connectionConfiguration()
+        } catch {
+            throw .rejected(endpoint: settings.endpoint, reason: "cannot set up TLS for sslmode=\(settings.sslMode.rawValue)")
+        }
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            do {
+                try await connection.query("select 1", logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try? await connection.close()
+        } catch {
+            let wrapped = StoreError.wrap(error, operation: "connect", endpoint: settings.endpoint)
+            if case .database(_, let reason) = wrapped {
+                throw .unreachable(endpoint: settings.endpoint, reason: reason)
+            }
+            throw wrapped
+        }
+    }
+
+    /// Creates or upgrades the schema (`subrecon migrate`); returns the versions applied now.
+    @discardableResult
+    public func migrate(_ migrator: SchemaMigrator = SchemaMigrator()) async throws -> [Int] {
+        try await migrator.migrate(client: client, logger: logger)
+    }
+
+    /// Throws `StoreError.schemaMissing` / `.schemaOutdated` unless `subrecon migrate` has run for this build.
+    public func requireSchema(_ migrator: SchemaMigrator = SchemaMigrator()) async throws {
+        try await migrator.requireCurrent(client: client, logger: logger)
+    }
+
+    // MARK: Candidates
+
+    /// One page of candidates with id greater than `lastID`, in id order, at most `limit` rows.
+    public func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow] {
+        try await run("candidate scan") {
+            let rows = try await client.query(query.pageSQL(after: lastID, limit: limit), logger: logger)
+            var page: [UserRow] = []
+            for try await row in rows { page.append(try UserRow(postgres: row)) }
+            return page
+        }
+    }
+
+    /// How many users the query selects now (a snapshot: the scan itself may see a few more or fewer).
+    public func countCandidates(_ query: CandidateQuery) async throws -> Int {
+        try await run("count candidates") {
+            for try await count in try await client.query(query.countSQL(), logger: logger).decode(Int.self) {
+                return count
+            }
+            return 0
+        }
+    }
+
+    /// All candidates, streamed page by page in id order. Each page is a fresh keyset query, so rows added or
+    /// changed during the scan are seen (when ahead of the cursor) or not (when behind it), never twice.
+    public func candidates(_ query: CandidateQuery, pageSize: Int = 500) -> CandidateSequence {
+        CandidateSequence(store: self, query: query, pageSize: max(1, pageSize))
+    }
+
+    /// The `EXPLAIN` text of one candidate page, for operators and tests.
+    public func explainCandidateScan(_ query: CandidateQuery, pageSize: Int = 500) async throws -> String {
+        try await run("explain candidate scan") {
+            let page = query.pageSQL(after: nil, limit: pageSize)
+            let explain = PostgresQuery(unsafeSQL: "explain " + page.sql, binds: page.binds)
+            var lines: [String] = []
+            for try await line in try await client.query(explain, logger: logger).decode(String.self) {
+                lines.append(line)
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// The row of one user, or nil.
+    public func user(id: String) async throws -> UserRow? {
+        try await run("read user") {
+            let sql = "select \(CandidateQuery.userColumns) from users where id = $1"
+            var binds = PostgresBindings()
+            binds.append(id)
+            for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+                return try UserRow(postgres: row)
+            }
+            return nil
+        }
+    }
+
+    // MARK: Seeding
+
+    /// Inserts users (tests, `subrecon demo`). `updatedAtMicros == 0` means `now()`; any other value is stored
+    /// exactly. Fails on an existing id.
+    public func insertUsers(_ users: [UserRow]) async throws {
+        let columns = 10
+        for chunk in stride(from: 0, to: users.count, by: 1000).map({ users[$0..<min($0 + 1000, users.count)] }) {
+            var binds = PostgresBindings(capacity: chunk.count * columns)
+            var tuples: [String] = []
+            for user in chunk {
+                let base = binds.count
+                binds.append(user.id)
+                binds.append(user.currentTier)
+                binds.append(user.statusText)
+                binds.append(user.endDate.map(Timestamp.init))
+                binds.append(user.graceEndsAt.map(Timestamp.init))
+                binds.append(user.source)
+                binds.append(user.productID)
+                binds.append(user.originalTransactionID)
+                binds.append(user.autoRenew)
+                binds.append(user.updatedAtMicros)
+                let p = (1...columns).map { "$\(base + $0)" }
+                tuples.append(
+                    "(\(p[0...8].joined(separator: ", ")), "
+                        + "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now()))")
+            }
+            let sql = """
+                insert into users (id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, \
+                subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at) values \
+                \(tuples.joined(separator: ", "))
+                """
+            try await run("insert users") {
+                try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            }
+        }
+    }
+
+    // MARK: Product catalog
+
+    /// The whole `product_tiers` table.
+    public func loadCatalog() async throws -> ProductCatalog {
+        try await run("load product catalog") {
+            var entries: [ProductCatalog.Entry] = []
+            let rows = try await client.query(
+                "select product_id, tier, entitlement from product_tiers order by product_id", logger: logger)
+            for try await (product, tier, entitlement) in rows.decode((String, Int, String?).self) {
+                entries.append(.init(productID: product, tier: tier, entitlement: entitlement))
+            }
+            return ProductCatalog(entries)
+        }
+    }
+
+    /// Inserts or replaces catalog entries by product id, in one transaction.
+    public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws {
+        try await run("upsert products") {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    for entry in entries {
+                        try await connection.query(
+                            """
+                            insert into product_tiers (product_id, tier, entitlement) \
+                            values (\(entry.productID), \(entry.tier), \(entry.entitlement)) \
+                            on conflict (product_id) do update set tier = excluded.tier, entitlement = excluded.entitlement
+                            """, logger: logger)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `body`, mapping any error to a `StoreError` for `operation`.
+    @discardableResult
+    func run<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw StoreError.wrap(error, operation: operation)
+        }
+    }
+}
+
+/// The candidates of a `CandidateQuery`, fetched one keyset page at a time as the consumer iterates.
+public struct CandidateSequence: AsyncSequence, Sendable {
+    public typealias Element = UserRow
+    let store: SubscriptionStore
+    let query: CandidateQuery
+    let pageSize: Int
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(store: store, query: query, pageSize: pageSize)
+    }
+
+    /// Holds at most one page in memory.
+    public struct Iterator: AsyncIteratorProtocol {
+        let store: SubscriptionStore
+        let query: CandidateQuery
+        let pageSize: Int
+        var buffer: [UserRow] = []
+        var position = 0
+        var lastID: String?
+        var finished = false
+
+        public mutating func next() async throws -> UserRow? {
+            if position == buffer.count {
+                guard !finished else { return nil }
+                buffer = try await store.candidatePage(query, after: lastID, limit: pageSize)
+                position = 0
+                if buffer.count < pageSize { finished = true }
+                guard let last = buffer.last else { return nil }
+                lastID = last.id
+            }
+            defer { position += 1 }
+            return buffer[position]
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Subrecon
+import SubreconCore
+import SubreconReports
+import SubreconStore
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Scan candidates, re-validate, apply, report (SPEC 5).")
+
+    @Option(help: "The instant the job judges \"now\" by (ISO 8601).") var asOf: String?
+    @Flag(help: "Decide and report; change nothing in the database, emit no intents.") var dryRun = false
+    @Option(help: "nightly or backfill.") var mode: String = "nightly"
+    @Option(help: "One user id a line; restricts the run to them.") var usersFile: String?
+    @Option(help: "Backfill: only users whose subscription ends after this instant.") var endAfter: String?
+    @Option(help: "Backfill: only users whose subscription ends before this instant.") var endBefore: String?
+    @Option(help: "Users validated at once.") var concurrency: Int = 16
+    @Option(help: "Stop after N candidates.") var limit: Int?
+    @Option(help: "I/N: only users whose stable hash of id mod N == I.") var shard: String = "0/1"
+    @Option(help: "Where run folders are written.") var reportDir: String = "reports"
+    @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = 0.5
+    @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
+
+    func validate() throws {
+        guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
+        guard concurrency >= 1 && concurrency <= 1024 else { throw ValidationError("--concurrency must be 1...1024") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
+        guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
+        guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
+        for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
+            if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
+        }
+        if (endAfter != nil || endBefore != nil) && mode != "backfill" {
+            throw ValidationError("--end-after/--end-before need --mode backfill")
+        }
+    }
+
+    func run() async throws {
+        let env = Startup.environment()
+        let logger = Startup.logger(env)
+        try await Startup.guarded(logger) {
+            var options = RunOptions(asOf: asOf.flatMap(ISO8601.date) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
+            options.dryRun = dryRun
+            options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
+            options.endAfter = endAfter.flatMap(ISO8601.date)
+            options.endBefore = endBefore.flatMap(ISO8601.date)
+            options.concurrency = concurrency
+            options.limit = limit
+            options.shard = ShardSpec(parsing: shard) ?? .all
+            options.maxDowngradeRatio = maxDowngradeRatio
+            options.lookbackDays = lookbackDays
+            if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
+            let result = try await Commands.run(
+                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal())
+            ProgressLine.clear()
+            print(TerminalSummary.text(result.summary, folder: result.folder))
+            return result.exitStatus
+        }
+    }
+}
+
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The embedded default: a throwaway PostgreSQL and a local store simulator, sample users, one real run.")
+
+    @Option(help: "Where the demo's run folder is written.") var reportDir: String = "reports"
+    @Flag(help: "Keep the throwaway database running and print how to reach it.") var keep = false
+
+    func run() async throws {
+        let env = Startup.environment()
+        let logger = Startup.logger(env)
+        try await Startup.guarded(logger) {
+            let result = try await DemoRunner.run(
+                reportDirectory: URL(fileURLWithPath: reportDir), keep: keep, logger: logger,
+                progress: ProgressLine.makeIfTerminal(), say: { print($0) })
+            ProgressLine.clear()
+            print(TerminalSummary.text(result.summary, folder: result.folder))
+            // The demo seeds errors and a forged signature on purpose; it succeeds when the run completed.
+            return result.exitStatus == .valveTripped || result.exitStatus == .shardLocked ? result.exitStatus : .ok
+        }
+    }
+}

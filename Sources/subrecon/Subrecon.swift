@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Subrecon
+import SubreconCore
+
+@main
+struct SubreconCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subrecon",
+        abstract: "Keeps subscription tiers in PostgreSQL true to RevenueCat and the App Store.",
+        discussion: "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 69 unavailable, 78 configuration.",
+        subcommands: [Migrate.self, Run.self, Demo.self, Products.self]
+    )
+}
+
+/// Shared start-up: environment, logging, and turning failures into SPEC 5.8 exit codes.
+enum Startup {
+    static func environment() -> Environment { Environment(ProcessInfo.processInfo.environment) }
+
+    static func logger(_ env: Environment) -> Logger {
+        LogSetup.bootstrap(format: env.string("SUBRECON_LOG_FORMAT"))
+        return Logger(label: "subrecon")
+    }
+
+    /// Runs `body`, printing one clear line and exiting with the right code on failure.
+    static func guarded(_ logger: Logger, _ body: () async throws -> ExitStatus) async throws {
+        let status: ExitStatus
+        do {
+            status = try await body()
+        } catch let error as ConfigError {
+            printError(error.description)
+            status = .config
+        } catch let failure as CommandFailure {
+            printError(failure.description)
+            status = failure.status
+        }
+        if status != .ok { throw ExitCode(status.rawValue) }
+    }
+
+    static func printError(_ line: String) {
+        FileHandle.standardError.write(Data("subrecon: \(line)\n".utf8))
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create or upgrade the schema (idempotent).")
+
+    func run() async throws {
+        let env = Startup.environment()
+        let logger = Startup.logger(env)
+        try await Startup.guarded(logger) { try await Commands.migrate(environment: env, logger: logger) }
+    }
+}
+
+struct Products: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, import or check the product → tier mapping.",
+        subcommands: [List.self, Import.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the mapping as CSV (product_id,tier,entitlement).")
+        func run() async throws {
+            let env = Startup.environment()
+            let logger = Startup.logger(env)
+            try await Startup.guarded(logger) {
+                let catalog = try await Commands.loadProducts(environment: env, logger: logger)
+                print("product_id,tier,entitlement")
+                for entry in catalog.entries.values.sorted(by: { $0.productID < $1.productID }) {
+                    print("\(entry.productID),\(entry.tier),\(entry.entitlement ?? "")")
+                }
+                return .ok
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a CSV (product_id,tier[,entitlement]) or JSON ([{product_id, tier, entitlement}]) file.")
+        @Argument(help: "CSV or JSON file") var file: String
+        func run() async throws {
+            let env = Startup.environment()
+            let logger = Startup.logger(env)
+            try await Startup.guarded(logger) {
+                let entries = try ProductFile.parse(path: file)
+                try await Commands.importProducts(entries, environment: env, logger: logger)
+                print("imported \(entries.count) products")
+                return .ok
+            }
+        }
+    }
+}

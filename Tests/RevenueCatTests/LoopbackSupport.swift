@@ -1,0 +1,71 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import RevenueCat
+import StoreSimulator
+
+/// Records every attempt the client reports.
+final class RecordingObserver: RequestObserver, @unchecked Sendable {
+    struct Entry: Equatable {
+        var source: String
+        var status: Int?
+        var retried: Bool
+    }
+    private let lock = NSLock()
+    private var storage: [Entry] = []
+
+    func requestFinished(source: String, status: Int?, retried: Bool) {
+        lock.withLock { storage.append(Entry(source: source, status: status, retried: retried)) }
+    }
+
+    var entries: [Entry] { lock.withLock { storage } }
+}
+
+/// Records what the client asks of its gate.
+final class RecordingGate: RequestGate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var acquired = 0
+    private var backOffs: [Duration] = []
+
+    func acquire() async throws { lock.withLock { acquired += 1 } }
+    func backOff(for duration: Duration) async { lock.withLock { backOffs.append(duration) } }
+
+    var acquireCount: Int { lock.withLock { acquired } }
+    var backOffDurations: [Duration] { lock.withLock { backOffs } }
+}
+
+/// A simulator behind a real loopback server, and a client talking to it over a real `HTTPClient`.
+struct Loopback {
+    static let apiKey = "sk_test_LoopbackSecret42"
+    let simulator: RevenueCatSimulator
+    let client: RevenueCatClient
+    let observer: RecordingObserver
+    let gate: RecordingGate
+
+    static func run(
+        apiKey: String = Loopback.apiKey, maxAttempts: Int = 4, requestTimeout: Duration = .seconds(5),
+        productEntitlements: [String: String] = [:], _ body: (Loopback) async throws -> Void
+    ) async throws {
+        let simulator = RevenueCatSimulator(apiKey: Loopback.apiKey, productEntitlements: productEntitlements)
+        let server = try await SimulatorServer.start(routes: [simulator])
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let configuration = RevenueCatConfiguration(
+            baseURL: server.baseURL, apiKey: apiKey, requestTimeout: requestTimeout, maxAttempts: maxAttempts,
+            baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20), max429Wait: .milliseconds(50))
+        let observer = RecordingObserver()
+        let gate = RecordingGate()
+        let client = RevenueCatClient(
+            httpClient: http, configuration: configuration, logger: Logger(label: "test.revenuecat"),
+            observer: observer, gate: gate)
+        let loopback = Loopback(simulator: simulator, client: client, observer: observer, gate: gate)
+        do {
+            try await body(loopback)
+        } catch {
+            try? await http.shutdown()
+            await server.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+        await server.shutdown()
+    }
+}

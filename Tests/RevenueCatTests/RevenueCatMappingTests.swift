@@ -1,0 +1,109 @@
+import Foundation
+import SubreconCore
+import Testing
+
+@testable import RevenueCat
+
+@Suite("Mapping a RevenueCat subscriber to purchase facts")
+struct RevenueCatMappingTests {
+    func facts(_ text: String, status: Int = 200) throws -> SourceFacts {
+        let response = try JSONDecoder().decode(RevenueCatSubscriberResponse.self, from: Data(text.utf8))
+        return response.sourceFacts(status: status)
+    }
+
+    func single(_ subscription: String) throws -> PurchaseFact {
+        let all = try facts(Fixtures.subscriber(subscription: subscription)).purchases
+        try #require(all.count == 1)
+        return all[0]
+    }
+
+    @Test("the reference example gives a billing-issue App Store subscription and a Play lifetime purchase")
+    func referenceExample() throws {
+        let result = try facts(Fixtures.referenceExample)
+        #expect(result.subscriberKnown)
+        #expect(result.errors.isEmpty)
+        #expect(result.purchases.map(\.productID) == ["pro_monthly", "extras_lifetime"])
+        let pro = result.purchases[0]
+        #expect(pro.origin == .revenueCat)
+        #expect(pro.store == .appStore)
+        #expect(!pro.isLifetime)
+        #expect(!pro.isSandbox)
+        #expect(pro.purchaseDate == Fixtures.date("2026-01-28T18:02:11Z"))
+        #expect(pro.expiresDate == Fixtures.date("2026-02-28T18:02:11Z"))
+        #expect(pro.gracePeriodExpiresDate == Fixtures.date("2026-03-14T18:02:11Z"))
+        #expect(pro.billingIssueDetectedAt == Fixtures.date("2026-02-28T18:05:00Z"))
+        #expect(pro.autoRenew == true)
+        #expect(!pro.isPaused)
+        #expect(pro.refundedAt == nil)
+        #expect(pro.storeTransactionID == "2000000812345678")
+        #expect(pro.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+        let extras = result.purchases[1]
+        #expect(extras.store == .playStore)
+        #expect(extras.isLifetime)
+        #expect(extras.expiresDate == nil)
+        #expect(extras.autoRenew == nil)
+        #expect(extras.storeTransactionID == "GPA.3345-1234-5678-90123")
+        #expect(extras.price == Money(amount: Decimal(string: "19.99")!, currency: "USD"))
+    }
+
+    @Test("sandbox, refund, unsubscribe and pause carry over")
+    func flags() throws {
+        let fact = try single(
+            #"""
+            {"store": "play_store", "is_sandbox": true, "expires_date": "2026-03-10T00:00:00Z",
+             "refunded_at": "2026-02-20T00:00:00Z", "unsubscribe_detected_at": "2026-02-19T00:00:00Z",
+             "auto_resume_date": "2026-04-01T00:00:00Z"}
+            """#)
+        #expect(fact.isSandbox)
+        #expect(fact.refundedAt == Fixtures.date("2026-02-20T00:00:00Z"))
+        #expect(fact.autoRenew == false)
+        #expect(fact.isPaused)
+        #expect(fact.price == nil)
+    }
+
+    @Test("a promotional subscription has no auto-renew opinion")
+    func promotional() throws {
+        let fact = try single(#"{"store": "PROMOTIONAL", "expires_date": "2026-03-10T00:00:00Z"}"#)
+        #expect(fact.store == .promotional)
+        #expect(fact.autoRenew == nil)
+    }
+
+    @Test("an entitlement backed by a subscription is not counted twice")
+    func noDoubleCount() throws {
+        let text = Fixtures.subscriber(
+            subscription: #"{"store": "promotional", "expires_date": "2026-03-10T00:00:00Z"}"#, productID: "rc_promo_pro",
+            entitlements: #"{"pro": {"expires_date": "2026-03-10T00:00:00Z", "product_identifier": "rc_promo_pro"}}"#)
+        #expect(try facts(text).purchases.count == 1)
+    }
+
+    @Test("an entitlement without a backing purchase becomes a promotional fact")
+    func entitlementOnly() throws {
+        let text = Fixtures.subscriber(
+            subscription: #"{"store": "app_store", "expires_date": "2026-01-10T00:00:00Z"}"#, productID: "old",
+            entitlements: #"""
+                {"pro": {"expires_date": "2026-04-01T00:00:00Z", "grace_period_expires_date": "2026-04-08T00:00:00Z",
+                         "product_identifier": "granted_pro", "purchase_date": "2026-03-01T00:00:00Z"},
+                 "forever": {"expires_date": null, "product_identifier": "granted_forever"},
+                 "broken": {"expires_date": null, "product_identifier": null}}
+                """#)
+        let purchases = try facts(text).purchases
+        #expect(purchases.map(\.productID) == ["old", "granted_forever", "granted_pro"])
+        let pro = purchases[2]
+        #expect(pro.store == .promotional)
+        #expect(!pro.isLifetime)
+        #expect(pro.expiresDate == Fixtures.date("2026-04-01T00:00:00Z"))
+        #expect(pro.gracePeriodExpiresDate == Fixtures.date("2026-04-08T00:00:00Z"))
+        #expect(pro.autoRenew == nil)
+        #expect(purchases[1].isLifetime)
+        #expect(purchases[1].expiresDate == nil)
+    }
+
+    @Test("201 or an empty subscriber means unknown; a 200 with purchases means known")
+    func known() throws {
+        let empty = #"{"request_date": "2026-03-01T02:00:05Z", "subscriber": {"entitlements": {}, "subscriptions": {}, "non_subscriptions": {}}}"#
+        #expect(try facts(empty, status: 200).subscriberKnown == false)
+        #expect(try facts(empty, status: 201).subscriberKnown == false)
+        #expect(try facts(Fixtures.referenceExample, status: 201).subscriberKnown == false)
+        #expect(try facts(Fixtures.referenceExample, status: 200).subscriberKnown == true)
+    }
+}

@@ -1,0 +1,89 @@
+import Logging
+import PostgresNIO
+import SubreconStore
+import Testing
+
+@Suite("SchemaMigrator (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
+struct MigrationTests {
+    @Test("migrating twice applies version 1 once and records it")
+    func idempotent() async throws {
+        try await TestDatabase.withStore(migrated: false) { store, client in
+            await #expect(throws: StoreError.schemaMissing(table: "subrecon_schema_migrations")) {
+                try await store.requireSchema()
+            }
+            #expect(try await store.migrate() == [1])
+            #expect(try await store.migrate() == [])
+            try await store.requireSchema()
+            let versions = try await SchemaMigrator().appliedVersions(client: client, logger: store.logger)
+            #expect(versions == [1])
+            for table in ["users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes"] {
+                let exists = try await TestDatabase.scalar(
+                    client, "select to_regclass(\(table)) is not null", as: Bool.self)
+                #expect(exists == true, "\(table)")
+            }
+        }
+    }
+
+    @Test("concurrent migrators serialise on the advisory lock")
+    func concurrent() async throws {
+        try await TestDatabase.withStore(migrated: false) { store, _ in
+            async let first = store.migrate()
+            async let second = store.migrate()
+            let applied = try await [first, second]
+            #expect(applied.flatMap { $0 } == [1])
+        }
+    }
+
+    @Test("a later migration is appended and applied alone")
+    func appended() async throws {
+        try await TestDatabase.withStore { store, client in
+            var migrations = SchemaMigrator.migrations
+            migrations.append(
+                SchemaMigration(version: 2, name: "test column", statements: ["alter table users add column note text"]))
+            let migrator = SchemaMigrator(migrations: migrations)
+            await #expect(throws: StoreError.schemaOutdated(current: 1, required: 2)) {
+                try await store.requireSchema(migrator)
+            }
+            #expect(try await store.migrate(migrator) == [2])
+            try await store.requireSchema(migrator)
+            let column = try await TestDatabase.scalar(
+                client,
+                "select count(*)::int from information_schema.columns where table_schema = current_schema() and table_name = 'users' and column_name = 'note'",
+                as: Int.self)
+            #expect(column == 1)
+        }
+    }
+
+    @Test("a missing table tells the operator to run subrecon migrate")
+    func missingTable() async throws {
+        try await TestDatabase.withStore(migrated: false) { store, _ in
+            let error = await #expect(throws: StoreError.self) {
+                _ = try await store.candidatePage(.init(asOf: Fixture.asOf), after: nil, limit: 10)
+            }
+            #expect(error == .schemaMissing(table: "users"))
+            #expect(error?.description.contains("subrecon migrate") == true)
+        }
+    }
+
+    @Test("an unreachable server and a refused database are told apart")
+    func reachability() async throws {
+        var unreachable = try TestDatabase.settings()
+        unreachable.host = "127.0.0.1"
+        unreachable.unixSocketPath = nil
+        unreachable.port = 1
+        let error = await #expect(throws: StoreError.self) {
+            try await SubscriptionStore.checkReachable(unreachable, logger: Logger(label: "test"))
+        }
+        #expect(error?.isUnavailable == true)
+
+        var refused = try TestDatabase.settings()
+        refused.database = "no_such_database_subrecon"
+        let rejection = await #expect(throws: StoreError.self) {
+            try await SubscriptionStore.checkReachable(refused, logger: Logger(label: "test"))
+        }
+        #expect(rejection?.isUnavailable == false)
+        if case .rejected = rejection {} else { Issue.record("expected .rejected, got \(String(describing: rejection))") }
+
+        try await SubscriptionStore.checkReachable(try TestDatabase.settings(), logger: Logger(label: "test"))
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SubreconCore
+import SubreconStore
+import Testing
+
+@Suite("Runs, catalog and shard locks (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
+struct RunsAndLocksTests {
+    @Test("a run is recorded at start and finished with its counts")
+    func runs() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let older = RunRecord(
+                id: "run-a", mode: .nightly, asOf: Fixture.asOf, startedAt: Fixture.day(0), options: ["limit": "10"])
+            let newer = RunRecord(
+                id: "run-b", mode: .backfill, asOf: Fixture.day(1), shard: ShardSpec(index: 1, count: 4), dryRun: true,
+                startedAt: Fixture.day(1))
+            try await store.startRun(older)
+            try await store.startRun(newer)
+            try await store.finishRun(
+                id: "run-a", status: .valveTripped, counts: ["downgrade": 7, "candidates": 9], finishedAt: Fixture.day(0.01))
+
+            let runs = try await store.recentRuns(limit: 10)
+            #expect(runs.map(\.id) == ["run-b", "run-a"])
+            #expect(runs[0] == newer)
+            var finished = older
+            finished.status = .valveTripped
+            finished.counts = ["downgrade": 7, "candidates": 9]
+            finished.finishedAt = Fixture.day(0.01)
+            #expect(runs[1] == finished)
+            #expect(try await store.recentRuns(limit: 1).map(\.id) == ["run-b"])
+
+            let summary = Data(#"{"counts":{"downgrade":2},"mode":"backfill"}"#.utf8)
+            try await store.finishRun(id: "run-b", status: .completed, summary: summary, finishedAt: Fixture.day(1.5))
+            let stored = try #require(try await store.runCountsJSON(id: "run-b"))
+            let object = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
+            #expect(object["mode"] as? String == "backfill")
+            #expect((object["counts"] as? [String: Int])?["downgrade"] == 2)
+            #expect(try await store.recentRuns(limit: 1).first?.status == .completed)
+            await #expect(throws: StoreError.self) {
+                try await store.finishRun(id: "run-b", status: .failed, summary: Data("[1]".utf8), finishedAt: Fixture.day(2))
+            }
+        }
+    }
+
+    @Test("products are upserted and loaded as the catalog")
+    func catalog() async throws {
+        try await TestDatabase.withStore { store, _ in
+            #expect(try await store.loadCatalog().entries.isEmpty)
+            try await store.upsertProducts([
+                .init(productID: "premium.monthly", tier: 1, entitlement: "premium"), .init(productID: "pro", tier: 1),
+            ])
+            try await store.upsertProducts([.init(productID: "pro", tier: 2, entitlement: "pro")])
+            let catalog = try await store.loadCatalog()
+            #expect(catalog.tier(for: "premium.monthly") == 1)
+            #expect(catalog.tier(for: "pro") == 2)
+            #expect(catalog.entries["pro"]?.entitlement == "pro")
+            #expect(catalog.tier(for: "unknown") == nil)
+        }
+    }
+
+    @Test("a second holder of a shard lock is turned away at once and can take it after release")
+    func shardLock() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let shard = ShardSpec(index: 0, count: 2)
+            let outcome: String? = try await store.withShardLock(shard: shard) {
+                let second: Int? = try await store.withShardLock(shard: shard) { 1 }
+                #expect(second == nil, "busy while the first holds it")
+                let otherShard: Int? = try await store.withShardLock(shard: ShardSpec(index: 1, count: 2)) { 2 }
+                #expect(otherShard == 2, "another shard is free")
+                return "first"
+            }
+            #expect(outcome == "first")
+            let after: Int? = try await store.withShardLock(shard: shard) { 3 }
+            #expect(after == 3, "free again after release")
+
+            // The lock is released when the body throws, too.
+            struct Boom: Error {}
+            await #expect(throws: Boom.self) {
+                let _: Int? = try await store.withShardLock(shard: shard) { throw Boom() }
+            }
+            let afterThrow: Int? = try await store.withShardLock(shard: shard) { 4 }
+            #expect(afterThrow == 4)
+        }
+    }
+
+    @Test("shard locks in different schemas do not collide")
+    func schemasIsolated() async throws {
+        try await TestDatabase.withStore { first, _ in
+            try await TestDatabase.withStore { second, _ in
+                let outcome: Int? = try await first.withShardLock(shard: .all) {
+                    try await second.withShardLock(shard: .all) { 5 }
+                } ?? nil
+                #expect(outcome == 5)
+            }
+        }
+    }
+}
