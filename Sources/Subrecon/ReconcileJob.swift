@@ -198,8 +198,13 @@ public struct ReconcileJob: Sendable {
             return RunResult(summary: summary, folder: folder.url, exitStatus: exit)
         } catch {
             if !options.dryRun { try? await database.setRunStatus(id: runID, .failed) }
-            logger.error("run stopped; resume it with --resume", metadata: ["error": "\(error)"])
-            throw error
+            let reason = error is CancellationError ? "interrupted" : "\(error)"
+            logger.error("run stopped", metadata: ["error": "\(reason)"])
+            throw CommandFailure(
+                .stopped,
+                options.dryRun
+                    ? "dry run \(runID) stopped (\(reason)); nothing was changed"
+                    : "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
         }
     }
 

@@ -59,9 +59,13 @@ struct Run: AsyncParsableCommand {
             options.lookbackDays = lookbackDays
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
-            let result = try await Commands.run(
-                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal(),
-                resume: resume ?? acceptDowngrades)
+            let runOptions = options
+            let resumeID = resume ?? acceptDowngrades
+            let result = try await Signals.cancellingOnTermination {
+                try await Commands.run(
+                    environment: env, options: runOptions, logger: logger, progress: ProgressLine.makeIfTerminal(),
+                    resume: resumeID)
+            }
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
             return result.exitStatus

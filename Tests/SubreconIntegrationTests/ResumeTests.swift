@@ -71,7 +71,12 @@ struct ResumeTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 task.cancel()
-                _ = await task.result
+                switch await task.result {
+                case .success: Issue.record("the killed run should not finish")
+                case .failure(let error):
+                    let failure = try #require(error as? CommandFailure)
+                    #expect(failure.status == .stopped && failure.description.contains("--resume run-killed"))
+                }
             }
             let validated = try await h.count("select validated::int from reconcile_runs where id = 'run-killed'")
             #expect(validated >= 10 && validated < 24)
