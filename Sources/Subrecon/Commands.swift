@@ -40,10 +40,14 @@ public enum Commands {
         var adjusted = options
         adjusted.environment = config.environment
         let requested = adjusted
-        return try await withStore(config.database, logger: logger) { store in
+        let firstStart = Date()
+        let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
+        var logger = logger
+        logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
+        return try await withStore(config.database, logger: logger) { [logger] store in
             var options = requested
-            var startedAt = Date()
-            var runID = ReconcileJob.makeRunID(startedAt: startedAt, shard: options.shard)
+            var startedAt = firstStart
+            var runID = newRunID
             var resumeFrom: RunProgress?
             if let resumeID {
                 guard !options.dryRun else { throw CommandFailure(.usage, "--resume cannot be combined with --dry-run") }
