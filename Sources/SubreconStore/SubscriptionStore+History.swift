@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// One finished or running row of `reconcile_runs` with its `counts` JSON as stored (the run summary when the
 /// job finished it with `finishRun(id:status:summary:finishedAt:)`).
-public struct StoredRun: Sendable, Hashable {
+public struct RunHistoryEntry: Sendable, Hashable {
     public var id: String
     public var status: RunStatus
     public var startedAt: Date
@@ -14,7 +14,7 @@ public struct StoredRun: Sendable, Hashable {
 
 extension SubscriptionStore {
     /// The latest runs of `shard` (all shards when nil), newest first, with their stored summary JSON.
-    public func recentRunSummaries(shard: ShardSpec?, limit: Int = 30) async throws -> [StoredRun] {
+    public func recentRunSummaries(shard: ShardSpec?, limit: Int = 30) async throws -> [RunHistoryEntry] {
         try await run("read run history") {
             let rows: PostgresRowSequence
             if let shard {
@@ -31,10 +31,10 @@ extension SubscriptionStore {
                     order by started_at desc, id desc limit \(max(1, limit))
                     """, logger: logger)
             }
-            var runs: [StoredRun] = []
+            var runs: [RunHistoryEntry] = []
             for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
                 runs.append(
-                    StoredRun(
+                    RunHistoryEntry(
                         id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
                         countsJSON: Data(counts.utf8)))
             }

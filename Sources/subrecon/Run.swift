@@ -25,6 +25,8 @@ struct Run: AsyncParsableCommand {
     var metricsFile: String?
     @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
     var pushgatewayURL: String?
+    @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
+    @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
     func validate() throws {
         guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
@@ -39,6 +41,10 @@ struct Run: AsyncParsableCommand {
         for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
+        if let resume, let acceptDowngrades, resume != acceptDowngrades {
+            throw ValidationError("--resume and --accept-downgrades name different runs")
+        }
+        if (resume != nil || acceptDowngrades != nil) && dryRun { throw ValidationError("--resume cannot be a dry run") }
         if (endAfter != nil || endBefore != nil) && mode != "backfill" {
             throw ValidationError("--end-after/--end-before need --mode backfill")
         }
@@ -59,14 +65,37 @@ struct Run: AsyncParsableCommand {
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
-            let result = try await Commands.run(
-                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal())
+            options.acceptDowngrades = acceptDowngrades != nil
+            let runOptions = options
+            let resumeID = resume ?? acceptDowngrades
+            let result = try await Signals.cancellingOnTermination {
+                try await Commands.run(
+                    environment: env, options: runOptions, logger: logger, progress: ProgressLine.makeIfTerminal(),
+                    resume: resumeID)
+            }
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
             await MetricsPublisher.publish(
-                runFolder: result.folder, shard: options.shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? runOptions.shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
                 logger: logger)
             return result.exitStatus
+        }
+    }
+}
+
+struct Report: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Re-render a past run's reports from its ledger in the database.")
+    @Argument(help: "The run id (a folder name under the report directory).") var runID: String
+    @Option(help: "Where the run folder is written.") var reportDir: String = "reports"
+
+    func run() async throws {
+        let env = Startup.environment()
+        let logger = Startup.logger(env)
+        try await Startup.guarded(logger) {
+            let result = try await Commands.report(
+                environment: env, runID: runID, reportDirectory: URL(fileURLWithPath: reportDir), logger: logger)
+            print(TerminalSummary.text(result.summary, folder: result.folder))
+            return .ok
         }
     }
 }
