@@ -189,6 +189,14 @@ extension SchemaMigrator {
                 """,
                 "create index if not exists reconcile_changes_run_idx on reconcile_changes (run_id)",
                 "create index if not exists reconcile_changes_user_idx on reconcile_changes (user_id, created_at)",
-            ])
+            ]),
+        SchemaMigration(
+            version: 2, name: "candidate scan: lapsed users in id order (one ordered index scan per SPEC 5.1 rule)",
+            statements: [
+                """
+                create index if not exists users_lapsed_id_idx on users (id)
+                    where subscription_status in ('expired', 'canceled', 'refunded')
+                """
+            ]),
     ]
 }

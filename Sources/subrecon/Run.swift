@@ -21,6 +21,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Where run folders are written.") var reportDir: String = "reports"
     @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = 0.5
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
+    @Option(help: "RevenueCat requests per second, shared by all workers (0 = unlimited).")
+    var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
+    @Option(help: "App Store Server API requests per second (default 50 production, 5 sandbox; 0 = unlimited).")
+    var appStoreRps: Double?
 
     func validate() throws {
         guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
@@ -28,6 +32,7 @@ struct Run: AsyncParsableCommand {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
+        guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
@@ -51,6 +56,8 @@ struct Run: AsyncParsableCommand {
             options.shard = ShardSpec(parsing: shard) ?? .all
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
+            options.revenueCatRequestsPerSecond = revenuecatRps
+            options.appStoreRequestsPerSecond = appStoreRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             let result = try await Commands.run(
                 environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal())

@@ -5,17 +5,18 @@ import Testing
 
 @Suite("SchemaMigrator (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct MigrationTests {
-    @Test("migrating twice applies version 1 once and records it")
+    @Test("migrating twice applies every version once and records them")
     func idempotent() async throws {
         try await TestDatabase.withStore(migrated: false) { store, client in
             await #expect(throws: StoreError.schemaMissing(table: "subrecon_schema_migrations")) {
                 try await store.requireSchema()
             }
-            #expect(try await store.migrate() == [1])
+            let all = SchemaMigrator.migrations.map(\.version).sorted()
+            #expect(try await store.migrate() == all)
             #expect(try await store.migrate() == [])
             try await store.requireSchema()
             let versions = try await SchemaMigrator().appliedVersions(client: client, logger: store.logger)
-            #expect(versions == [1])
+            #expect(versions == Set(all))
             for table in ["users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes"] {
                 let exists = try await TestDatabase.scalar(
                     client, "select to_regclass(\(table)) is not null", as: Bool.self)
@@ -30,21 +31,22 @@ struct MigrationTests {
             async let first = store.migrate()
             async let second = store.migrate()
             let applied = try await [first, second]
-            #expect(applied.flatMap { $0 } == [1])
+            #expect(applied.flatMap { $0 } == SchemaMigrator.migrations.map(\.version).sorted())
         }
     }
 
     @Test("a later migration is appended and applied alone")
     func appended() async throws {
         try await TestDatabase.withStore { store, client in
+            let latest = SchemaMigrator().latestVersion
             var migrations = SchemaMigrator.migrations
             migrations.append(
-                SchemaMigration(version: 2, name: "test column", statements: ["alter table users add column note text"]))
+                SchemaMigration(version: latest + 1, name: "test column", statements: ["alter table users add column note text"]))
             let migrator = SchemaMigrator(migrations: migrations)
-            await #expect(throws: StoreError.schemaOutdated(current: 1, required: 2)) {
+            await #expect(throws: StoreError.schemaOutdated(current: latest, required: latest + 1)) {
                 try await store.requireSchema(migrator)
             }
-            #expect(try await store.migrate(migrator) == [2])
+            #expect(try await store.migrate(migrator) == [latest + 1])
             try await store.requireSchema(migrator)
             let column = try await TestDatabase.scalar(
                 client,
