@@ -31,7 +31,7 @@ struct BenchDatabase {
         let settings = try DatabaseSettings(environment: ["DATABASE_URL": url])
         let database = BenchDatabase(url: url, schema: schema, settings: settings, local: local, baseSettings: baseSettings)
         try await database.withClient(base: true, logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "create schema \(schema)"), logger: logger)
+            _ = try await client.query(PostgresQuery(unsafeSQL: "create schema \(schema)"), logger: logger)
         }
         try await database.withStore(logger: logger) { store, _ in
             _ = try await store.migrate()
@@ -42,8 +42,8 @@ struct BenchDatabase {
 
     /// Drops the schema (and stops the throwaway cluster).
     func close(logger: Logger) async {
-        try? await withClient(base: true, logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "drop schema if exists \(schema) cascade"), logger: logger)
+        _ = try? await withClient(base: true, logger: logger) { client in
+            _ = try await client.query(PostgresQuery(unsafeSQL: "drop schema if exists \(schema) cascade"), logger: logger)
         }
         local?.stop()
     }
@@ -57,6 +57,7 @@ struct BenchDatabase {
                 await client.run()
                 return nil
             }
+            await Task.yield()
             defer { group.cancelAll() }
             return try await body(client)
         }
@@ -93,10 +94,11 @@ struct BenchDatabase {
         binds.append(asOf)
         binds.append(stride)
         binds.append(users)
+        let insert = PostgresQuery(unsafeSQL: sql, binds: binds)
         try await withClient(logger: logger) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "truncate users", binds: PostgresBindings()), logger: logger)
-            try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-            try await client.query(PostgresQuery(unsafeSQL: "vacuum analyze users"), logger: logger)
+            _ = try await client.query(PostgresQuery(unsafeSQL: "truncate users"), logger: logger)
+            _ = try await client.query(insert, logger: logger)
+            _ = try await client.query(PostgresQuery(unsafeSQL: "vacuum analyze users"), logger: logger)
         }
     }
 }

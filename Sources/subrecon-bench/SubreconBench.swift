@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import StoreSimulator
 import Subrecon
 
 /// `subrecon-bench`: the job against the loopback simulator at a given latency and rate limit, or the candidate
