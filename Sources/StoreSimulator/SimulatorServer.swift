@@ -106,6 +106,8 @@ public final class SimulatorServer: Sendable {
     /// Stops accepting and waits for the accept loop to end.
     public func shutdown() async {
         try? await serverChannel.close()
+        // Keep-alive connections of clients still open would hold the accept loop; end them too.
+        acceptTask.cancel()
         await acceptTask.value
     }
 

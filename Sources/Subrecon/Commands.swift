@@ -31,17 +31,41 @@ public enum Commands {
     }
 
     /// `subrecon run`: configuration (78), database reachable (69), schema present, shard lock (4), the job.
+    /// With `resume`, continues that run from its ledger with the selection it stored (`--resume RUN_ID`).
     public static func run(
         environment env: Environment, options: RunOptions, logger: Logger,
-        progress: (@Sendable (ProgressSnapshot) -> Void)? = nil
+        progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, resume resumeID: String? = nil
     ) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireRevenueCat: true)
         var adjusted = options
         adjusted.environment = config.environment
-        let options = adjusted
-        let startedAt = Date()
-        let runID = ReconcileJob.makeRunID(startedAt: startedAt, shard: options.shard)
-        return try await withStore(config.database, logger: logger) { store in
+        let requested = adjusted
+        let firstStart = Date()
+        let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
+        var logger = logger
+        logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
+        return try await withStore(config.database, logger: logger) { [logger] store in
+            var options = requested
+            var startedAt = firstStart
+            var runID = newRunID
+            var resumeFrom: RunProgress?
+            if let resumeID {
+                guard !options.dryRun else { throw CommandFailure(.usage, "--resume cannot be combined with --dry-run") }
+                guard let stored = try await store.storedRun(id: resumeID) else {
+                    throw CommandFailure(.usage, "no run \(resumeID) in reconcile_runs")
+                }
+                guard stored.record.status != .completed else {
+                    throw CommandFailure(.usage, "run \(resumeID) already completed; nothing to resume")
+                }
+                guard let selection = stored.selection.flatMap({ try? StoredSelection.decode($0) }) else {
+                    throw CommandFailure(.usage, "run \(resumeID) has no stored selection (dry runs cannot be resumed)")
+                }
+                selection.apply(to: &options)
+                runID = resumeID
+                startedAt = stored.record.startedAt
+                resumeFrom = stored.progress
+            }
+            let finalOptions = options
             let stats = RequestStats()
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
                 let appStoreRate =
@@ -51,17 +75,47 @@ public enum Commands {
                     revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(options.revenueCatRequestsPerSecond),
                     appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate))
                 let job = ReconcileJob(
-                    database: store, source: source, stats: stats,
-                    sourcesNote: source.notes, logger: logger, progress: progress)
+                    database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
                 guard
-                    let result = try await store.withShardLock(shard: options.shard, {
-                        try await job.run(options, runID: runID, startedAt: startedAt)
+                    let result = try await store.withShardLock(shard: finalOptions.shard, {
+                        try await job.run(finalOptions, runID: runID, startedAt: startedAt, resume: resumeFrom)
                     })
                 else {
-                    throw CommandFailure(.shardLocked, "another run holds the lock of shard \(options.shard); nothing done")
+                    throw CommandFailure(.shardLocked, "another run holds the lock of shard \(finalOptions.shard); nothing done")
                 }
                 return result
             }
+        }
+    }
+
+    /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
+    public static func report(environment env: Environment, runID: String, reportDirectory: URL, logger: Logger) async throws -> RunResult {
+        let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
+        return try await withStore(config.database, logger: logger) { store in
+            guard let stored = try await store.storedRun(id: runID) else {
+                throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
+            }
+            let record = stored.record
+            var summary = RunSummary(
+                runID: runID, mode: record.mode.rawValue, asOf: record.asOf, shard: record.shard.description, dryRun: false,
+                startedAt: record.startedAt)
+            if let data = stored.summary, let previous = try? JSONDecoder().decode(RunSummary.self, from: data) {
+                summary.sources = previous.sources
+                summary.requests = previous.requests
+                summary.timings = previous.timings
+                summary.valve = previous.valve
+                summary.status = previous.status
+                summary.exitCode = previous.exitCode
+                summary.finishedAt = previous.finishedAt
+            } else {
+                summary.status = record.status.rawValue
+            }
+            let folder = RunFolder(root: reportDirectory, runID: runID)
+            try folder.create()
+            try await ReconcileJob.render(
+                ledger: DatabaseLedger(database: store, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
+            try folder.writeJSON(summary, to: "summary.json")
+            return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
         }
     }
 

@@ -30,16 +30,20 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         case "sandbox": environment = .sandbox
         default: throw ConfigError("APP_STORE_ENVIRONMENT", "must be production or sandbox")
         }
+        let timeout = try env.number("SUBRECON_HTTP_TIMEOUT_SECONDS", default: 10, range: 0.01...600)
+        let attempts = Int(try env.number("SUBRECON_HTTP_MAX_ATTEMPTS", default: 4, range: 1...20))
+        let backoff = try env.number("SUBRECON_HTTP_BACKOFF_SECONDS", default: 0.5, range: 0...60)
         var revenueCat: RevenueCatConfiguration?
         if let key = try env.secret("REVENUECAT_API_KEY") {
             let base = try env.baseURL("REVENUECAT_BASE_URL", default: RevenueCatConfiguration.defaultBaseURL)!
-            revenueCat = RevenueCatConfiguration(baseURL: base, apiKey: key)
+            revenueCat = RevenueCatConfiguration(
+                baseURL: base, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
+                baseBackoff: .milliseconds(Int64(backoff * 1000)))
         } else if requireRevenueCat {
             throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
         }
-        return SubreconConfiguration(
-            database: database, revenueCat: revenueCat, appStore: try appStore(env, environment: environment),
-            environment: environment)
+        let apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
+        return SubreconConfiguration(database: database, revenueCat: revenueCat, appStore: apple, environment: environment)
     }
 
     static func databaseSettings(_ env: Environment) throws(ConfigError) -> DatabaseSettings {
@@ -53,7 +57,9 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         }
     }
 
-    static func appStore(_ env: Environment, environment: StoreEnvironment) throws(ConfigError) -> AppStoreConfiguration? {
+    static func appStoreConfiguration(
+        _ env: Environment, environment: StoreEnvironment, timeout: Double, attempts: Int, backoff: Double
+    ) throws(ConfigError) -> AppStoreConfiguration? {
         let issuer = env.string("APP_STORE_ISSUER_ID")
         let keyID = env.string("APP_STORE_KEY_ID")
         let key = try env.secret("APP_STORE_PRIVATE_KEY")
@@ -84,7 +90,8 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         do {
             return try AppStoreConfiguration(
                 issuerID: issuer, keyID: keyID, privateKeyPEM: key, bundleID: bundle, environment: environment,
-                baseURLOverride: base, rootCertificates: roots)
+                baseURLOverride: base, rootCertificates: roots, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+                maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)))
         } catch {
             throw ConfigError("APP_STORE_PRIVATE_KEY", "is not usable: \(error)")
         }

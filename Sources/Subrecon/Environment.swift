@@ -38,6 +38,15 @@ public struct Environment: Sendable {
         return value
     }
 
+    /// A decimal number within `range`, or `fallback` when unset.
+    public func number(_ name: String, default fallback: Double, range: ClosedRange<Double>) throws(ConfigError) -> Double {
+        guard let raw = string(name) else { return fallback }
+        guard let value = Double(raw), range.contains(value) else {
+            throw ConfigError(name, "must be a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
     /// An http(s) base URL without a trailing slash.
     public func baseURL(_ name: String, default fallback: String?) throws(ConfigError) -> String? {
         guard let raw = string(name) else { return fallback }

@@ -33,6 +33,10 @@ public struct RunOptions: Sendable {
         environment == .sandbox ? 5 : 50
     }
     public var applyBatchSize = 50
+    /// Verdicts written to the ledger per round trip (and the granularity of resume).
+    public var ledgerBatchSize = 200
+    /// Apply even if the safety valve trips (`--accept-downgrades RUN_ID`, after an operator reviewed the run).
+    public var acceptDowngrades = false
 
     public init(asOf: Date, reportDirectory: URL) {
         self.asOf = asOf
@@ -69,9 +73,12 @@ public struct RunResult: Sendable {
 
 /// The job of SPEC 5: scan candidates, re-validate, decide, apply, report.
 ///
-/// Two phases: validate (stream candidates, ask the sources with bounded concurrency, decide, spill verdicts in
-/// scan order) and apply (unless dry run or the safety valve tripped: write each change with compare-and-set,
-/// then the reports). Memory is bounded by the concurrency, not the number of candidates.
+/// Three passes: validate (stream candidates, ask the sources with bounded concurrency, decide, append verdicts in
+/// scan order to the run's ledger together with the run's progress), apply (unless dry run or the safety valve
+/// tripped: each change with compare-and-set, its outcome recorded in the ledger in the same transaction), and
+/// report (render the ledger). A run killed at any point resumes from its ledger (`resume:`) without asking the
+/// sources again for users already validated and without writing anyone twice. Memory is bounded by the
+/// concurrency and batch sizes, not by the number of candidates.
 public struct ReconcileJob: Sendable {
     public var database: any ReconcileDatabase
     public var source: any FactSource
@@ -93,15 +100,15 @@ public struct ReconcileJob: Sendable {
     }
 
     public static func makeRunID(startedAt: Date, shard: ShardSpec) -> String {
-        var style = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!)
-        style = style.dateTimeSeparator(.standard)
+        let style = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!)
         let stamp = startedAt.formatted(style).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let shardPart = shard.count > 1 ? "-s\(shard.index)of\(shard.count)" : ""
         return "\(stamp)\(shardPart)-\(random)"
     }
 
-    public func run(_ options: RunOptions, runID: String, startedAt: Date = Date()) async throws -> RunResult {
+    /// Runs (or, with `resume`, continues) run `runID`.
+    public func run(_ options: RunOptions, runID: String, startedAt: Date = Date(), resume: RunProgress? = nil) async throws -> RunResult {
         var logger = logger
         logger[metadataKey: "run.id"] = "\(runID)"
         let clock = ContinuousClock()
@@ -115,172 +122,157 @@ public struct ReconcileJob: Sendable {
 
         let catalog = try await database.loadCatalog()
         let context = DecisionContext(asOf: options.asOf, environment: options.environment, catalog: catalog)
-        if !options.dryRun {
-            try await database.startRun(
-                RunRecord(
-                    id: runID, mode: options.mode, asOf: options.asOf, shard: options.shard, dryRun: options.dryRun,
-                    status: .running, startedAt: startedAt,
-                    options: [
-                        "concurrency": String(options.concurrency), "lookback_days": String(options.lookbackDays),
-                        "max_downgrade_ratio": String(options.maxDowngradeRatio), "limit": options.limit.map(String.init) ?? "",
-                    ]))
+        let ledger: any VerdictLedger
+        if options.dryRun {
+            ledger = try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
+        } else {
+            ledger = DatabaseLedger(database: database, runID: runID)
+            if resume == nil {
+                try await database.startRun(
+                    RunRecord(
+                        id: runID, mode: options.mode, asOf: options.asOf, shard: options.shard, dryRun: false,
+                        status: .running, startedAt: startedAt,
+                        options: [
+                            "concurrency": String(options.concurrency), "lookback_days": String(options.lookbackDays),
+                            "max_downgrade_ratio": String(options.maxDowngradeRatio),
+                            "limit": options.limit.map(String.init) ?? "",
+                        ]))
+                try await database.recordSelection(runID: runID, selection: try StoredSelection(options).encoded())
+            } else {
+                try await database.setRunStatus(id: runID, .running)
+            }
         }
         logger.info(
-            "run started",
+            resume == nil ? "run started" : "run resumed",
             metadata: [
                 "run.mode": "\(options.mode.rawValue)", "run.as_of": "\(ISO8601.string(options.asOf))",
                 "run.shard": "\(options.shard)", "run.dry_run": "\(options.dryRun)",
-                "run.concurrency": "\(options.concurrency)",
+                "run.concurrency": "\(options.concurrency)", "run.validated_before": "\(resume?.validated ?? 0)",
             ])
 
-        // Phase 1: validate.
-        let spillURL = folder.url.appendingPathComponent(".verdicts.jsonl")
-        let spill = try VerdictSpill(url: spillURL)
-        defer { try? FileManager.default.removeItem(at: spillURL) }
-        var total = try await database.countCandidates(options.selection)
-        if let limit = options.limit { total = min(total, limit) }
-        let tally = try await validate(options, context: context, spill: spill, total: total, start: start)
-        try spill.close()
-        summary.timings.validateSeconds = seconds(clock.now - start)
+        do {
+            var state = resume ?? RunProgress()
+            if !state.scanDone {
+                state = try await validate(options, context: context, ledger: ledger, from: state, start: start)
+            }
+            summary.timings.validateSeconds = seconds(clock.now - start)
 
-        let valve = RunSummary.Valve(
-            threshold: options.maxDowngradeRatio, heldTier: tally.heldTier, wouldLoseTier: tally.wouldLoseTier)
-        summary.valve = valve
-        let applying = !options.dryRun && !valve.tripped
-        if valve.tripped {
-            logger.error(
-                "safety valve tripped: nothing applied",
-                metadata: [
-                    "valve.ratio": "\(valve.ratio)", "valve.threshold": "\(valve.threshold)",
-                    "valve.held_tier": "\(valve.heldTier)", "valve.would_lose_tier": "\(valve.wouldLoseTier)",
-                ])
-        }
-
-        // Phase 2: apply (or not) and report, in scan order.
-        let applyStart = clock.now
-        let drift = try folder.driftWriter()
-        let intents = try folder.intentWriter()
-        var done = 0
-        try await VerdictSpill.read(spillURL, chunk: options.applyBatchSize) { chunk in
-            let changing = applying ? chunk.filter(\.changesRow) : []
-            let results = changing.isEmpty ? [] : try await database.applyDetailed(changing, runID: runID)
-            var resultByUser: [String: AppliedVerdict] = [:]
-            for (verdict, result) in zip(changing, results) { resultByUser[verdict.row.id] = result }
-            for verdict in chunk {
-                let row: ReportRow
-                let result = resultByUser[verdict.row.id]
-                switch result?.outcome {
-                case .applied?:
-                    let queued = result?.queuedIntents ?? []
-                    row = ReportRow(runID: runID, verdict: verdict, applied: true, intents: queued.map(\.kind))
-                    for intent in queued { try intents.append(IntentRow(runID: runID, intent: intent)) }
-                    summary.intentsQueued += queued.count
-                    summary.intentsDeduplicated += result?.deduplicatedIntents.count ?? 0
-                case .concurrentUpdate?:
-                    row = ReportRow(
-                        runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
-                        error: "row changed since it was read (a webhook wrote first); left for the next run")
-                case .notFound?:
-                    row = ReportRow(
-                        runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
-                        error: "row deleted since it was read")
-                case .unchanged?, nil:
-                    row = ReportRow(runID: runID, verdict: verdict, applied: false)
-                }
-                try drift.append(row)
-                summary.count(row)
-                summary.finance.add(verdict)
-                logger.debug(
-                    "user reconciled",
+            let valve = RunSummary.Valve(
+                threshold: options.maxDowngradeRatio, heldTier: state.heldTier, wouldLoseTier: state.wouldLoseTier)
+            summary.valve = valve
+            let overridden = valve.tripped && options.acceptDowngrades
+            if valve.tripped {
+                logger.log(
+                    level: overridden ? .warning : .error,
+                    overridden ? "safety valve tripped, overridden by --accept-downgrades" : "safety valve tripped: nothing applied",
                     metadata: [
-                        "user.id": "\(verdict.row.id)", "user.action": "\(row.action)",
-                        "user.drift": "\(row.drift.joined(separator: ";"))", "user.applied": "\(row.applied)",
+                        "valve.ratio": "\(valve.ratio)", "valve.threshold": "\(valve.threshold)",
+                        "valve.held_tier": "\(valve.heldTier)", "valve.would_lose_tier": "\(valve.wouldLoseTier)",
                     ])
             }
-            done += chunk.count
-            progress?(ProgressSnapshot(phase: applying ? "apply" : "report", done: done, total: spill.count, errors: summary.errors, elapsed: seconds(clock.now - applyStart)))
-        }
-        try drift.finish()
-        try intents.finish()
-        summary.timings.applySeconds = seconds(clock.now - applyStart)
-
-        let exit: ExitStatus = valve.tripped ? .valveTripped : (summary.errors > 0 ? .userErrors : .ok)
-        summary.exitCode = Int(exit.rawValue)
-        summary.status =
-            switch exit {
-            case .valveTripped: "valve_tripped"
-            case .userErrors: "completed_with_errors"
-            default: "completed"
+            let applyStart = clock.now
+            if !options.dryRun && (!valve.tripped || overridden) {
+                try await applyAll(options, ledger: ledger, total: Int(state.validated), start: applyStart)
             }
-        for (name, counts) in stats.snapshot {
-            var r = RunSummary.SourceRequests()
-            r.requests = counts.requests
-            r.rateLimited = counts.rateLimited
-            r.failures = counts.failures
-            summary.requests[name] = r
+            summary.timings.applySeconds = seconds(clock.now - applyStart)
+            try await Self.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.applyBatchSize)
+
+            let tripped = valve.tripped && !overridden
+            let exit: ExitStatus = tripped ? .valveTripped : (summary.errors > 0 ? .userErrors : .ok)
+            summary.exitCode = Int(exit.rawValue)
+            summary.status = tripped ? "valve_tripped" : (exit == .userErrors ? "completed_with_errors" : "completed")
+            for (name, counts) in stats.snapshot {
+                var r = RunSummary.SourceRequests()
+                r.requests = counts.requests
+                r.rateLimited = counts.rateLimited
+                r.failures = counts.failures
+                summary.requests[name] = r
+            }
+            summary.timings.totalSeconds = seconds(clock.now - start)
+            let finishedAt = startedAt.addingTimeInterval(summary.timings.totalSeconds)
+            summary.finishedAt = ISO8601.string(finishedAt)
+            try folder.writeJSON(summary, to: "summary.json")
+            try folder.markLatest()
+            if !options.dryRun {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                try await database.finishRun(
+                    id: runID, status: tripped ? .valveTripped : .completed, summary: try encoder.encode(summary),
+                    finishedAt: finishedAt)
+            }
+            logger.info(
+                "run finished",
+                metadata: [
+                    "run.status": "\(summary.status)", "run.candidates": "\(summary.candidates)",
+                    "run.applied": "\(summary.applied)", "run.errors": "\(summary.errors)",
+                    "run.seconds": "\(summary.timings.totalSeconds)", "run.report": "\(folder.url.path)",
+                ])
+            return RunResult(summary: summary, folder: folder.url, exitStatus: exit)
+        } catch {
+            if !options.dryRun { try? await database.setRunStatus(id: runID, .failed) }
+            let reason = error is CancellationError ? "interrupted" : "\(error)"
+            logger.error("run stopped", metadata: ["error": "\(reason)"])
+            throw CommandFailure(
+                .stopped,
+                options.dryRun
+                    ? "dry run \(runID) stopped (\(reason)); nothing was changed"
+                    : "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
         }
-        summary.timings.totalSeconds = seconds(clock.now - start)
-        summary.finishedAt = ISO8601.string(startedAt.addingTimeInterval(summary.timings.totalSeconds))
-        try folder.writeJSON(summary, to: "summary.json")
-        try folder.markLatest()
-        if !options.dryRun {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try await database.finishRun(
-                id: runID, status: exit == .valveTripped ? .valveTripped : .completed, summary: try encoder.encode(summary),
-                finishedAt: startedAt.addingTimeInterval(summary.timings.totalSeconds))
-        }
-        logger.info(
-            "run finished",
-            metadata: [
-                "run.status": "\(summary.status)", "run.candidates": "\(summary.candidates)",
-                "run.applied": "\(summary.applied)", "run.errors": "\(summary.errors)",
-                "run.seconds": "\(summary.timings.totalSeconds)", "run.report": "\(folder.url.path)",
-            ])
-        return RunResult(summary: summary, folder: folder.url, exitStatus: exit)
     }
 
-    struct Tally {
-        var heldTier = 0
-        var wouldLoseTier = 0
-        var errors = 0
-    }
-
-    /// Streams candidates page by page, validates up to `concurrency` users at once, spills verdicts in scan order.
+    /// Streams candidates after `state.scanCursor`, validates up to `concurrency` users at once, and appends the
+    /// verdicts in scan order to the ledger, `ledgerBatchSize` at a time together with the progress they make.
     private func validate(
-        _ options: RunOptions, context: DecisionContext, spill: VerdictSpill, total: Int, start: ContinuousClock.Instant
-    ) async throws -> Tally {
+        _ options: RunOptions, context: DecisionContext, ledger: any VerdictLedger, from initial: RunProgress,
+        start: ContinuousClock.Instant
+    ) async throws -> RunProgress {
         let clock = ContinuousClock()
-        var tally = Tally()
+        var state = initial
+        var total = try await database.countCandidates(options.selection)
+        if let limit = options.limit { total = min(total, limit) }
         var lastReport = clock.now
         let source = self.source
         let concurrency = max(1, options.concurrency)
+        let alreadyDone = Int(initial.validated)
         try await withThrowingTaskGroup(of: (Int, Verdict).self) { group in
             var submitted = 0
             var inFlight = 0
             var nextToWrite = 0
             var finished: [Int: Verdict] = [:]
+            var batch: [Verdict] = []
 
-            func collect(_ result: (Int, Verdict)) throws {
+            func flush() async throws {
+                guard !batch.isEmpty else { return }
+                try await ledger.append(batch, progress: state)
+                batch.removeAll(keepingCapacity: true)
+            }
+
+            func collect(_ result: (Int, Verdict)) async throws {
                 inFlight -= 1
                 finished[result.0] = result.1
                 while let verdict = finished.removeValue(forKey: nextToWrite) {
-                    try spill.append(verdict)
                     nextToWrite += 1
-                    if verdict.row.currentTier > 0 { tally.heldTier += 1 }
-                    if verdict.losesTier { tally.wouldLoseTier += 1 }
-                    if verdict.isError { tally.errors += 1 }
+                    batch.append(verdict)
+                    state.validated += 1
+                    state.scanCursor = verdict.row.id
+                    if verdict.row.currentTier > 0 { state.heldTier += 1 }
+                    if verdict.losesTier { state.wouldLoseTier += 1 }
+                    if verdict.isError { state.userErrors += 1 }
+                    if batch.count >= options.ledgerBatchSize { try await flush() }
                 }
                 if clock.now - lastReport > .milliseconds(500) {
                     lastReport = clock.now
-                    progress?(ProgressSnapshot(phase: "validate", done: nextToWrite, total: total, errors: tally.errors, elapsed: seconds(clock.now - start)))
+                    progress?(
+                        ProgressSnapshot(
+                            phase: "validate", done: Int(state.validated), total: total, errors: state.userErrors,
+                            elapsed: seconds(clock.now - start)))
                 }
             }
 
-            var lastID: String?
-            var exhausted = false
-            var pending: Task<[UserRow], any Error>? = Task { [database, selection = options.selection, pageSize = options.pageSize] in
-                try await database.candidatePage(selection, after: nil, limit: pageSize)
+            let remaining = options.limit.map { max(0, $0 - alreadyDone) }
+            var exhausted = remaining == 0
+            var pending: Task<[UserRow], any Error>? = exhausted ? nil : Task { [database, selection = options.selection, pageSize = options.pageSize, cursor = initial.scanCursor] in
+                try await database.candidatePage(selection, after: cursor, limit: pageSize)
             }
             scan: while !exhausted, let fetch = pending {
                 let page = try await fetch.value
@@ -289,17 +281,16 @@ public struct ReconcileJob: Sendable {
                     exhausted = true
                 } else if let last = page.last?.id {
                     // Prefetch the next page while this one is validated.
-                    lastID = last
-                    pending = Task { [database, selection = options.selection, pageSize = options.pageSize, lastID] in
-                        try await database.candidatePage(selection, after: lastID, limit: pageSize)
+                    pending = Task { [database, selection = options.selection, pageSize = options.pageSize] in
+                        try await database.candidatePage(selection, after: last, limit: pageSize)
                     }
                 }
                 for row in page {
-                    if let limit = options.limit, submitted >= limit {
+                    if let remaining, submitted >= remaining {
                         pending?.cancel()
                         break scan
                     }
-                    if inFlight >= concurrency, let result = try await group.next() { try collect(result) }
+                    if inFlight >= concurrency, let result = try await group.next() { try await collect(result) }
                     let index = submitted
                     submitted += 1
                     inFlight += 1
@@ -309,10 +300,129 @@ public struct ReconcileJob: Sendable {
                     }
                 }
             }
-            while let result = try await group.next() { try collect(result) }
+            while let result = try await group.next() { try await collect(result) }
+            state.scanDone = true
+            try await ledger.append(batch, progress: state)  // the last verdicts, and the scan's end, in one write
         }
-        progress?(ProgressSnapshot(phase: "validate", done: spill.count, total: total, errors: tally.errors, elapsed: seconds(clock.now - start)))
-        return tally
+        progress?(
+            ProgressSnapshot(
+                phase: "validate", done: Int(state.validated), total: total, errors: state.userErrors,
+                elapsed: seconds(clock.now - start)))
+        return state
+    }
+
+    /// Applies every ledger entry not applied yet, in scan order, `applyBatchSize` rows per transaction.
+    private func applyAll(_ options: RunOptions, ledger: any VerdictLedger, total: Int, start: ContinuousClock.Instant) async throws {
+        let clock = ContinuousClock()
+        var after: Int64 = -1
+        var done = 0
+        while true {
+            let page = try await ledger.page(after: after, limit: options.applyBatchSize)
+            guard let last = page.last else { break }
+            after = last.seq
+            let open = page.filter { $0.outcome == nil }
+            let changing = open.filter(\.verdict.changesRow).map(\.verdict)
+            if !changing.isEmpty { _ = try await ledger.apply(changing) }
+            try await ledger.markUnchanged(open.filter { !$0.verdict.changesRow }.map(\.seq))
+            done += page.count
+            progress?(ProgressSnapshot(phase: "apply", done: done, total: total, errors: 0, elapsed: seconds(clock.now - start)))
+        }
+    }
+
+    /// Renders a run's ledger into its report files and counts it into `summary`.
+    static func render(
+        ledger: any VerdictLedger, runID: String, folder: RunFolder, into summary: inout RunSummary, batch: Int
+    ) async throws {
+        let drift = try folder.driftWriter()
+        let intents = try folder.intentWriter()
+        var after: Int64 = -1
+        while true {
+            let page = try await ledger.page(after: after, limit: max(batch, 100))
+            guard let last = page.last else { break }
+            after = last.seq
+            for entry in page {
+                let verdict = entry.verdict
+                let row: ReportRow
+                switch entry.outcome {
+                case "applied":
+                    row = ReportRow(runID: runID, verdict: verdict, applied: true, intents: entry.queuedIntents.map(\.kind))
+                    for intent in entry.queuedIntents { try intents.append(IntentRow(runID: runID, intent: intent)) }
+                    summary.intentsQueued += entry.queuedIntents.count
+                    summary.intentsDeduplicated += max(0, verdict.intents.count - entry.queuedIntents.count)
+                case "concurrent_update":
+                    row = ReportRow(
+                        runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
+                        error: "row changed since it was read (a webhook wrote first); left for the next run")
+                case "not_found":
+                    row = ReportRow(
+                        runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
+                        error: "row deleted since it was read")
+                default:
+                    row = ReportRow(runID: runID, verdict: verdict, applied: false)
+                }
+                try drift.append(row)
+                summary.count(row)
+                summary.finance.add(verdict)
+            }
+        }
+        try drift.finish()
+        try intents.finish()
+    }
+}
+
+/// The candidate selection of a run, stored with it so `--resume` asks for exactly the same candidates.
+struct StoredSelection: Codable {
+    var mode: String
+    var asOf: Date
+    var lookbackDays: Int
+    var userIDs: [String]?
+    var endAfter: Date?
+    var endBefore: Date?
+    var shardIndex: Int
+    var shardCount: Int
+    var limit: Int?
+    var maxDowngradeRatio: Double
+    var environment: String
+
+    init(_ options: RunOptions) {
+        mode = options.mode.rawValue
+        asOf = options.asOf
+        lookbackDays = options.lookbackDays
+        userIDs = options.userIDs
+        endAfter = options.endAfter
+        endBefore = options.endBefore
+        shardIndex = options.shard.index
+        shardCount = options.shard.count
+        limit = options.limit
+        maxDowngradeRatio = options.maxDowngradeRatio
+        environment = options.environment.rawValue
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    static func decode(_ data: Data) throws -> StoredSelection {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try decoder.decode(StoredSelection.self, from: data)
+    }
+
+    /// Applies the stored selection to `options` (report folder, concurrency and the like stay the caller's).
+    func apply(to options: inout RunOptions) {
+        options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
+        options.asOf = asOf
+        options.lookbackDays = lookbackDays
+        options.userIDs = userIDs
+        options.endAfter = endAfter
+        options.endBefore = endBefore
+        options.shard = ShardSpec(index: shardIndex, count: shardCount)
+        options.limit = limit
+        options.maxDowngradeRatio = maxDowngradeRatio
+        options.environment = StoreEnvironment(rawValue: environment) ?? .production
     }
 }
 

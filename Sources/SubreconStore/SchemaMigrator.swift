@@ -198,5 +198,28 @@ extension SchemaMigrator {
                     where subscription_status in ('expired', 'canceled', 'refunded')
                 """
             ]),
+        SchemaMigration(
+            version: 3, name: "per-run verdict ledger and run progress (resume, report re-rendering)",
+            statements: [
+                """
+                create table if not exists reconcile_verdicts (
+                    run_id text not null,
+                    seq bigint not null,
+                    user_id text not null,
+                    verdict jsonb not null,
+                    outcome text,
+                    queued_intents jsonb,
+                    primary key (run_id, seq)
+                )
+                """,
+                "create unique index if not exists reconcile_verdicts_run_user on reconcile_verdicts (run_id, user_id)",
+                "alter table reconcile_runs add column if not exists validated bigint not null default 0",
+                "alter table reconcile_runs add column if not exists scan_cursor text",
+                "alter table reconcile_runs add column if not exists scan_done boolean not null default false",
+                "alter table reconcile_runs add column if not exists held_tier integer not null default 0",
+                "alter table reconcile_runs add column if not exists would_lose_tier integer not null default 0",
+                "alter table reconcile_runs add column if not exists user_errors integer not null default 0",
+                "alter table reconcile_runs add column if not exists selection jsonb",
+            ]),
     ]
 }

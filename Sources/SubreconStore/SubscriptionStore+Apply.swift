@@ -37,7 +37,10 @@ extension SubscriptionStore {
     }
 
     /// `applyBatch` that also tells which intents were queued now (for the run's `push_intents` report).
-    public func applyDetailed(_ verdicts: [Verdict], runID: String) async throws -> [AppliedVerdict] {
+    ///
+    /// With `ledger` true, each verdict's outcome (and the intents it queued) is recorded in `reconcile_verdicts` in the
+    /// same transaction, so a resumed run never writes a user twice.
+    public func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool = false) async throws -> [AppliedVerdict] {
         guard verdicts.contains(where: \.changesRow) else {
             return verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
         }
@@ -60,12 +63,31 @@ extension SubscriptionStore {
                         var metadata: Logger.Metadata = ["user.id": "\(verdict.row.id)", "run.id": "\(runID)"]
                         metadata["apply.outcome"] = "\(result.outcome)"
                         logger.debug("applied verdict", metadata: metadata)
+                        if ledger { try await recordOutcome(result, userID: verdict.row.id, runID: runID, on: connection) }
                         results.append(result)
                     }
                     return results
                 }
             }
         }
+    }
+
+    private func recordOutcome(
+        _ result: AppliedVerdict, userID: String, runID: String, on connection: PostgresConnection
+    ) async throws {
+        let outcome: String =
+            switch result.outcome {
+            case .applied: "applied"
+            case .concurrentUpdate: "concurrent_update"
+            case .notFound: "not_found"
+            case .unchanged: "unchanged"
+            }
+        let queued = try Self.json(result.queuedIntents)
+        try await connection.query(
+            """
+            update reconcile_verdicts set outcome = \(outcome), queued_intents = \(queued)::jsonb \
+            where run_id = \(runID) and user_id = \(userID)
+            """, logger: logger)
     }
 
     private func applyOne(

@@ -25,6 +25,8 @@ struct Run: AsyncParsableCommand {
     var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
     @Option(help: "App Store Server API requests per second (default 50 production, 5 sandbox; 0 = unlimited).")
     var appStoreRps: Double?
+    @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
+    @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
     func validate() throws {
         guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
@@ -37,6 +39,10 @@ struct Run: AsyncParsableCommand {
         for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
+        if let resume, let acceptDowngrades, resume != acceptDowngrades {
+            throw ValidationError("--resume and --accept-downgrades name different runs")
+        }
+        if (resume != nil || acceptDowngrades != nil) && dryRun { throw ValidationError("--resume cannot be a dry run") }
         if (endAfter != nil || endBefore != nil) && mode != "backfill" {
             throw ValidationError("--end-after/--end-before need --mode backfill")
         }
@@ -59,11 +65,34 @@ struct Run: AsyncParsableCommand {
             options.revenueCatRequestsPerSecond = revenuecatRps
             options.appStoreRequestsPerSecond = appStoreRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
-            let result = try await Commands.run(
-                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal())
+            options.acceptDowngrades = acceptDowngrades != nil
+            let runOptions = options
+            let resumeID = resume ?? acceptDowngrades
+            let result = try await Signals.cancellingOnTermination {
+                try await Commands.run(
+                    environment: env, options: runOptions, logger: logger, progress: ProgressLine.makeIfTerminal(),
+                    resume: resumeID)
+            }
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
             return result.exitStatus
+        }
+    }
+}
+
+struct Report: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Re-render a past run's reports from its ledger in the database.")
+    @Argument(help: "The run id (a folder name under the report directory).") var runID: String
+    @Option(help: "Where the run folder is written.") var reportDir: String = "reports"
+
+    func run() async throws {
+        let env = Startup.environment()
+        let logger = Startup.logger(env)
+        try await Startup.guarded(logger) {
+            let result = try await Commands.report(
+                environment: env, runID: runID, reportDirectory: URL(fileURLWithPath: reportDir), logger: logger)
+            print(TerminalSummary.text(result.summary, folder: result.folder))
+            return .ok
         }
     }
 }

@@ -5,19 +5,19 @@ import Testing
 
 @Suite("SchemaMigrator (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct MigrationTests {
-    @Test("migrating twice applies every version once and records them")
+    @Test("migrating twice applies every migration once and records it")
     func idempotent() async throws {
         try await TestDatabase.withStore(migrated: false) { store, client in
             await #expect(throws: StoreError.schemaMissing(table: "subrecon_schema_migrations")) {
                 try await store.requireSchema()
             }
-            let all = SchemaMigrator.migrations.map(\.version).sorted()
+            let all = SchemaMigrator.migrations.map(\.version)
             #expect(try await store.migrate() == all)
             #expect(try await store.migrate() == [])
             try await store.requireSchema()
             let versions = try await SchemaMigrator().appliedVersions(client: client, logger: store.logger)
             #expect(versions == Set(all))
-            for table in ["users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes"] {
+            for table in ["users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes", "reconcile_verdicts"] {
                 let exists = try await TestDatabase.scalar(
                     client, "select to_regclass(\(table)) is not null", as: Bool.self)
                 #expect(exists == true, "\(table)")
@@ -31,22 +31,22 @@ struct MigrationTests {
             async let first = store.migrate()
             async let second = store.migrate()
             let applied = try await [first, second]
-            #expect(applied.flatMap { $0 } == SchemaMigrator.migrations.map(\.version).sorted())
+            #expect(applied.flatMap { $0 } == SchemaMigrator.migrations.map(\.version))
         }
     }
 
     @Test("a later migration is appended and applied alone")
     func appended() async throws {
         try await TestDatabase.withStore { store, client in
-            let latest = SchemaMigrator().latestVersion
             var migrations = SchemaMigrator.migrations
+            let current = SchemaMigrator().latestVersion
             migrations.append(
-                SchemaMigration(version: latest + 1, name: "test column", statements: ["alter table users add column note text"]))
+                SchemaMigration(version: current + 1, name: "test column", statements: ["alter table users add column note text"]))
             let migrator = SchemaMigrator(migrations: migrations)
-            await #expect(throws: StoreError.schemaOutdated(current: latest, required: latest + 1)) {
+            await #expect(throws: StoreError.schemaOutdated(current: current, required: current + 1)) {
                 try await store.requireSchema(migrator)
             }
-            #expect(try await store.migrate(migrator) == [latest + 1])
+            #expect(try await store.migrate(migrator) == [current + 1])
             try await store.requireSchema(migrator)
             let column = try await TestDatabase.scalar(
                 client,

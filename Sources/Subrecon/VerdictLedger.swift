@@ -1,0 +1,87 @@
+import Foundation
+import SubreconCore
+import SubreconStore
+
+/// Where a run keeps its verdicts between the validate and the apply phase, in scan order.
+/// A real run keeps them in PostgreSQL (resumable, re-renderable); a dry run in a file in the run folder.
+protocol VerdictLedger: Sendable {
+    func append(_ verdicts: [Verdict], progress: RunProgress) async throws
+    func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry]
+    func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict]
+    func markUnchanged(_ seqs: [Int64]) async throws
+}
+
+struct DatabaseLedger: VerdictLedger {
+    let database: any ReconcileDatabase
+    let runID: String
+
+    func append(_ verdicts: [Verdict], progress: RunProgress) async throws {
+        try await database.appendVerdicts(runID: runID, verdicts, progress: progress)
+    }
+    func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit)
+    }
+    func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
+        try await database.applyDetailed(verdicts, runID: runID, ledger: true)
+    }
+    func markUnchanged(_ seqs: [Int64]) async throws { try await database.markUnchanged(runID: runID, seqs: seqs) }
+}
+
+/// The dry run's ledger: JSON lines in a hidden file of the run folder, removed when the run ends.
+final class FileLedger: VerdictLedger, @unchecked Sendable {
+    // Used from one task at a time (the job's phases run sequentially); not shared.
+    let url: URL
+    private let handle: FileHandle
+    private var reader: FileHandle?
+    private var pending = Data()
+    private var nextSeq: Int64 = 0
+
+    init(url: URL) throws {
+        self.url = url
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CommandFailure(.userErrors, "cannot create \(url.path)")
+        }
+        handle = try FileHandle(forWritingTo: url)
+    }
+
+    deinit {
+        try? handle.close()
+        try? reader?.close()
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    func append(_ verdicts: [Verdict], progress: RunProgress) async throws {
+        let encoder = JSONEncoder()
+        var data = Data()
+        for verdict in verdicts {
+            data.append(try encoder.encode(verdict))
+            data.append(0x0A)
+        }
+        try handle.write(contentsOf: data)
+    }
+
+    /// Sequential reads only: each call continues where the previous one stopped.
+    func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        if reader == nil { reader = try FileHandle(forReadingFrom: url) }
+        let decoder = JSONDecoder()
+        var entries: [LedgerEntry] = []
+        while entries.count < limit {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = pending[pending.startIndex..<newline]
+                entries.append(LedgerEntry(seq: nextSeq, verdict: try decoder.decode(Verdict.self, from: line), outcome: nil, queuedIntents: []))
+                nextSeq += 1
+                pending = Data(pending[pending.index(after: newline)...])
+                continue
+            }
+            guard let chunk = try reader?.read(upToCount: 1 << 20), !chunk.isEmpty else { break }
+            pending.append(chunk)
+        }
+        return entries
+    }
+
+    func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
+        throw CommandFailure(.userErrors, "a dry run applies nothing")
+    }
+
+    func markUnchanged(_ seqs: [Int64]) async throws {}
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SubreconCore
+
+/// How far a run got: the validated prefix of its candidates (in scan order) and the valve's counters.
+/// Stored in `reconcile_runs` together with each batch of verdicts, so a killed run resumes where it stopped.
+public struct RunProgress: Sendable, Hashable {
+    /// Verdicts in the ledger (seq 0..<validated).
+    public var validated: Int64 = 0
+    /// Id of the last validated candidate; the scan resumes after it.
+    public var scanCursor: String?
+    /// True once every candidate has a verdict.
+    public var scanDone = false
+    public var heldTier = 0
+    public var wouldLoseTier = 0
+    public var userErrors = 0
+    public init() {}
+}
+
+/// One verdict of a run and what applying it did (nil: not applied yet, or never: dry run, valve).
+public struct LedgerEntry: Sendable, Hashable {
+    public var seq: Int64
+    public var verdict: Verdict
+    public var outcome: String?
+    public var queuedIntents: [PushIntent]
+
+    public init(seq: Int64, verdict: Verdict, outcome: String?, queuedIntents: [PushIntent]) {
+        self.seq = seq
+        self.verdict = verdict
+        self.outcome = outcome
+        self.queuedIntents = queuedIntents
+    }
+}
+
+/// A stored run: its record, the candidate selection it used (JSON) and its progress.
+public struct StoredRun: Sendable {
+    public var record: RunRecord
+    public var selection: Data?
+    public var progress: RunProgress
+    /// The summary JSON `finishRun(summary:)` stored, if the run finished.
+    public var summary: Data?
+}
+
+extension SubscriptionStore {
+    /// Appends verdicts numbered from `progress.validated - verdicts.count` and records `progress`, atomically.
+    public func appendVerdicts(runID: String, _ verdicts: [Verdict], progress: RunProgress) async throws {
+        let encoder = JSONEncoder()
+        let first = progress.validated - Int64(verdicts.count)
+        var seqs: [Int64] = []
+        var users: [String] = []
+        var bodies: [String] = []
+        for (offset, verdict) in verdicts.enumerated() {
+            seqs.append(first + Int64(offset))
+            users.append(verdict.row.id)
+            bodies.append(String(decoding: try encoder.encode(verdict), as: UTF8.self))
+        }
+        try await run("record verdicts") {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    if !verdicts.isEmpty {
+                        try await connection.query(
+                            """
+                            insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
+                            select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
+                            on conflict (run_id, seq) do nothing
+                            """, logger: logger)
+                    }
+                    try await connection.query(
+                        """
+                        update reconcile_runs set validated = \(progress.validated), scan_cursor = \(progress.scanCursor), \
+                        scan_done = \(progress.scanDone), held_tier = \(progress.heldTier), \
+                        would_lose_tier = \(progress.wouldLoseTier), user_errors = \(progress.userErrors) where id = \(runID)
+                        """, logger: logger)
+                }
+            }
+        }
+    }
+
+    /// Stores the run's candidate selection (JSON) so `--resume` asks for the same candidates.
+    public func recordSelection(runID: String, selection: Data) async throws {
+        let text = String(decoding: selection, as: UTF8.self)
+        try await run("record selection") {
+            try await client.query("update reconcile_runs set selection = \(text)::jsonb where id = \(runID)", logger: logger)
+        }
+    }
+
+    /// The ledger in seq order, `limit` entries after `afterSeq`.
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await run("read verdicts") {
+            let rows = try await client.query(
+                """
+                select seq, verdict::text, outcome, queued_intents::text from reconcile_verdicts \
+                where run_id = \(runID) and seq > \(afterSeq) order by seq limit \(limit)
+                """, logger: logger)
+            let decoder = JSONDecoder()
+            var entries: [LedgerEntry] = []
+            for try await (seq, verdict, outcome, queued) in rows.decode((Int64, String, String?, String?).self) {
+                entries.append(
+                    LedgerEntry(
+                        seq: seq, verdict: try decoder.decode(Verdict.self, from: Data(verdict.utf8)), outcome: outcome,
+                        queuedIntents: try queued.map { try decoder.decode([PushIntent].self, from: Data($0.utf8)) } ?? []))
+            }
+            return entries
+        }
+    }
+
+    /// Marks entries that need no write (their verdict changes nothing) as done.
+    public func markUnchanged(runID: String, seqs: [Int64]) async throws {
+        guard !seqs.isEmpty else { return }
+        try await run("record outcomes") {
+            try await client.query(
+                """
+                update reconcile_verdicts set outcome = 'unchanged' \
+                where run_id = \(runID) and seq = any(\(seqs)::bigint[]) and outcome is null
+                """, logger: logger)
+        }
+    }
+
+    /// A run's record, selection and progress.
+    public func storedRun(id: String) async throws -> StoredRun? {
+        try await run("read run") {
+            let rows = try await client.query(
+                """
+                select id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, finished_at, \
+                selection::text, validated, scan_cursor, scan_done, held_tier, would_lose_tier, user_errors, counts::text \
+                from reconcile_runs where id = \(id)
+                """, logger: logger)
+            for try await row in rows {
+                let r = try row.decode(
+                    (String, String, Date, Int, Int, Bool, String, Date, Date?, String?, Int64, String?, Bool, Int, Int, Int, String?).self)
+                var progress = RunProgress()
+                progress.validated = r.10
+                progress.scanCursor = r.11
+                progress.scanDone = r.12
+                progress.heldTier = r.13
+                progress.wouldLoseTier = r.14
+                progress.userErrors = r.15
+                let record = RunRecord(
+                    id: r.0, mode: CandidateQuery.Mode(rawValue: r.1) ?? .nightly, asOf: r.2,
+                    shard: ShardSpec(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
+                    startedAt: r.7, finishedAt: r.8)
+                return StoredRun(record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
+            }
+            return nil
+        }
+    }
+
+    /// Sets a run's status (e.g. back to `running` when resumed).
+    public func setRunStatus(id: String, _ status: RunStatus) async throws {
+        try await run("update run") {
+            try await client.query("update reconcile_runs set status = \(status.rawValue), finished_at = null where id = \(id)", logger: logger)
+        }
+    }
+}

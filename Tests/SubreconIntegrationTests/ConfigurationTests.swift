@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import RevenueCat
+import Subrecon
+import SubreconCore
+import SubreconStore
+import Testing
+
+@Suite("Configuration from the environment (SPEC 3): one line naming the variable, exit 78, no secrets")
+struct ConfigurationTests {
+    let base = ["DATABASE_URL": "postgres://app:s3cret-pw@127.0.0.1:5432/app?sslmode=disable", "REVENUECAT_API_KEY": "sk_live_abc123"]
+
+    func failure(_ env: [String: String], requireRevenueCat: Bool = true) -> ConfigError? {
+        do {
+            _ = try SubreconConfiguration.load(Environment(env), requireRevenueCat: requireRevenueCat)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a complete RevenueCat-only configuration loads and hides its secrets")
+    func complete() throws {
+        let config = try SubreconConfiguration.load(Environment(base), requireRevenueCat: true)
+        #expect(config.appStore == nil)
+        #expect(config.environment == .production)
+        #expect(!config.description.contains("s3cret-pw") && !config.description.contains("sk_live_abc123"))
+    }
+
+    @Test("missing RevenueCat key for run names the variable")
+    func missingKey() {
+        var env = base
+        env["REVENUECAT_API_KEY"] = nil
+        #expect(failure(env)?.variable == "REVENUECAT_API_KEY")
+        #expect(failure(env, requireRevenueCat: false) == nil, "migrate needs no key")
+    }
+
+    @Test("secrets may come from NAME_FILE; both set, or an unreadable file, is an error")
+    func secretFiles() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rc-key-\(UUID().uuidString)")
+        try Data("sk_from_file\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var env = base
+        env["REVENUECAT_API_KEY"] = nil
+        env["REVENUECAT_API_KEY_FILE"] = file.path
+        let config = try SubreconConfiguration.load(Environment(env), requireRevenueCat: true)
+        #expect(config.revenueCat?.apiKey == "sk_from_file")
+        env["REVENUECAT_API_KEY"] = "sk_too"
+        #expect(failure(env)?.variable == "REVENUECAT_API_KEY_FILE")
+        env["REVENUECAT_API_KEY"] = nil
+        env["REVENUECAT_API_KEY_FILE"] = "/nonexistent/key"
+        #expect(failure(env)?.variable == "REVENUECAT_API_KEY_FILE")
+    }
+
+    @Test("malformed settings name their variable and never echo a password", arguments: [
+        ("DATABASE_URL", "mysql://u:s3cret-pw@h/db"),
+        ("DATABASE_URL", "postgres://u:s3cret-pw@h:notaport/db"),
+        ("REVENUECAT_BASE_URL", "not a url"),
+        ("APP_STORE_ENVIRONMENT", "staging"),
+        ("SUBRECON_HTTP_TIMEOUT_SECONDS", "-1"),
+    ])
+    func malformed(name: String, value: String) {
+        var env = base
+        env[name] = value
+        let error = failure(env)
+        #expect(error?.variable == name)
+        #expect(error?.description.contains("s3cret-pw") == false)
+    }
+
+    @Test("a partial App Store configuration names the first missing variable")
+    func partialApple() {
+        var env = base
+        env["APP_STORE_ISSUER_ID"] = "issuer"
+        #expect(failure(env)?.variable == "APP_STORE_KEY_ID")
+        env["APP_STORE_KEY_ID"] = "KEY"
+        env["APP_STORE_PRIVATE_KEY"] = "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----"
+        env["APP_STORE_BUNDLE_ID"] = "com.example"
+        let error = failure(env)
+        #expect(error?.variable == "APP_STORE_PRIVATE_KEY")
+        #expect(error?.description.contains("not a key") == false)
+    }
+
+    @Test("an unreachable database at start is exit 69 before anything is done")
+    func unreachable() async throws {
+        var env = base
+        env["DATABASE_URL"] = "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"
+        do {
+            _ = try await Commands.run(
+                environment: Environment(env), options: RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp/unused")),
+                logger: Logger(label: "test"))
+            Issue.record("expected a failure")
+        } catch let failure as CommandFailure {
+            #expect(failure.status == .unavailable)
+            #expect(!failure.description.contains("s3cret-pw"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused"))
+    }
+
+    @Test("input files: users file and product file")
+    func inputFiles() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-in-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let users = dir.appendingPathComponent("users.txt")
+        try Data("# night of 2026-06-01\nu1\n\n  u2 \nu1\n$RCAnonymousID:abc\n".utf8).write(to: users)
+        #expect(try UsersFile.read(path: users.path) == ["u1", "u2", "$RCAnonymousID:abc"])
+        let csv = try ProductFile.parse(data: Data("product_id,tier,entitlement\npremium,1,premium\nlifetime,2,\n".utf8), name: "p.csv")
+        #expect(csv == [.init(productID: "premium", tier: 1, entitlement: "premium"), .init(productID: "lifetime", tier: 2)])
+        let json = try ProductFile.parse(data: Data(#"[{"product_id":"pro","tier":2,"entitlement":"pro"}]"#.utf8), name: "p.json")
+        #expect(json == [.init(productID: "pro", tier: 2, entitlement: "pro")])
+        #expect(throws: CommandFailure.self) { try ProductFile.parse(data: Data("premium,one\n".utf8), name: "bad.csv") }
+    }
+}

@@ -1,0 +1,160 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+import StoreSimulator
+import Subrecon
+import SubreconCore
+import SubreconReports
+import SubreconStore
+import Testing
+
+/// A real PostgreSQL schema of its own, the loopback store simulator and an environment pointing at both:
+/// the job runs through `Commands.run` exactly as `subrecon run` does.
+struct Harness {
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = environment["SUBRECON_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let isEnabled = url != nil || environment["SUBRECON_REQUIRE_DATABASE"] == "1"
+    static let skip: Comment = "SUBRECON_TEST_DATABASE_URL is not set: run scripts/test (it starts a PostgreSQL)"
+    static let asOf = ISO8601.date("2026-06-01T03:00:00Z")!
+    static let bundleID = "com.example.subrecon.tests"
+    static let products: [ProductCatalog.Entry] = [
+        .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
+        .init(productID: "pro_monthly", tier: 2, entitlement: "pro"),
+    ]
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String { "SUBRECON_REQUIRE_DATABASE=1 but SUBRECON_TEST_DATABASE_URL is not set" }
+    }
+
+    let store: SubscriptionStore
+    let client: PostgresClient
+    let revenueCat: RevenueCatSimulator
+    let appStore: AppStoreSimulator
+    let server: SimulatorServer
+    let env: Environment
+    let reportDirectory: URL
+    let logger = Logger(label: "subrecon.integration")
+
+    static func day(_ n: Double) -> Date { asOf.addingTimeInterval(n * 86_400) }
+
+    /// Runs `body` with a fresh schema (dropped afterwards), a simulator and a report folder.
+    static func with(apple: Bool = false, extra: [String: String] = [:], _ body: (Harness) async throws -> Void) async throws {
+        guard let url else { throw Missing() }
+        let schema = "it_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(schema)"
+        var settings = try DatabaseSettings(environment: ["DATABASE_URL": url])
+        settings.searchPath = schema
+        let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
+        let store = SubscriptionStore(client: client, logger: Logger(label: "subrecon.integration.store"))
+        let apiKey = "sk_test_" + UUID().uuidString
+        let appleKey = P256.Signing.PrivateKey()
+        let pki = try AppleTestPKI.generate(now: Date())
+        let revenueCat = RevenueCatSimulator(apiKey: apiKey, productEntitlements: ["premium_monthly": "premium", "pro_monthly": "pro"])
+        await revenueCat.setClock(asOf)
+        let appStore = try AppStoreSimulator(
+            pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID)
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore])
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema)")
+        let rootFile = reports.appendingPathComponent("root.pem")
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+        try Data(try pki.rootPEM().utf8).write(to: rootFile)
+        var values = [
+            "DATABASE_URL": databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL,
+            "SUBRECON_HTTP_TIMEOUT_SECONDS": "2", "SUBRECON_HTTP_MAX_ATTEMPTS": "3", "SUBRECON_HTTP_BACKOFF_SECONDS": "0.01",
+        ]
+        if apple {
+            values.merge([
+                "APP_STORE_ISSUER_ID": "issuer-tests", "APP_STORE_KEY_ID": "KEYTESTS01",
+                "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation, "APP_STORE_BUNDLE_ID": bundleID,
+                "APP_STORE_BASE_URL": server.baseURL, "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+            ]) { $1 }
+        }
+        values.merge(extra) { $1 }
+        let harness = Harness(
+            store: store, client: client, revenueCat: revenueCat, appStore: appStore, server: server, env: Environment(values),
+            reportDirectory: reports)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            do {
+                try await client.query("create schema \(unescaped: schema)")
+                try await store.migrate()
+                try await store.upsertProducts(products)
+                try await body(harness)
+            } catch {
+                await server.shutdown()
+                _ = try? await client.query("drop schema \(unescaped: schema) cascade")
+                try? FileManager.default.removeItem(at: reports)
+                throw error
+            }
+            await server.shutdown()
+            try await client.query("drop schema \(unescaped: schema) cascade")
+            try? FileManager.default.removeItem(at: reports)
+        }
+    }
+
+    func options(_ configure: (inout RunOptions) -> Void = { _ in }) -> RunOptions {
+        var options = RunOptions(asOf: Self.asOf, reportDirectory: reportDirectory)
+        options.concurrency = 4
+        configure(&options)
+        return options
+    }
+
+    /// `subrecon run` with this harness's environment.
+    func run(_ configure: (inout RunOptions) -> Void = { _ in }) async throws -> RunResult {
+        try await Commands.run(environment: env, options: options(configure), logger: logger)
+    }
+
+    func row(
+        _ id: String, tier: Int, _ status: String, end: Double?, grace: Double? = nil, product: String = "premium_monthly",
+        txn: String? = nil
+    ) -> UserRow {
+        UserRow(
+            id: id, currentTier: tier, status: status, endDate: end.map(Self.day), graceEndsAt: grace.map(Self.day),
+            source: "apple_iap", productID: product, originalTransactionID: txn, autoRenew: true)
+    }
+
+    static func subscription(
+        _ product: String = "premium_monthly", purchased: Double = -30, expires: Double?, grace: Double? = nil,
+        refunded: Double? = nil, billing: Double? = nil, txn: String? = nil, price: Decimal? = 9.99, currency: String = "USD"
+    ) -> SimulatedSubscription {
+        SimulatedSubscription(
+            productID: product, purchaseDate: day(purchased), expiresDate: expires.map(day), gracePeriodExpiresDate: grace.map(day),
+            refundedAt: refunded.map(day), billingIssuesDetectedAt: billing.map(day), storeTransactionID: txn,
+            price: price.map { SimulatedPrice(amount: $0, currency: currency) })
+    }
+
+    func seed(_ row: UserRow, _ subscriptions: SimulatedSubscription...) async throws {
+        try await store.insertUsers([row])
+        if !subscriptions.isEmpty {
+            await revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Self.day(-300), subscriptions: subscriptions), for: row.id)
+        }
+    }
+
+    func user(_ id: String) async throws -> UserRow? { try await store.user(id: id) }
+
+    func count(_ query: PostgresQuery) async throws -> Int {
+        for try await value in try await client.query(query).decode(Int.self) { return value }
+        return 0
+    }
+
+    func auditRows(_ id: String) async throws -> Int {
+        try await count("select count(*)::int from reconcile_changes where user_id = \(id)")
+    }
+
+    func intents(_ id: String) async throws -> Int { try await count("select count(*)::int from push_intents where user_id = \(id)") }
+
+    /// The drift report's rows, parsed from drift.json, keyed by user id.
+    func report(_ result: RunResult) throws -> [String: ReportRow] {
+        let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
+        let rows = try JSONDecoder().decode([ReportRow].self, from: data)
+        return Dictionary(uniqueKeysWithValues: rows.map { ($0.userID, $0) })
+    }
+
+    func csvLines(_ result: RunResult, _ name: String) throws -> [String] {
+        let text = try String(contentsOf: result.folder.appendingPathComponent(name), encoding: .utf8)
+        return text.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+    }
+}
