@@ -11,7 +11,8 @@ let package = Package(
     name: "subrecon",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "subrecon", targets: ["subrecon"])
+        .executable(name: "subrecon", targets: ["subrecon"]),
+        .executable(name: "subrecon-bench", targets: ["subrecon-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -94,6 +95,18 @@ let package = Package(
                 "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "subrecon-bench",
+            dependencies: [
+                "Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

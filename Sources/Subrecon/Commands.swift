@@ -68,7 +68,12 @@ public enum Commands {
             let finalOptions = options
             let stats = RequestStats()
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
-                let source = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: logger)
+                let appStoreRate =
+                    options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
+                let source = try StoreFactSource(
+                    configuration: config, httpClient: http, stats: stats, logger: logger,
+                    revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(options.revenueCatRequestsPerSecond),
+                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate))
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
                 guard

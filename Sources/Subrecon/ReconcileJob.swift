@@ -20,6 +20,18 @@ public struct RunOptions: Sendable {
     public var lookbackDays = 60
     public var environment: StoreEnvironment = .production
     public var pageSize = 500
+    /// RevenueCat requests per second shared by all workers; 0 = unlimited. RevenueCat does not document v1
+    /// limits (v2 allows 480/min = 8/s per project); 10/s is a cautious default for one nightly job.
+    public var revenueCatRequestsPerSecond = RunOptions.defaultRevenueCatRequestsPerSecond
+    /// App Store Server API requests per second; nil = Apple's published budget for the environment
+    /// (50/s production, 5/s sandbox); 0 = unlimited.
+    public var appStoreRequestsPerSecond: Double?
+    public static let defaultRevenueCatRequestsPerSecond = 10.0
+
+    /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.
+    public static func defaultAppStoreRequestsPerSecond(_ environment: StoreEnvironment) -> Double {
+        environment == .sandbox ? 5 : 50
+    }
     public var applyBatchSize = 50
     /// Verdicts written to the ledger per round trip (and the granularity of resume).
     public var ledgerBatchSize = 200

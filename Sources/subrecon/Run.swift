@@ -25,6 +25,10 @@ struct Run: AsyncParsableCommand {
     var metricsFile: String?
     @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
     var pushgatewayURL: String?
+    @Option(help: "RevenueCat requests per second, shared by all workers (0 = unlimited).")
+    var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
+    @Option(help: "App Store Server API requests per second (default 50 production, 5 sandbox; 0 = unlimited).")
+    var appStoreRps: Double?
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
@@ -34,6 +38,7 @@ struct Run: AsyncParsableCommand {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
+        guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
             throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
@@ -64,6 +69,8 @@ struct Run: AsyncParsableCommand {
             options.shard = ShardSpec(parsing: shard) ?? .all
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
+            options.revenueCatRequestsPerSecond = revenuecatRps
+            options.appStoreRequestsPerSecond = appStoreRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
             let runOptions = options
