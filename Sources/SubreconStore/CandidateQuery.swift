@@ -56,8 +56,9 @@ public struct CandidateQuery: Sendable, Hashable {
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
     ///
     /// A nightly page is a union of one ordered index scan per SPEC 5.1 rule (each `id > last order by id limit N`
-    /// on the partial index matching the rule), merged, de-duplicated and cut to N, so a page costs O(N) however
-    /// large the table is; one `or` of the three rules would gather and sort every matching user per page.
+    /// on the partial index matching the rule), merged with `union all`, de-duplicated by id (`distinct on`, not a
+    /// whole-row hash) and cut to N, so a page costs O(N) however large the table is; one `or` of the three rules
+    /// would gather and sort every matching user per page.
     private func sql(after lastID: String?, limit: Int?) -> PostgresQuery {
         var binds = PostgresBindings()
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
@@ -98,7 +99,7 @@ public struct CandidateQuery: Sendable, Hashable {
         let sql =
             branches.count == 1
             ? String(branches[0].dropFirst().dropLast())
-            : "select * from (\(branches.joined(separator: " union "))) as candidates order by 1 limit \(limitBind)"
+            : "select distinct on (id) * from (\(branches.joined(separator: " union all "))) as candidates order by id limit \(limitBind)"
         return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 }

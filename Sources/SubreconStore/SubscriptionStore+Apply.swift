@@ -29,8 +29,9 @@ extension SubscriptionStore {
         try await applyDetailed([verdict], runID: runID)[0].outcome
     }
 
-    /// Applies several verdicts in one transaction, each under its own savepoint: every row is still
-    /// compare-and-set on its own and atomic with its audit row and intents; a lost CAS skips only that row.
+    /// Applies several verdicts in one transaction with a fixed number of set-based statements (one CAS update,
+    /// one probe, one audit insert, one intents insert, one ledger update): every row is still compare-and-set on
+    /// its own and atomic with its audit row and intents; a lost CAS skips only that row.
     /// A database error rolls back the whole batch and is thrown.
     public func applyBatch(_ verdicts: [Verdict], runID: String) async throws -> [ApplyOutcome] {
         try await applyDetailed(verdicts, runID: runID).map(\.outcome)
@@ -47,97 +48,22 @@ extension SubscriptionStore {
         return try await run("apply") {
             try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
-                    var results: [AppliedVerdict] = []
-                    for verdict in verdicts {
-                        guard verdict.changesRow, let truth = verdict.truth else {
-                            results.append(AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []))
-                            continue
+                    let setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
+                    var results = verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
+                    for group in SetApply.groups(verdicts) {
+                        let pending = group.compactMap { index -> (index: Int, verdict: Verdict, truth: Entitlement)? in
+                            let verdict = verdicts[index]
+                            guard verdict.changesRow, let truth = verdict.truth else { return nil }
+                            return (index, verdict, truth)
                         }
-                        try await connection.query("savepoint subrecon_apply", logger: logger)
-                        let result = try await applyOne(verdict, truth: truth, runID: runID, on: connection)
-                        if case .applied = result.outcome {
-                            try await connection.query("release savepoint subrecon_apply", logger: logger)
-                        } else {
-                            try await connection.query("rollback to savepoint subrecon_apply", logger: logger)
-                        }
-                        var metadata: Logger.Metadata = ["user.id": "\(verdict.row.id)", "run.id": "\(runID)"]
-                        metadata["apply.outcome"] = "\(result.outcome)"
-                        logger.debug("applied verdict", metadata: metadata)
-                        if ledger { try await recordOutcome(result, userID: verdict.row.id, runID: runID, on: connection) }
-                        results.append(result)
+                        guard !pending.isEmpty else { continue }
+                        let applied = try await setApply.apply(pending.map { ($0.verdict, $0.truth) })
+                        for (entry, result) in zip(pending, applied) { results[entry.index] = result }
                     }
                     return results
                 }
             }
         }
-    }
-
-    private func recordOutcome(
-        _ result: AppliedVerdict, userID: String, runID: String, on connection: PostgresConnection
-    ) async throws {
-        let outcome: String =
-            switch result.outcome {
-            case .applied: "applied"
-            case .concurrentUpdate: "concurrent_update"
-            case .notFound: "not_found"
-            case .unchanged: "unchanged"
-            }
-        let queued = try Self.json(result.queuedIntents)
-        try await connection.query(
-            """
-            update reconcile_verdicts set outcome = \(outcome), queued_intents = \(queued)::jsonb \
-            where run_id = \(runID) and user_id = \(userID)
-            """, logger: logger)
-    }
-
-    private func applyOne(
-        _ verdict: Verdict, truth: Entitlement, runID: String, on connection: PostgresConnection
-    ) async throws -> AppliedVerdict {
-        let row = verdict.row
-        let update: PostgresQuery = """
-            update users set current_tier = \(truth.tier), subscription_status = \(truth.status.rawValue), \
-            subscription_end_date = \(truth.endDate.map(Timestamp.init)), \
-            grace_period_ends_at = \(truth.graceEndsAt.map(Timestamp.init)), \
-            subscription_source = \(truth.source), iap_product_id = \(truth.productID), \
-            iap_original_transaction_id = \(truth.originalTransactionID), auto_renew = \(truth.autoRenew), \
-            updated_at = greatest(now(), updated_at + interval '1 microsecond') \
-            where id = \(row.id) and (extract(epoch from updated_at) * 1000000)::bigint = \(row.updatedAtMicros) \
-            returning id
-            """
-        var updated = false
-        for try await _ in try await connection.query(update, logger: logger) { updated = true }
-        guard updated else {
-            var exists = false
-            let probe: PostgresQuery = "select 1 from users where id = \(row.id)"
-            for try await _ in try await connection.query(probe, logger: logger) { exists = true }
-            return AppliedVerdict(outcome: exists ? .concurrentUpdate : .notFound, queuedIntents: [], deduplicatedIntents: [])
-        }
-
-        let before = try AuditJSON.row(row)
-        let after = try AuditJSON.entitlement(truth)
-        try await connection.query(
-            """
-            insert into reconcile_changes (run_id, user_id, before, after, action, drift) \
-            values (\(runID), \(row.id), \(before)::jsonb, \(after)::jsonb, \(verdict.action.rawValue), \
-            \(verdict.drift.map(\.rawValue)))
-            """, logger: logger)
-
-        var queued: [PushIntent] = []
-        var deduplicated: [PushIntent] = []
-        for intent in verdict.intents {
-            let payload = try AuditJSON.payload(intent, runID: runID)
-            let insert: PostgresQuery = """
-                insert into push_intents (user_id, kind, dedupe_key, payload, run_id) \
-                values (\(intent.userID), \(intent.kind.rawValue), \(intent.dedupeKey), \(payload)::jsonb, \(runID)) \
-                on conflict (dedupe_key) do nothing returning id
-                """
-            var inserted = false
-            for try await _ in try await connection.query(insert, logger: logger) { inserted = true }
-            if inserted { queued.append(intent) } else { deduplicated.append(intent) }
-        }
-        return AppliedVerdict(
-            outcome: .applied(intentsQueued: queued.count, intentsDeduplicated: deduplicated.count),
-            queuedIntents: queued, deduplicatedIntents: deduplicated)
     }
 }
 

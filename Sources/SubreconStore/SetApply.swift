@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SubreconCore
+
+/// Set-based apply of one group of verdicts (user ids unique within the group): a fixed number of statements
+/// however many rows, inside the caller's transaction. Each row keeps its own compare-and-set on `updated_at`;
+/// only rows whose CAS won get their audit row, intents and `applied` ledger outcome.
+struct SetApply {
+    let runID: String
+    let ledger: Bool
+    let logger: Logger
+    let connection: PostgresConnection
+
+    /// Splits `verdicts` into consecutive groups in which no user appears twice, so a repeated user sees the
+    /// first write (and loses its CAS) exactly as a row-by-row apply would.
+    static func groups(_ verdicts: [Verdict]) -> [[Int]] {
+        var groups: [[Int]] = []
+        var current: [Int] = []
+        var seen = Set<String>()
+        for (index, verdict) in verdicts.enumerated() {
+            if !seen.insert(verdict.row.id).inserted {
+                groups.append(current)
+                current = []
+                seen = [verdict.row.id]
+            }
+            current.append(index)
+        }
+        if !current.isEmpty { groups.append(current) }
+        return groups
+    }
+
+    /// Applies `pending` (verdicts that change their row, each with its truth) and returns a result per verdict.
+    func apply(_ pending: [(verdict: Verdict, truth: Entitlement)]) async throws -> [AppliedVerdict] {
+        let updated = try await update(pending)
+        let missing = pending.map(\.verdict.row.id).filter { !updated.contains($0) }
+        let existing = try await probe(missing)
+        let applied = pending.filter { updated.contains($0.verdict.row.id) }
+        try await audit(applied)
+        let inserted = try await insertIntents(applied.flatMap(\.verdict.intents))
+
+        var claimed = Set<String>()
+        var results: [AppliedVerdict] = []
+        for (verdict, _) in pending {
+            guard updated.contains(verdict.row.id) else {
+                let outcome: ApplyOutcome = existing.contains(verdict.row.id) ? .concurrentUpdate : .notFound
+                results.append(AppliedVerdict(outcome: outcome, queuedIntents: [], deduplicatedIntents: []))
+                continue
+            }
+            var queued: [PushIntent] = []
+            var deduplicated: [PushIntent] = []
+            for intent in verdict.intents {
+                // The first intent with a key queued it if the insert returned the key; any later one is a duplicate.
+                if inserted.contains(intent.dedupeKey), claimed.insert(intent.dedupeKey).inserted {
+                    queued.append(intent)
+                } else {
+                    deduplicated.append(intent)
+                }
+            }
+            results.append(
+                AppliedVerdict(
+                    outcome: .applied(intentsQueued: queued.count, intentsDeduplicated: deduplicated.count),
+                    queuedIntents: queued, deduplicatedIntents: deduplicated))
+        }
+        for (entry, result) in zip(pending, results) {
+            logger.debug(
+                "applied verdict",
+                metadata: ["user.id": "\(entry.verdict.row.id)", "run.id": "\(runID)", "apply.outcome": "\(result.outcome)"])
+        }
+        if ledger { try await recordOutcomes(zip(pending, results).map { ($0.0.verdict.row.id, $0.1) }) }
+        return results
+    }
+
+    /// (a) One compare-and-set update of every row; returns the ids whose CAS won.
+    private func update(_ pending: [(verdict: Verdict, truth: Entitlement)]) async throws -> Set<String> {
+        let rows = pending.map { UpdateRow($0.verdict.row, $0.truth) }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        let query: PostgresQuery = """
+            update users u set current_tier = v.tier, subscription_status = v.status, \
+            subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \
+            grace_period_ends_at = to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond', \
+            subscription_source = v.source, iap_product_id = v.product, \
+            iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \
+            updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
+            from jsonb_to_recordset(\(json)::jsonb) as v(id text, micros bigint, tier int, status text, \
+            end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
+            auto_renew boolean) \
+            where u.id = v.id and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
+            returning u.id
+            """
+        var ids = Set<String>()
+        for try await id in try await connection.query(query, logger: logger).decode(String.self) { ids.insert(id) }
+        return ids
+    }
+
+    /// (b) Which of the rows whose CAS lost still exist (concurrent update) rather than being gone (not found).
+    private func probe(_ ids: [String]) async throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        var found = Set<String>()
+        let rows = try await connection.query("select id from users where id = any(\(ids)::text[])", logger: logger)
+        for try await id in rows.decode(String.self) { found.insert(id) }
+        return found
+    }
+
+    /// (c) One audit row per updated user, in verdict order.
+    private func audit(_ applied: [(verdict: Verdict, truth: Entitlement)]) async throws {
+        guard !applied.isEmpty else { return }
+        var users: [String] = [], befores: [String] = [], afters: [String] = [], actions: [String] = []
+        var drifts: [String] = []
+        for (verdict, truth) in applied {
+            users.append(verdict.row.id)
+            befores.append(try AuditJSON.row(verdict.row))
+            afters.append(try AuditJSON.entitlement(truth))
+            actions.append(verdict.action.rawValue)
+            drifts.append(String(decoding: try JSONEncoder().encode(verdict.drift.map(\.rawValue)), as: UTF8.self))
+        }
+        try await connection.query(
+            """
+            insert into reconcile_changes (run_id, user_id, before, after, action, drift) \
+            select \(runID), u, b::jsonb, a::jsonb, c, array(select jsonb_array_elements_text(d::jsonb)) \
+            from unnest(\(users)::text[], \(befores)::text[], \(afters)::text[], \(actions)::text[], \(drifts)::text[]) \
+            with ordinality as t(u, b, a, c, d, n) order by n
+            """, logger: logger)
+    }
+
+    /// (d) Inserts the intents (first of each dedupe key); returns the keys that were queued now.
+    private func insertIntents(_ intents: [PushIntent]) async throws -> Set<String> {
+        var seen = Set<String>()
+        var users: [String] = [], kinds: [String] = [], keys: [String] = [], payloads: [String] = []
+        for intent in intents where seen.insert(intent.dedupeKey).inserted {
+            users.append(intent.userID)
+            kinds.append(intent.kind.rawValue)
+            keys.append(intent.dedupeKey)
+            payloads.append(try AuditJSON.payload(intent, runID: runID))
+        }
+        guard !keys.isEmpty else { return [] }
+        let rows = try await connection.query(
+            """
+            insert into push_intents (user_id, kind, dedupe_key, payload, run_id) \
+            select u, k, d, p::jsonb, \(runID) \
+            from unnest(\(users)::text[], \(kinds)::text[], \(keys)::text[], \(payloads)::text[]) with ordinality as t(u, k, d, p, n) \
+            order by n on conflict (dedupe_key) do nothing returning dedupe_key
+            """, logger: logger)
+        var inserted = Set<String>()
+        for try await key in rows.decode(String.self) { inserted.insert(key) }
+        return inserted
+    }
+
+    /// (e) Every verdict's outcome and the intents it queued, in `reconcile_verdicts`.
+    private func recordOutcomes(_ outcomes: [(userID: String, result: AppliedVerdict)]) async throws {
+        guard !outcomes.isEmpty else { return }
+        var users: [String] = [], names: [String] = [], queued: [String] = []
+        for (userID, result) in outcomes {
+            users.append(userID)
+            names.append(result.outcome.ledgerName)
+            queued.append(try SubscriptionStore.json(result.queuedIntents))
+        }
+        try await connection.query(
+            """
+            update reconcile_verdicts r set outcome = v.o, queued_intents = v.q::jsonb \
+            from unnest(\(users)::text[], \(names)::text[], \(queued)::text[]) as v(u, o, q) \
+            where r.run_id = \(runID) and r.user_id = v.u
+            """, logger: logger)
+    }
+}
+
+extension ApplyOutcome {
+    /// The outcome's name in `reconcile_verdicts.outcome`.
+    var ledgerName: String {
+        switch self {
+        case .applied: "applied"
+        case .concurrentUpdate: "concurrent_update"
+        case .notFound: "not_found"
+        case .unchanged: "unchanged"
+        }
+    }
+}
+
+/// One row of the set-based update; timestamps as whole Unix seconds plus microseconds (exact in SQL).
+private struct UpdateRow: Encodable {
+    var id: String
+    var micros: Int64
+    var tier: Int
+    var status: String
+    var endS: Int64?, endUs: Int64?, graceS: Int64?, graceUs: Int64?
+    var source: String?, product: String?, original: String?
+    var autoRenew: Bool?
+
+    init(_ row: UserRow, _ truth: Entitlement) {
+        id = row.id
+        micros = row.updatedAtMicros
+        tier = truth.tier
+        status = truth.status.rawValue
+        (endS, endUs) = Self.split(truth.endDate)
+        (graceS, graceUs) = Self.split(truth.graceEndsAt)
+        source = truth.source
+        product = truth.productID
+        original = truth.originalTransactionID
+        autoRenew = truth.autoRenew
+    }
+
+    /// Unix seconds and the microseconds within them, rounded as `Timestamp` rounds.
+    private static func split(_ date: Date?) -> (Int64?, Int64?) {
+        guard let date else { return (nil, nil) }
+        let unixMicros = Timestamp(date).micros + 946_684_800 * 1_000_000
+        let seconds = unixMicros >= 0 ? unixMicros / 1_000_000 : (unixMicros - 999_999) / 1_000_000
+        return (seconds, unixMicros - seconds * 1_000_000)
+    }
+}
