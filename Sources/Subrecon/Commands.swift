@@ -64,7 +64,8 @@ public enum Commands {
             let finalOptions = options
             let stats = RequestStats()
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
-                let source = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: logger)
+                let source = try StoreFactSource(
+                    configuration: config, httpClient: http, stats: stats, logger: logger, receipts: store)
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
                 guard

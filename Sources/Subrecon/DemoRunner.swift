@@ -25,8 +25,9 @@ public enum DemoRunner {
         let appStore = try AppStoreSimulator(
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
             bundleID: DemoScenario.bundleID)
-        let server = try await SimulatorServer.start(routes: [revenueCat, appStore])
-        say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API)")
+        let receipts = AppleReceiptSimulator(sharedSecret: DemoScenario.sharedSecret)
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
+        say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API + verifyReceipt)")
 
         let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
         try Data(try pki.rootPEM().utf8).write(to: rootFile)
@@ -40,6 +41,8 @@ public enum DemoRunner {
             "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
             "APP_STORE_BASE_URL": server.baseURL,
             "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+            "APPLE_SHARED_SECRET": DemoScenario.sharedSecret,
+            "APPLE_VERIFY_RECEIPT_URL": server.baseURL + "/verifyReceipt",
         ])
 
         do {
@@ -49,12 +52,16 @@ public enum DemoRunner {
             try await Commands.withStore(config.database, logger: logger) { store in
                 try await store.upsertProducts(DemoScenario.products)
                 try await store.insertUsers(users.map(\.row))
+                for user in users {
+                    if let receipt = user.receipt { try await store.saveReceipt(receipt.receiptData, for: user.row.id) }
+                }
             }
             for user in users {
                 if let subscriber = user.subscriber { await revenueCat.setSubscriber(subscriber, for: user.row.id) }
                 if let fault = user.revenueCatFault { await revenueCat.setFault(fault.fault, for: user.row.id, times: fault.times) }
                 for scenario in user.apple { await appStore.setScenario(scenario) }
                 if let fault = user.appleFault { await appStore.setFault(fault.fault, for: fault.transactionID) }
+                if let receipt = user.receipt { await receipts.setScenario(receipt) }
             }
             say("demo: seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
 
