@@ -135,7 +135,7 @@ public struct AppleReceiptSimulator: SimulatorRoute {
     private func answer(_ scenario: AppleReceiptScenario) -> SimulatorResponse {
         func ms(_ date: Date) -> String { String(date.unixMilliseconds) }
         let latest: [[String: String]] = scenario.transactions.map { t in
-            var entry = [
+            var entry: [String: String] = [
                 "original_transaction_id": t.originalTransactionID, "transaction_id": t.transactionID, "product_id": t.productID,
                 "purchase_date_ms": ms(t.purchaseDate), "original_purchase_date_ms": ms(t.purchaseDate), "quantity": "1",
                 "is_trial_period": t.isTrialPeriod ? "true" : "false", "is_in_intro_offer_period": "false",
@@ -150,7 +150,7 @@ public struct AppleReceiptSimulator: SimulatorRoute {
             return entry
         }
         let pending: [[String: String]] = scenario.renewals.map { r in
-            var entry = [
+            var entry: [String: String] = [
                 "original_transaction_id": r.originalTransactionID, "product_id": r.productID, "auto_renew_product_id": r.productID,
                 "auto_renew_status": r.autoRenew ? "1" : "0", "is_in_billing_retry_period": r.isInBillingRetryPeriod ? "1" : "0",
             ]

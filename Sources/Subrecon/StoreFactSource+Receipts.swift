@@ -6,7 +6,7 @@ extension StoreFactSource {
     /// What the receipt bridge did for one user.
     enum ReceiptOutcome: Sendable {
         /// No bridge, no stored receipt, or a receipt without a subscription: carry on as before.
-        case none
+        case untouched
         /// The receipt revealed this original transaction id: ask the App Store Server API about it.
         case revealed(String)
         /// The facts are complete (the receipt's facts stand in for Apple's, or an error was recorded).
@@ -24,7 +24,7 @@ extension StoreFactSource {
     /// Apple's view replaces them and the id reaches `users.iap_original_transaction_id` through the verdict.
     /// Without the App Store Server API, the receipt's own facts are used as Apple's.
     func receiptLookup(row: UserRow, facts: inout SourceFacts) async -> ReceiptOutcome {
-        guard let receiptVerifier, let receipts else { return .none }
+        guard let receiptVerifier, let receipts else { return .untouched }
         let receipt: String?
         do {
             receipt = try await receipts.receipt(for: row.id)
@@ -32,13 +32,13 @@ extension StoreFactSource {
             facts.errors.append(SourceError(origin: .appStore, kind: .fetch, message: "stored receipt could not be read: \(error)"))
             return .settled
         }
-        guard let receipt else { return .none }
+        guard let receipt else { return .untouched }
         switch await receiptVerifier.verify(receiptData: receipt, productID: row.productID) {
         case .failure(let error):
             facts.errors.append(error)
             return .settled
         case .success(let answer):
-            guard let revealed = answer.originalTransactionID else { return .none }
+            guard let revealed = answer.originalTransactionID else { return .untouched }
             for index in facts.purchases.indices {
                 let purchase = facts.purchases[index]
                 guard purchase.store.isApple, !purchase.isLifetime, purchase.originalTransactionID == nil,

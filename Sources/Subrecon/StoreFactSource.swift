@@ -57,7 +57,7 @@ public struct StoreFactSource: FactSource {
         var lookup = Self.appStoreLookup(row: row, facts: facts)
         if lookup == nil, Self.isAppStoreCandidate(row: row, facts: facts) {
             switch await receiptLookup(row: row, facts: &facts) {
-            case .none: break
+            case .untouched: break
             case .revealed(let id): lookup = id
             case .settled: return facts
             }
