@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 import SubreconCore
 
 /// Settings of the legacy `verifyReceipt` bridge (`APPLE_SHARED_SECRET`, `APPLE_VERIFY_RECEIPT_URL`).
