@@ -101,11 +101,11 @@ struct ReceiptVerifierTests {
             let answer = try await harness.verifier().verify(receiptData: "sandbox-receipt").get()
             #expect(answer.environment == .sandbox)
             #expect(answer.originalTransactionID == "5000", "without a product: the latest subscription")
-            #expect(answer.purchases.allSatisfy(\.isSandbox))
+            #expect(answer.purchases.allSatisfy { $0.isSandbox })
             #expect(harness.observer.events.count == 2)
             // One URL serving both: the answer's environment is believed.
             let shared = try await harness.verifier(split: false).verify(receiptData: "sandbox-receipt").get()
-            #expect(shared.environment == .sandbox && shared.purchases.allSatisfy(\.isSandbox))
+            #expect(shared.environment == .sandbox && shared.purchases.allSatisfy { $0.isSandbox })
         }
     }
 
