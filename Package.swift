@@ -11,7 +11,8 @@ let package = Package(
     name: "subrecon",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "subrecon", targets: ["subrecon"])
+        .executable(name: "subrecon", targets: ["subrecon"]),
+        .executable(name: "subrecon-bench", targets: ["subrecon-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -83,6 +84,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -96,7 +98,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "subrecon-bench",
+            dependencies: [
+                "Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "SubreconCoreTests", dependencies: ["SubreconCore"], swiftSettings: strict),
+        .testTarget(name: "SubreconReportsTests", dependencies: ["SubreconReports", "SubreconCore"], swiftSettings: strict),
         .testTarget(
             name: "RevenueCatTests",
             dependencies: ["RevenueCat", "StoreSimulator", "SubreconCore",

@@ -99,8 +99,9 @@ extension AppStoreClient {
             return
         }
         let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded())
-        let wait = Duration.milliseconds(max(0, milliseconds - nowMilliseconds))
-        try? await sleep(min(wait, configuration.maxRetryWait))
+        let wait = min(Duration.milliseconds(max(0, milliseconds - nowMilliseconds)), configuration.maxRetryWait)
+        await gate?.backOff(source: Self.source, for: wait)
+        try? await sleep(wait)
     }
 
     private func timeAmount(_ duration: Duration) -> TimeAmount {

@@ -12,6 +12,13 @@ public protocol AppStoreRequestObserver: Sendable {
 /// Asked before every HTTP request; may wait (rate limits). Throwing ends the lookup with a fetch error.
 public protocol AppStoreRequestGate: Sendable {
     func acquire(source: String) async throws
+    /// The source answered 429 and asked for `duration` of quiet (a shared limiter pauses everybody).
+    func backOff(source: String, for duration: Duration) async
+}
+
+extension AppStoreRequestGate {
+    /// Default: nothing to share; the client still waits on its own.
+    public func backOff(source: String, for duration: Duration) async {}
 }
 
 /// App Store Server API client: `Get All Subscription Statuses` → verified `AppleSubscriptionFact`s.

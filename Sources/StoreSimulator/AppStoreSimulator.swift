@@ -44,6 +44,17 @@ public struct AppStoreSimulator: SimulatorRoute {
     public func requestCount(for transactionID: String) async -> Int { await state.counts[transactionID, default: 0] }
     /// All requests received.
     public func totalRequests() async -> Int { await state.counts.values.reduce(0, +) }
+    /// Requests received per transaction id.
+    public func requestCounts() async -> [String: Int] { await state.counts }
+    /// 429 answers given by the global rate limit or a fault.
+    public func rateLimitedAnswers() async -> Int { await state.rateLimited }
+    /// Latency added to every answer.
+    public func setLatency(_ latency: Duration) async { await state.setLatency(latency) }
+    /// A global limit in requests per second (token bucket, burst = one second's worth); nil removes it.
+    /// Over the limit the answer is 429 with `Retry-After` the absolute Unix time in ms of the next token.
+    public func setRequestsPerSecond(_ rate: Double?) async { await state.setRate(rate) }
+    /// Forgets the request counts.
+    public func resetCounters() async { await state.resetCounters() }
 
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         var segments = request.pathSegments
@@ -62,13 +73,20 @@ public struct AppStoreSimulator: SimulatorRoute {
             now: now())
         await state.record(token)
         guard token.accepted else { return SimulatorResponse(status: 401) }
+        if let wait = await state.takeToken() {
+            var response = errorResponse(429, code: 4_290_000, message: "Rate limit exceeded.")
+            let retryAt = now().addingTimeInterval(Double(wait / .microseconds(1)) / 1_000_000)
+            response.headers["retry-after"] = String(retryAt.unixMilliseconds + 1)
+            return response
+        }
 
-        var delay = Duration.zero
+        var delay = await state.latency
         switch await state.takeFault(for: id) {
         case .error(let status, let code, _)?:
             guard let code else { return SimulatorResponse(status: status) }
             return errorResponse(status, code: code, message: "Simulated error.")
         case .rateLimited(let after, _)?:
+            await state.countRateLimited()
             var response = errorResponse(429, code: 4_290_000, message: "Rate limit exceeded.")
             let retryAt = now().addingTimeInterval(Double(after / .milliseconds(1)) / 1000)
             response.headers["retry-after"] = String(retryAt.unixMilliseconds)
@@ -76,7 +94,7 @@ public struct AppStoreSimulator: SimulatorRoute {
         case .malformedBody?:
             return .json(200, Data(#"{"environment":"Production","data":[{"lastTransactions":"#.utf8))
         case .delay(let wait)?:
-            delay = wait
+            delay += wait
         case .forgedSignature?, .tamperedPayload?, nil:
             break
         }
@@ -157,6 +175,9 @@ actor AppStoreSimulatorState {
     private var faults: [String: (fault: AppStoreFault, remaining: Int)] = [:]
     private(set) var counts: [String: Int] = [:]
     private(set) var lastToken: AppStoreRecordedToken?
+    private(set) var latency: Duration = .zero
+    private(set) var rateLimited = 0
+    private var bucket: TokenBucket?
 
     init(scenarios: [AppStoreScenario]) {
         for scenario in scenarios { self.scenarios[scenario.originalTransactionID] = scenario }
@@ -193,6 +214,22 @@ actor AppStoreSimulatorState {
     func fault(for id: String) -> AppStoreFault? { faults[id]?.fault }
 
     func count(_ id: String) { counts[id, default: 0] += 1 }
+    func setLatency(_ latency: Duration) { self.latency = latency }
+    func setRate(_ rate: Double?) { bucket = rate.map { TokenBucket(rate: $0, now: ContinuousClock.now) } }
+    func countRateLimited() { rateLimited += 1 }
+    func resetCounters() {
+        counts = [:]
+        rateLimited = 0
+    }
+
+    /// Nil when the request may be answered; else how long until the rate limit has a token (counted as a 429).
+    func takeToken() -> Duration? {
+        guard var limiter = bucket else { return nil }
+        let wait = limiter.take(now: ContinuousClock.now)
+        bucket = limiter
+        if wait != nil { rateLimited += 1 }
+        return wait
+    }
     func record(_ token: AppStoreRecordedToken) { lastToken = token }
 }
 

@@ -40,10 +40,14 @@ public enum Commands {
         var adjusted = options
         adjusted.environment = config.environment
         let requested = adjusted
-        return try await withStore(config.database, logger: logger) { store in
+        let firstStart = Date()
+        let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
+        var logger = logger
+        logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
+        return try await withStore(config.database, logger: logger) { [logger] store in
             var options = requested
-            var startedAt = Date()
-            var runID = ReconcileJob.makeRunID(startedAt: startedAt, shard: options.shard)
+            var startedAt = firstStart
+            var runID = newRunID
             var resumeFrom: RunProgress?
             if let resumeID {
                 guard !options.dryRun else { throw CommandFailure(.usage, "--resume cannot be combined with --dry-run") }
@@ -64,8 +68,12 @@ public enum Commands {
             let finalOptions = options
             let stats = RequestStats()
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
+                let appStoreRate =
+                    options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
                 let source = try StoreFactSource(
-                    configuration: config, httpClient: http, stats: stats, logger: logger, receipts: store)
+                    configuration: config, httpClient: http, stats: stats, logger: logger,
+                    revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(options.revenueCatRequestsPerSecond),
+                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate), receipts: store)
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
                 guard
@@ -107,6 +115,7 @@ public enum Commands {
             try await ReconcileJob.render(
                 ledger: DatabaseLedger(database: store, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
             try folder.writeJSON(summary, to: "summary.json")
+            try await ReconcileJob.writeDerivedReports(summary, folder: folder, shard: record.shard, database: store, logger: logger)
             return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
         }
     }

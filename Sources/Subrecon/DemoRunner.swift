@@ -3,11 +3,30 @@ import Foundation
 import Logging
 import StoreSimulator
 import SubreconCore
+import SubreconReports
 import SubreconStore
 
 /// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
 /// through `Commands.run` — the production code path, only pointed at local endpoints.
 public enum DemoRunner {
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// One line per seeded user: what the run did and what the user was seeded to show.
+    static func story(users: [DemoUser], result: RunResult) throws -> String {
+        let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
+        let rows = Dictionary(uniqueKeysWithValues: try JSONDecoder().decode([ReportRow].self, from: data).map { ($0.userID, $0) })
+        var lines = ["demo: what each sample user shows (from drift.json):"]
+        for user in users.prefix(23) {
+            let row = rows[user.row.id]
+            let outcome = "\(row?.action ?? "not a candidate") \(row?.drift.joined(separator: ";") ?? "")"
+            lines.append("  \(pad(user.row.id, 28)) \(pad(outcome, 58)) \(user.shows)")
+        }
+        lines.append("  \(pad("demo-24 … demo-33", 28)) \(pad("extend missed_renewal", 58)) ordinary renewals the webhooks missed")
+        return lines.joined(separator: "\n")
+    }
+
     public static func run(
         reportDirectory: URL, keep: Bool, logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)?,
         say: @Sendable (String) -> Void
@@ -69,6 +88,7 @@ public enum DemoRunner {
             options.concurrency = 8
             let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)
             await server.shutdown()
+            say(try story(users: users, result: result))
             if keep {
                 say("demo: database kept running: DATABASE_URL=\(postgres.url)")
             }

@@ -6,6 +6,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case shardLocked = 4
     case usage = 64
     case unavailable = 69
+    case stopped = 75
     case config = 78
 
     public var meaning: String {
@@ -16,6 +17,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .shardLocked: "another run holds this shard's lock; nothing done"
         case .usage: "command-line usage error"
         case .unavailable: "a dependency was unreachable at start, nothing done"
+        case .stopped: "the run stopped before it finished (signal, lost database); resume it with --resume RUN_ID"
         case .config: "configuration error, nothing touched"
         }
     }

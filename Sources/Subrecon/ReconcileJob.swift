@@ -20,6 +20,18 @@ public struct RunOptions: Sendable {
     public var lookbackDays = 60
     public var environment: StoreEnvironment = .production
     public var pageSize = 500
+    /// RevenueCat requests per second shared by all workers; 0 = unlimited. RevenueCat does not document v1
+    /// limits (v2 allows 480/min = 8/s per project); 10/s is a cautious default for one nightly job.
+    public var revenueCatRequestsPerSecond = RunOptions.defaultRevenueCatRequestsPerSecond
+    /// App Store Server API requests per second; nil = Apple's published budget for the environment
+    /// (50/s production, 5/s sandbox); 0 = unlimited.
+    public var appStoreRequestsPerSecond: Double?
+    public static let defaultRevenueCatRequestsPerSecond = 10.0
+
+    /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.
+    public static func defaultAppStoreRequestsPerSecond(_ environment: StoreEnvironment) -> Double {
+        environment == .sandbox ? 5 : 50
+    }
     public var applyBatchSize = 50
     /// Verdicts written to the ledger per round trip (and the granularity of resume).
     public var ledgerBatchSize = 200
@@ -180,6 +192,7 @@ public struct ReconcileJob: Sendable {
             let finishedAt = startedAt.addingTimeInterval(summary.timings.totalSeconds)
             summary.finishedAt = ISO8601.string(finishedAt)
             try folder.writeJSON(summary, to: "summary.json")
+            try await writeDerivedReports(summary, folder: folder, shard: options.shard)
             try folder.markLatest()
             if !options.dryRun {
                 let encoder = JSONEncoder()
@@ -198,8 +211,13 @@ public struct ReconcileJob: Sendable {
             return RunResult(summary: summary, folder: folder.url, exitStatus: exit)
         } catch {
             if !options.dryRun { try? await database.setRunStatus(id: runID, .failed) }
-            logger.error("run stopped; resume it with --resume", metadata: ["error": "\(error)"])
-            throw error
+            let reason = error is CancellationError ? "interrupted" : "\(error)"
+            logger.error("run stopped", metadata: ["error": "\(reason)"])
+            throw CommandFailure(
+                .stopped,
+                options.dryRun
+                    ? "dry run \(runID) stopped (\(reason)); nothing was changed"
+                    : "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
         }
     }
 

@@ -16,20 +16,25 @@ public struct StoreFactSource: FactSource {
     /// One line per source for the summary ("says so in the summary" when Apple is not configured).
     public let notes: [String: String]
 
-    /// - Parameter receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
+    /// - Parameters:
+    ///   - revenueCatGate, appStoreGate: shared rate limiters (nil: unpaced), one per source for the whole run.
+    ///   - receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
     public init(
         configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
+        revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any AppStoreRequestGate)? = nil,
         receipts: (any ReceiptStore)? = nil
     ) throws {
         guard let revenueCatConfiguration = configuration.revenueCat else {
             throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
         }
         revenueCat = RevenueCatClient(
-            httpClient: httpClient, configuration: revenueCatConfiguration, logger: logger, observer: stats)
+            httpClient: httpClient, configuration: revenueCatConfiguration, logger: logger, observer: stats,
+            gate: revenueCatGate)
         var notes = ["revenuecat": "v1 REST at \(revenueCatConfiguration.baseURL)"]
         if let apple = configuration.appStore {
             do {
-                appStore = try AppStoreClient(configuration: apple, httpClient: httpClient, logger: logger, observer: stats)
+                appStore = try AppStoreClient(
+                    configuration: apple, httpClient: httpClient, logger: logger, observer: stats, gate: appStoreGate)
             } catch {
                 throw ConfigError("APP_STORE_PRIVATE_KEY", "cannot be used to sign App Store requests: \(error)")
             }

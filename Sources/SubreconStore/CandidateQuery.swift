@@ -54,42 +54,51 @@ public struct CandidateQuery: Sendable, Hashable {
     }
 
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
+    ///
+    /// A nightly page is a union of one ordered index scan per SPEC 5.1 rule (each `id > last order by id limit N`
+    /// on the partial index matching the rule), merged, de-duplicated and cut to N, so a page costs O(N) however
+    /// large the table is; one `or` of the three rules would gather and sort every matching user per page.
     private func sql(after lastID: String?, limit: Int?) -> PostgresQuery {
         var binds = PostgresBindings()
-        var conditions: [String] = []
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
             return "$\(binds.count)"
         }
+        var rules: [String] = []
         switch mode {
         case .nightly:
             let t = bind(Timestamp(asOf))
             let since = bind(Timestamp(asOf.addingTimeInterval(-Double(lookbackDays) * 86_400)))
-            conditions.append(
+            rules = [
                 """
-                ((current_tier > 0 and subscription_end_date < \(t) \
-                and not coalesce(grace_period_ends_at > \(t), false)) \
-                or subscription_status = 'billing_issue' \
-                or (subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)))
-                """)
+                current_tier > 0 and subscription_end_date is not null and subscription_end_date < \(t) \
+                and not coalesce(grace_period_ends_at > \(t), false)
+                """,
+                "subscription_status = 'billing_issue'",
+                "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
+            ]
         case .backfill:
-            conditions.append(
-                "(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)")
+            rules = ["(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)"]
         }
+        var conditions: [String] = []
         if let userIDs { conditions.append("id = any(\(bind(userIDs)))") }
         if let endAfter { conditions.append("subscription_end_date >= \(bind(Timestamp(endAfter)))") }
         if let endBefore { conditions.append("subscription_end_date < \(bind(Timestamp(endBefore)))") }
         if let shard = shard.sqlPredicate { conditions.append(shard) }
         if let lastID { conditions.append("id > \(bind(lastID))") }
+        func whereClause(_ rule: String) -> String { ([rule] + conditions).joined(separator: " and ") }
         guard let limit else {
-            let sql = "select count(*) from users where \(conditions.joined(separator: " and "))"
-            return PostgresQuery(unsafeSQL: sql, binds: binds)
+            let any = rules.count == 1 ? rules[0] : "(" + rules.map { "(\($0))" }.joined(separator: " or ") + ")"
+            return PostgresQuery(unsafeSQL: "select count(*) from users where \(whereClause(any))", binds: binds)
         }
         let limitBind = bind(limit)
-        let sql = """
-            select \(Self.userColumns) from users where \(conditions.joined(separator: " and ")) \
-            order by id limit \(limitBind)
-            """
+        let branches = rules.map {
+            "(select \(Self.userColumns) from users where \(whereClause($0)) order by id limit \(limitBind))"
+        }
+        let sql =
+            branches.count == 1
+            ? String(branches[0].dropFirst().dropLast())
+            : "select * from (\(branches.joined(separator: " union "))) as candidates order by 1 limit \(limitBind)"
         return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 }

@@ -191,6 +191,14 @@ extension SchemaMigrator {
                 "create index if not exists reconcile_changes_user_idx on reconcile_changes (user_id, created_at)",
             ]),
         SchemaMigration(
+            version: 2, name: "candidate scan: lapsed users in id order (one ordered index scan per SPEC 5.1 rule)",
+            statements: [
+                """
+                create index if not exists users_lapsed_id_idx on users (id)
+                    where subscription_status in ('expired', 'canceled', 'refunded')
+                """
+            ]),
+        SchemaMigration(
             version: 3, name: "per-run verdict ledger and run progress (resume, report re-rendering)",
             statements: [
                 """

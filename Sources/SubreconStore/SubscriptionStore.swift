@@ -83,11 +83,15 @@ public struct SubscriptionStore: Sendable {
         CandidateSequence(store: self, query: query, pageSize: max(1, pageSize))
     }
 
-    /// The `EXPLAIN` text of one candidate page, for operators and tests.
-    public func explainCandidateScan(_ query: CandidateQuery, pageSize: Int = 500) async throws -> String {
+    /// The `EXPLAIN` text of one candidate page (the page after `lastID`), for operators, tests and benchmarks.
+    /// `analyze` runs the query and adds actual times and buffers.
+    public func explainCandidateScan(
+        _ query: CandidateQuery, pageSize: Int = 500, after lastID: String? = nil, analyze: Bool = false
+    ) async throws -> String {
         try await run("explain candidate scan") {
-            let page = query.pageSQL(after: nil, limit: pageSize)
-            let explain = PostgresQuery(unsafeSQL: "explain " + page.sql, binds: page.binds)
+            let page = query.pageSQL(after: lastID, limit: pageSize)
+            let prefix = analyze ? "explain (analyze, buffers) " : "explain "
+            let explain = PostgresQuery(unsafeSQL: prefix + page.sql, binds: page.binds)
             var lines: [String] = []
             for try await line in try await client.query(explain, logger: logger).decode(String.self) {
                 lines.append(line)

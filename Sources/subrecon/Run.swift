@@ -21,6 +21,14 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Where run folders are written.") var reportDir: String = "reports"
     @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = 0.5
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
+    @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")
+    var metricsFile: String?
+    @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
+    var pushgatewayURL: String?
+    @Option(help: "RevenueCat requests per second, shared by all workers (0 = unlimited).")
+    var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
+    @Option(help: "App Store Server API requests per second (default 50 production, 5 sandbox; 0 = unlimited).")
+    var appStoreRps: Double?
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
@@ -30,7 +38,11 @@ struct Run: AsyncParsableCommand {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
+        guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
+        if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
+            throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
+        }
         for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
@@ -57,13 +69,22 @@ struct Run: AsyncParsableCommand {
             options.shard = ShardSpec(parsing: shard) ?? .all
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
+            options.revenueCatRequestsPerSecond = revenuecatRps
+            options.appStoreRequestsPerSecond = appStoreRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
-            let result = try await Commands.run(
-                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal(),
-                resume: resume ?? acceptDowngrades)
+            let runOptions = options
+            let resumeID = resume ?? acceptDowngrades
+            let result = try await Signals.cancellingOnTermination {
+                try await Commands.run(
+                    environment: env, options: runOptions, logger: logger, progress: ProgressLine.makeIfTerminal(),
+                    resume: resumeID)
+            }
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
+            await MetricsPublisher.publish(
+                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? runOptions.shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+                logger: logger)
             return result.exitStatus
         }
     }

@@ -56,7 +56,23 @@ struct Migrate: AsyncParsableCommand {
 struct Products: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, import or check the product → tier mapping.",
-        subcommands: [List.self, Import.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Import.self, Check.self], defaultSubcommand: List.self)
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Warn about products seen in the latest run that product_tiers does not map (exit 0).")
+        @Option(help: "Where run folders are written; the latest run is REPORT_DIR/latest.") var reportDir: String = "reports"
+        func run() async throws {
+            let env = Startup.environment()
+            let logger = Startup.logger(env)
+            try await Startup.guarded(logger) {
+                let catalog = try await Commands.loadProducts(environment: env, logger: logger)
+                let check = try ProductCheck.check(reportDirectory: URL(fileURLWithPath: reportDir), catalog: catalog)
+                for line in check.lines { print(line) }
+                return .ok
+            }
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the mapping as CSV (product_id,tier,entitlement).")

@@ -37,6 +37,17 @@ struct ResumeTests {
         return lines
     }
 
+    /// The outcome of the same night run in one go, in a schema of its own.
+    func uninterruptedOutcome() async throws -> [String] {
+        var expected: [String] = []
+        try await Harness.with { h in
+            try await seed(h)
+            _ = try await h.run { $0.maxDowngradeRatio = 1 }
+            expected = try await outcome(h)
+        }
+        return expected
+    }
+
     func job(_ h: Harness, http: HTTPClient, source: (any FactSource)? = nil, database: (any ReconcileDatabase)? = nil) throws -> ReconcileJob {
         let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
         let stats = RequestStats()
@@ -55,12 +66,7 @@ struct ResumeTests {
 
     @Test("a run killed while validating resumes without asking again, and ends where an uninterrupted run ends")
     func killedWhileValidating() async throws {
-        var expected: [String] = []
-        try await Harness.with { h in
-            try await seed(h)
-            _ = try await h.run { $0.maxDowngradeRatio = 1 }
-            expected = try await outcome(h)
-        }
+        let expected = try await uninterruptedOutcome()
         try await Harness.with { h in
             try await seed(h)
             try await HTTPClientScope.with { http in
@@ -71,7 +77,12 @@ struct ResumeTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 task.cancel()
-                _ = await task.result
+                switch await task.result {
+                case .success: Issue.record("the killed run should not finish")
+                case .failure(let error):
+                    let failure = try #require(error as? CommandFailure)
+                    #expect(failure.status == .stopped && failure.description.contains("--resume run-killed"))
+                }
             }
             let validated = try await h.count("select validated::int from reconcile_runs where id = 'run-killed'")
             #expect(validated >= 10 && validated < 24)
@@ -93,12 +104,7 @@ struct ResumeTests {
 
     @Test("a run that failed while applying resumes without writing anyone twice")
     func failedWhileApplying() async throws {
-        var expected: [String] = []
-        try await Harness.with { h in
-            try await seed(h)
-            _ = try await h.run { $0.maxDowngradeRatio = 1 }
-            expected = try await outcome(h)
-        }
+        let expected = try await uninterruptedOutcome()
         try await Harness.with { h in
             try await seed(h)
             try await HTTPClientScope.with { http in

@@ -1,0 +1,106 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import SubreconReports
+import SubreconStore
+
+/// Errors publishing metrics. Messages name the file or the Pushgateway host, never credentials in a URL.
+public struct MetricsError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Publishes a run's Prometheus exposition (the run folder's `metrics.prom`): to a file for node_exporter's
+/// textfile collector, and with an HTTP PUT to a Pushgateway at `/metrics/job/subrecon/shard/I_N`.
+public enum MetricsPublisher {
+    /// Writes `text` to `path` atomically: a temporary file in the same directory, then a rename, so the
+    /// collector never reads half a file. The temporary name does not end in `.prom` (the collector ignores it).
+    public static func writeFile(_ text: String, to path: URL) throws {
+        let directory = path.deletingLastPathComponent()
+        let temp = directory.appendingPathComponent(".\(path.lastPathComponent).\(getpid()).tmp")
+        do {
+            try Data(text.utf8).write(to: temp)
+        } catch {
+            throw MetricsError("cannot write metrics file \(temp.path): \(error.localizedDescription)")
+        }
+        if rename(temp.path, path.path) != 0 {
+            let code = errno
+            try? FileManager.default.removeItem(at: temp)
+            throw MetricsError("cannot move metrics file into place at \(path.path): errno \(code)")
+        }
+    }
+
+    /// The Pushgateway URL for `shard`: `BASE/metrics/job/subrecon/shard/I_N`.
+    public static func pushURL(base: String, shard: ShardSpec) -> String {
+        var base = base
+        while base.hasSuffix("/") { base.removeLast() }
+        return "\(base)/metrics/job/subrecon/shard/\(shard.index)_\(shard.count)"
+    }
+
+    /// PUTs `text` to the Pushgateway (replacing the shard's group). Throws on a transport error or a non-2xx answer.
+    public static func push(
+        _ text: String, base: String, shard: ShardSpec, httpClient: HTTPClient, logger: Logger
+    ) async throws {
+        let url = pushURL(base: base, shard: shard)
+        var request = HTTPClientRequest(url: url)
+        request.method = .PUT
+        request.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+        request.body = .bytes(ByteBuffer(string: text))
+        let status: UInt
+        do {
+            let response = try await httpClient.execute(request, timeout: .seconds(30), logger: logger)
+            status = response.status.code
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            throw MetricsError("Pushgateway \(redacted(base)) unreachable: \(type(of: error))")
+        }
+        guard (200..<300).contains(status) else {
+            throw MetricsError("Pushgateway \(redacted(base)) answered HTTP \(status)")
+        }
+    }
+
+    /// Publishes the exposition a finished run wrote to its folder. Failures are logged, never thrown: metrics
+    /// must not change the run's exit code (SPEC 5.8). Returns false when something could not be published.
+    @discardableResult
+    public static func publish(
+        runFolder: URL, shard: ShardSpec, metricsFile: String?, pushgatewayURL: String?, logger: Logger
+    ) async -> Bool {
+        guard metricsFile != nil || pushgatewayURL != nil else { return true }
+        let source = runFolder.appendingPathComponent("metrics.prom")
+        guard let data = FileManager.default.contents(atPath: source.path) else {
+            logger.error("metrics not published: the run folder has no metrics.prom", metadata: ["metrics.source": "\(source.path)"])
+            return false
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        var ok = true
+        if let metricsFile {
+            do {
+                try writeFile(text, to: URL(fileURLWithPath: metricsFile))
+                logger.info("metrics written", metadata: ["metrics.file": "\(metricsFile)"])
+            } catch {
+                ok = false
+                logger.error("metrics file not written", metadata: ["error": "\(error)"])
+            }
+        }
+        if let pushgatewayURL {
+            do {
+                try await HTTPClient.withHTTPClient { http in
+                    try await push(text, base: pushgatewayURL, shard: shard, httpClient: http, logger: logger)
+                }
+                logger.info("metrics pushed", metadata: ["metrics.pushgateway": "\(redacted(pushgatewayURL))"])
+            } catch {
+                ok = false
+                logger.error("metrics not pushed", metadata: ["error": "\(error)"])
+            }
+        }
+        return ok
+    }
+
+    /// Scheme, host and port only (a URL may carry `user:password@`).
+    static func redacted(_ url: String) -> String {
+        guard let components = URLComponents(string: url), let host = components.host else { return "(unparseable URL)" }
+        return "\(components.scheme ?? "http")://\(host)\(components.port.map { ":\($0)" } ?? "")"
+    }
+}

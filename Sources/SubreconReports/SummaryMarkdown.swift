@@ -1,0 +1,73 @@
+import Foundation
+import SubreconCore
+
+/// `summary.md`: the night in a few lines, for a person (an operator's morning, a finance e-mail).
+/// Every number comes from the run summary; nothing here is computed that `summary.json` does not hold.
+public enum SummaryMarkdown {
+    public static func text(_ s: RunSummary) -> String {
+        var lines: [String] = []
+        lines.append("# subrecon run \(s.runID)")
+        lines.append("")
+        let dry = s.dryRun ? " (dry run: nothing written)" : ""
+        lines.append("**\(headline(s))**\(dry)")
+        lines.append("")
+        lines.append("- \(s.mode) run as of \(s.asOf), shard \(s.shard), took \(String(format: "%.1f", s.timings.totalSeconds)) s")
+        lines.append("- \(s.candidates) users checked, \(s.applied) rows corrected, errors: \(s.errors), left to webhooks that wrote first: \(s.concurrentUpdates)")
+        lines.append("- actions: \(nonzero(s.actions, order: Action.allCases.map(\.rawValue)))")
+        lines.append("- drift: \(nonzero(s.drift.filter { $0.key != Drift.inSync.rawValue }, order: Drift.allCases.map(\.rawValue)))")
+        lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")
+        let requests = s.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
+        lines.append("- requests: \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
+        if let valve = s.valve {
+            lines.append(
+                "- safety valve: \(valve.wouldLoseTier) of \(valve.heldTier) tier holders would lose it "
+                    + "(\(percent(valve.ratio)), limit \(percent(valve.threshold)))\(valve.tripped ? " — **tripped, nothing applied**" : "")")
+        }
+        let buckets = s.finance.buckets.values.sorted { ($0.store, $0.currency) < ($1.store, $1.currency) }
+        if !buckets.isEmpty {
+            lines.append("")
+            lines.append("## Finance (source prices only)")
+            lines.append("")
+            lines.append("| store | currency | refunds | billing issue (at risk) | restored | unknown price |")
+            lines.append("| --- | --- | --- | --- | --- | --- |")
+            for b in buckets {
+                let unknown = b.refunds.unknownPrice + b.billingIssueAtRisk.unknownPrice + b.restored.unknownPrice
+                lines.append(
+                    "| \(b.store) | \(b.currency) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |")
+            }
+        }
+        if !s.errorSamples.isEmpty {
+            lines.append("")
+            lines.append("## First errors")
+            lines.append("")
+            for sample in s.errorSamples.prefix(5) {
+                lines.append("- `\(sample.userID)` \(sample.drift): \(sample.error.replacingOccurrences(of: "\n", with: " "))")
+            }
+        }
+        lines.append("")
+        return lines.joined(separator: "\n")
+    }
+
+    /// One sentence: how the night went.
+    public static func headline(_ s: RunSummary) -> String {
+        switch s.status {
+        case "valve_tripped": "Safety valve tripped: nothing was applied; review drift.csv before rerunning."
+        case "completed_with_errors": "Completed with \(s.errors) user error\(s.errors == 1 ? "" : "s") (left untouched, listed in drift.csv)."
+        case "completed": "Completed: every candidate processed."
+        default: "Status: \(s.status)."
+        }
+    }
+
+    static func figure(_ f: FinanceFigures.Figure) -> String {
+        f.count == 0 ? "0" : "\(f.count) (\(FinanceCSV.decimalString(f.value)))"
+    }
+
+    static func percent(_ ratio: Double) -> String { String(format: "%.0f%%", ratio * 100) }
+
+    static func nonzero(_ counts: [String: Int], order: [String]) -> String {
+        let rank = { (k: String) in order.firstIndex(of: k) ?? Int.max }
+        let parts = counts.filter { $0.value > 0 }.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }
+            .map { "\($0.key) \($0.value)" }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+}

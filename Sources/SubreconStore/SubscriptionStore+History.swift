@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One finished or running row of `reconcile_runs` with its `counts` JSON as stored (the run summary when the
+/// job finished it with `finishRun(id:status:summary:finishedAt:)`).
+public struct RunHistoryEntry: Sendable, Hashable {
+    public var id: String
+    public var status: RunStatus
+    public var startedAt: Date
+    public var finishedAt: Date?
+    public var countsJSON: Data
+}
+
+extension SubscriptionStore {
+    /// The latest runs of `shard` (all shards when nil), newest first, with their stored summary JSON.
+    public func recentRunSummaries(shard: ShardSpec?, limit: Int = 30) async throws -> [RunHistoryEntry] {
+        try await run("read run history") {
+            let rows: PostgresRowSequence
+            if let shard {
+                rows = try await client.query(
+                    """
+                    select id, status, started_at, finished_at, counts::text from reconcile_runs \
+                    where shard_index = \(shard.index) and shard_count = \(shard.count) \
+                    order by started_at desc, id desc limit \(max(1, limit))
+                    """, logger: logger)
+            } else {
+                rows = try await client.query(
+                    """
+                    select id, status, started_at, finished_at, counts::text from reconcile_runs \
+                    order by started_at desc, id desc limit \(max(1, limit))
+                    """, logger: logger)
+            }
+            var runs: [RunHistoryEntry] = []
+            for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
+                runs.append(
+                    RunHistoryEntry(
+                        id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
+                        countsJSON: Data(counts.utf8)))
+            }
+            return runs
+        }
+    }
+}

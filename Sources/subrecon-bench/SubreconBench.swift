@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StoreSimulator
+import Subrecon
+
+/// `subrecon-bench`: the job against the loopback simulator at a given latency and rate limit, or the candidate
+/// scan alone over a large table. See BENCHMARKS.md.
+@main
+struct SubreconBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subrecon-bench",
+        abstract: "Measure subrecon against the loopback store simulator (users/s, requests/s, efficiency, peak RSS).")
+
+    @Option(help: "Users in the table.") var users = 5000
+    @Option(help: "Nightly candidates among them (default: every user).") var candidates: Int?
+    @Option(help: "Simulated latency of every answer, in milliseconds.") var latencyMs = 100
+    @Option(help: "Simulator rate limit per source in requests/s (0 = unlimited); also the job's --revenuecat-rps/--app-store-rps.")
+    var rateLimit = 50.0
+    @Option(help: "Users validated at once in the concurrent row.") var concurrency = 16
+    @Option(help: "Candidates in the sequential comparison row (concurrency 1); 0 skips it.") var sequentialUsers = 500
+    @Flag(help: "RevenueCat only: no App Store credentials (no Apple calls, no JWS verification).") var noAppStore = false
+    @Flag(help: "Time the candidate scan alone (seed, stream every candidate, EXPLAIN ANALYZE one page).") var scanOnly = false
+    @Option(help: "Scan page size.") var pageSize = 500
+
+    // The job's own process (internal).
+    @Option(help: .hidden) var childJob: String?
+    @Option(help: .hidden) var clientRevenuecatRps = 0.0
+    @Option(help: .hidden) var clientAppStoreRps = 0.0
+    @Option(help: .hidden) var asOfEpoch = 0.0
+    @Option(help: .hidden) var reportDir = ""
+    @Option(help: .hidden) var limit: Int?
+
+    func run() async throws {
+        if let childJob {
+            let settings = BenchJob.Settings(
+                concurrency: concurrency, revenueCatRPS: clientRevenuecatRps, appStoreRPS: clientAppStoreRps, limit: limit,
+                asOf: Date(timeIntervalSince1970: asOfEpoch))
+            try await BenchJob.runChild(settings, reportDirectory: URL(fileURLWithPath: reportDir), resultPath: childJob)
+            return
+        }
+        var logger = Logger(label: "subrecon-bench")
+        logger.logLevel = .warning
+        let candidateCount = min(candidates ?? users, users)
+        guard candidateCount > 0 else { throw ValidationError("--candidates must be at least 1") }
+        let stride = max(1, users / candidateCount)
+        let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let database = try await BenchDatabase.open(logger: logger)
+        do {
+            if scanOnly {
+                try await ScanBench.run(database: database, users: users, stride: stride, asOf: asOf, pageSize: pageSize, logger: logger)
+            } else {
+                try await measureJob(database: database, stride: stride, asOf: asOf, logger: logger)
+            }
+            await database.close(logger: logger)
+        } catch {
+            await database.close(logger: logger)
+            throw error
+        }
+    }
+
+    private func measureJob(database: BenchDatabase, stride: Int, asOf: Date, logger: Logger) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let all = BenchCandidate.all(users: users, stride: stride)
+        let withApple = !noAppStore
+        say("seeding \(users) users (\(all.count) candidates, \(withApple ? "half" : "none") App Store) ...")
+        try await database.seedUsers(users: users, stride: stride, asOf: asOf, logger: logger)
+        let simulator = try await BenchSimulator.start(
+            candidates: all, asOf: asOf, latency: .milliseconds(latencyMs), rateLimit: rateLimit, withApple: withApple,
+            directory: directory)
+        var environment = simulator.environment
+        environment["DATABASE_URL"] = database.url
+        say(
+            "simulator: latency \(latencyMs) ms, limit \(rateLimit > 0 ? "\(rateLimit) req/s per source" : "none"); "
+                + "job: --revenuecat-rps \(rateLimit) --app-store-rps \(rateLimit)")
+
+        var rows: [BenchRow] = []
+        let settings = BenchJob.Settings(
+            concurrency: concurrency, revenueCatRPS: rateLimit, appStoreRPS: rateLimit, limit: nil, asOf: asOf)
+        _ = await simulator.observe(candidates: all[...], withApple: withApple)
+        let concurrent = try await BenchJob.measure(settings, environment: environment, directory: directory)
+        let seen = await simulator.observe(candidates: all[...], withApple: withApple)
+        rows.append(BenchRow(label: "concurrency \(concurrency)", job: concurrent, simulator: seen, rateLimit: rateLimit))
+
+        if sequentialUsers > 0 {
+            let count = min(sequentialUsers, all.count)
+            try await database.seedUsers(users: users, stride: stride, asOf: asOf, logger: logger)
+            var sequential = settings
+            sequential.concurrency = 1
+            sequential.limit = count
+            let job = try await BenchJob.measure(sequential, environment: environment, directory: directory)
+            let seenSequential = await simulator.observe(candidates: all[..<count], withApple: withApple)
+            rows.append(BenchRow(label: "sequential", job: job, simulator: seenSequential, rateLimit: rateLimit))
+        }
+        await simulator.server.shutdown()
+        print(BenchRow.table(rows))
+    }
+}
+
+func say(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
