@@ -73,7 +73,7 @@ public enum Commands {
                 let source = try StoreFactSource(
                     configuration: config, httpClient: http, stats: stats, logger: logger,
                     revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(options.revenueCatRequestsPerSecond),
-                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate))
+                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate), receipts: store)
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
                 guard

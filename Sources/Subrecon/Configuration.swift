@@ -12,13 +12,16 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     public var database: DatabaseSettings
     public var revenueCat: RevenueCatConfiguration?
     public var appStore: AppStoreConfiguration?
+    /// The legacy `verifyReceipt` bridge; nil unless `APPLE_SHARED_SECRET` is set.
+    public var receipts: ReceiptVerifierConfiguration?
     /// `production` unless `APP_STORE_ENVIRONMENT=sandbox`.
     public var environment: StoreEnvironment
 
     public var description: String {
         let revenueCatText = revenueCat.map { String(describing: $0) } ?? "none"
         return "SubreconConfiguration(database: \(database), revenueCat: \(revenueCatText), "
-            + "appStore: \(appStore.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue))"
+            + "appStore: \(appStore.map(String.init(describing:)) ?? "not configured"), "
+            + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue))"
     }
 
     /// Reads and validates the configuration. `requireRevenueCat` is true for `run`.
@@ -43,7 +46,17 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
         }
         let apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
-        return SubreconConfiguration(database: database, revenueCat: revenueCat, appStore: apple, environment: environment)
+        var receipts: ReceiptVerifierConfiguration?
+        let receiptURL = try env.baseURL("APPLE_VERIFY_RECEIPT_URL", default: nil)
+        if let secret = try env.secret("APPLE_SHARED_SECRET") {
+            receipts = ReceiptVerifierConfiguration(
+                sharedSecret: secret, urlOverride: receiptURL, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+                maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)))
+        } else if receiptURL != nil {
+            throw ConfigError("APPLE_SHARED_SECRET", "is not set (APPLE_VERIFY_RECEIPT_URL is; or APPLE_SHARED_SECRET_FILE)")
+        }
+        return SubreconConfiguration(
+            database: database, revenueCat: revenueCat, appStore: apple, receipts: receipts, environment: environment)
     }
 
     static func databaseSettings(_ env: Environment) throws(ConfigError) -> DatabaseSettings {

@@ -3,11 +3,30 @@ import Foundation
 import Logging
 import StoreSimulator
 import SubreconCore
+import SubreconReports
 import SubreconStore
 
 /// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
 /// through `Commands.run` — the production code path, only pointed at local endpoints.
 public enum DemoRunner {
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// One line per seeded user: what the run did and what the user was seeded to show.
+    static func story(users: [DemoUser], result: RunResult) throws -> String {
+        let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
+        let rows = Dictionary(uniqueKeysWithValues: try JSONDecoder().decode([ReportRow].self, from: data).map { ($0.userID, $0) })
+        var lines = ["demo: what each sample user shows (from drift.json):"]
+        for user in users.prefix(23) {
+            let row = rows[user.row.id]
+            let outcome = "\(row?.action ?? "not a candidate") \(row?.drift.joined(separator: ";") ?? "")"
+            lines.append("  \(pad(user.row.id, 28)) \(pad(outcome, 58)) \(user.shows)")
+        }
+        lines.append("  \(pad("demo-24 … demo-33", 28)) \(pad("extend missed_renewal", 58)) ordinary renewals the webhooks missed")
+        return lines.joined(separator: "\n")
+    }
+
     public static func run(
         reportDirectory: URL, keep: Bool, logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)?,
         say: @Sendable (String) -> Void
@@ -25,8 +44,9 @@ public enum DemoRunner {
         let appStore = try AppStoreSimulator(
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
             bundleID: DemoScenario.bundleID)
-        let server = try await SimulatorServer.start(routes: [revenueCat, appStore])
-        say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API)")
+        let receipts = AppleReceiptSimulator(sharedSecret: DemoScenario.sharedSecret)
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
+        say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API + verifyReceipt)")
 
         let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
         try Data(try pki.rootPEM().utf8).write(to: rootFile)
@@ -40,6 +60,8 @@ public enum DemoRunner {
             "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
             "APP_STORE_BASE_URL": server.baseURL,
             "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+            "APPLE_SHARED_SECRET": DemoScenario.sharedSecret,
+            "APPLE_VERIFY_RECEIPT_URL": server.baseURL + "/verifyReceipt",
         ])
 
         do {
@@ -49,12 +71,16 @@ public enum DemoRunner {
             try await Commands.withStore(config.database, logger: logger) { store in
                 try await store.upsertProducts(DemoScenario.products)
                 try await store.insertUsers(users.map(\.row))
+                for user in users {
+                    if let receipt = user.receipt { try await store.saveReceipt(receipt.receiptData, for: user.row.id) }
+                }
             }
             for user in users {
                 if let subscriber = user.subscriber { await revenueCat.setSubscriber(subscriber, for: user.row.id) }
                 if let fault = user.revenueCatFault { await revenueCat.setFault(fault.fault, for: user.row.id, times: fault.times) }
                 for scenario in user.apple { await appStore.setScenario(scenario) }
                 if let fault = user.appleFault { await appStore.setFault(fault.fault, for: fault.transactionID) }
+                if let receipt = user.receipt { await receipts.setScenario(receipt) }
             }
             say("demo: seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
 
@@ -62,6 +88,7 @@ public enum DemoRunner {
             options.concurrency = 8
             let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)
             await server.shutdown()
+            say(try story(users: users, result: result))
             if keep {
                 say("demo: database kept running: DATABASE_URL=\(postgres.url)")
             }

@@ -9,12 +9,15 @@ struct DemoUser {
     var revenueCatFault: (fault: RevenueCatFault, times: Int?)?
     var apple: [AppStoreScenario] = []
     var appleFault: (transactionID: String, fault: AppStoreFault)?
+    /// A legacy receipt stored in `apple_receipts` and known to the simulator's `verifyReceipt`.
+    var receipt: AppleReceiptScenario?
     /// What the demo shows with this user.
     var shows: String
 }
 
 enum DemoScenario {
     static let bundleID = "com.example.subrecon.demo"
+    static let sharedSecret = "demo0shared0secret"
 
     static let products: [ProductCatalog.Entry] = [
         .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
@@ -171,6 +174,26 @@ enum DemoScenario {
                 ], appleFault: ("200000023", .forgedSignature),
                 shows: "signature by an untrusted chain → verification_failed, untouched"),
         ]
+
+        // A user known only by a legacy receipt: verifyReceipt reveals the original transaction id.
+        var legacy = DemoUser(
+            row: row("demo-34-legacy-receipt", tier: 1, "active", end: -2),
+            subscriber: subscriber(sub(expires: -2)),
+            apple: [
+                AppStoreScenario(
+                    originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly", status: 1,
+                    purchaseDate: d(-2), expiresDate: d(28), price: 9990, currency: "USD")
+            ], shows: "only a stored receipt → verifyReceipt reveals the transaction, Apple says renewed → extend, id stored")
+        legacy.receipt = AppleReceiptScenario(
+            receiptData: "TUlJVDBnWUpLb1pJaHZjTkFRY0NvSUlUd2pDQ0U3NENBUUV4Q3pBSkJnVXJEZ01DR2dVQU1JSURjZ1lKS29aSWh2Y05B",
+            transactions: [
+                .init(originalTransactionID: "200000034", transactionID: "200000034", productID: "premium_monthly",
+                      purchaseDate: d(-32), expiresDate: d(-2)),
+                .init(originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly",
+                      purchaseDate: d(-2), expiresDate: d(28)),
+            ],
+            renewals: [.init(originalTransactionID: "200000034", productID: "premium_monthly")])
+        users.append(legacy)
 
         // A handful of ordinary renewals the webhooks missed, so the night looks like a night.
         for n in 24...33 {

@@ -26,3 +26,11 @@ extension SubscriptionStore: ReconcileDatabase {}
 public protocol FactSource: Sendable {
     func facts(for row: UserRow) async -> SourceFacts
 }
+
+/// Where legacy App Store receipts are kept (`apple_receipts`). Production: `SubscriptionStore`.
+public protocol ReceiptStore: Sendable {
+    /// The stored base64 receipt of `userID`, or nil.
+    func receipt(for userID: String) async throws -> String?
+}
+
+extension SubscriptionStore: ReceiptStore {}

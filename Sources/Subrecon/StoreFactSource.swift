@@ -10,14 +10,19 @@ import SubreconCore
 public struct StoreFactSource: FactSource {
     public let revenueCat: RevenueCatClient
     public let appStore: AppStoreClient?
+    /// The legacy `verifyReceipt` bridge and the receipts it reads; nil when not configured.
+    public let receiptVerifier: ReceiptVerifier?
+    let receipts: (any ReceiptStore)?
     /// One line per source for the summary ("says so in the summary" when Apple is not configured).
     public let notes: [String: String]
 
     /// - Parameters:
     ///   - revenueCatGate, appStoreGate: shared rate limiters (nil: unpaced), one per source for the whole run.
+    ///   - receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
     public init(
         configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
-        revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any AppStoreRequestGate)? = nil
+        revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any AppStoreRequestGate)? = nil,
+        receipts: (any ReceiptStore)? = nil
     ) throws {
         guard let revenueCatConfiguration = configuration.revenueCat else {
             throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
@@ -39,12 +44,30 @@ public struct StoreFactSource: FactSource {
             appStore = nil
             notes["app_store"] = "not configured: App Store subscriptions judged on RevenueCat alone"
         }
+        if let receiptConfiguration = configuration.receipts, let receipts {
+            receiptVerifier = ReceiptVerifier(configuration: receiptConfiguration, httpClient: httpClient, logger: logger, observer: stats)
+            self.receipts = receipts
+            notes["app_store_receipt"] =
+                "legacy verifyReceipt at \(receiptConfiguration.productionURL) for App Store users known only by a stored receipt"
+        } else {
+            receiptVerifier = nil
+            self.receipts = nil
+        }
         self.notes = notes
     }
 
     public func facts(for row: UserRow) async -> SourceFacts {
         var facts = await revenueCat.facts(for: row.id)
-        guard let appStore, facts.errors.isEmpty, let lookup = Self.appStoreLookup(row: row, facts: facts) else { return facts }
+        guard facts.errors.isEmpty else { return facts }
+        var lookup = Self.appStoreLookup(row: row, facts: facts)
+        if lookup == nil, Self.isAppStoreCandidate(row: row, facts: facts) {
+            switch await receiptLookup(row: row, facts: &facts) {
+            case .untouched: break
+            case .revealed(let id): lookup = id
+            case .settled: return facts
+            }
+        }
+        guard let appStore, let lookup else { return facts }
         switch await appStore.subscriptionFacts(transactionID: lookup) {
         case .success(let apple): facts.apple = apple
         case .failure(let error): facts.errors.append(error)

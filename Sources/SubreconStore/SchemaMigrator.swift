@@ -221,5 +221,16 @@ extension SchemaMigrator {
                 "alter table reconcile_runs add column if not exists user_errors integer not null default 0",
                 "alter table reconcile_runs add column if not exists selection jsonb",
             ]),
+        SchemaMigration(
+            version: 4, name: "optional legacy App Store receipts (verifyReceipt bridge)",
+            statements: [
+                """
+                create table if not exists apple_receipts (
+                    user_id text primary key,
+                    receipt_data text not null,
+                    updated_at timestamptz not null default now()
+                )
+                """
+            ]),
     ]
 }

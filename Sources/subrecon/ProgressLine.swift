@@ -11,6 +11,7 @@ enum ProgressLine {
             line += String(format: "  %.1f users/s", snapshot.rate)
             if let eta = snapshot.eta { line += String(format: "  ETA %.0fs", eta) }
             line += "  errors \(snapshot.errors)"
+            if let total = snapshot.total, snapshot.done >= total { line += "\n" }  // a finished phase keeps its line
             FileHandle.standardError.write(Data(line.utf8))
         }
     }

@@ -27,6 +27,28 @@ struct ConfigurationTests {
         #expect(!config.description.contains("s3cret-pw") && !config.description.contains("sk_live_abc123"))
     }
 
+    @Test("the receipt bridge: APPLE_SHARED_SECRET (or _FILE) switches it on, the URL alone is an error, no secret shown")
+    func receiptBridge() throws {
+        #expect(try SubreconConfiguration.load(Environment(base), requireRevenueCat: true).receipts == nil)
+        var env = base
+        env["APPLE_VERIFY_RECEIPT_URL"] = "http://127.0.0.1:9/verifyReceipt"
+        #expect(failure(env)?.variable == "APPLE_SHARED_SECRET")
+        env["APPLE_SHARED_SECRET"] = "feedface0shared0secret"
+        let config = try SubreconConfiguration.load(Environment(env), requireRevenueCat: true)
+        #expect(config.receipts != nil)
+        #expect(
+            config.description.contains("production: http://127.0.0.1:9/verifyReceipt, sandbox: http://127.0.0.1:9/verifyReceipt"),
+            "one URL serves both")
+        #expect(!config.description.contains("feedface0shared0secret"))
+        env["APPLE_VERIFY_RECEIPT_URL"] = nil
+        let defaults = try SubreconConfiguration.load(Environment(env), requireRevenueCat: true)
+        #expect(
+            defaults.description.contains(
+                "production: https://buy.itunes.apple.com/verifyReceipt, sandbox: https://sandbox.itunes.apple.com/verifyReceipt"))
+        env["APPLE_VERIFY_RECEIPT_URL"] = "ftp://nowhere"
+        #expect(failure(env)?.variable == "APPLE_VERIFY_RECEIPT_URL")
+    }
+
     @Test("missing RevenueCat key for run names the variable")
     func missingKey() {
         var env = base

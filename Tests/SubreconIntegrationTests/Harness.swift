@@ -19,6 +19,7 @@ struct Harness {
     static let skip: Comment = "SUBRECON_TEST_DATABASE_URL is not set: run scripts/test (it starts a PostgreSQL)"
     static let asOf = ISO8601.date("2026-06-01T03:00:00Z")!
     static let bundleID = "com.example.subrecon.tests"
+    static let sharedSecret = "it0shared0secret0it0shared0secret"
     static let products: [ProductCatalog.Entry] = [
         .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
         .init(productID: "pro_monthly", tier: 2, entitlement: "pro"),
@@ -32,6 +33,8 @@ struct Harness {
     let client: PostgresClient
     let revenueCat: RevenueCatSimulator
     let appStore: AppStoreSimulator
+    /// Apple's legacy `verifyReceipt`; in the environment only with `with(receipts: true)`.
+    let receipts: AppleReceiptSimulator
     let server: SimulatorServer
     let env: Environment
     let reportDirectory: URL
@@ -40,7 +43,7 @@ struct Harness {
     static func day(_ n: Double) -> Date { asOf.addingTimeInterval(n * 86_400) }
 
     /// Runs `body` with a fresh schema (dropped afterwards), a simulator and a report folder.
-    static func with(apple: Bool = false, extra: [String: String] = [:], _ body: (Harness) async throws -> Void) async throws {
+    static func with(apple: Bool = false, receipts useReceipts: Bool = false, extra: [String: String] = [:], _ body: (Harness) async throws -> Void) async throws {
         guard let url else { throw Missing() }
         let schema = "it_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
         let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(schema)"
@@ -55,7 +58,8 @@ struct Harness {
         await revenueCat.setClock(asOf)
         let appStore = try AppStoreSimulator(
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID)
-        let server = try await SimulatorServer.start(routes: [revenueCat, appStore])
+        let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret)
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema)")
         let rootFile = reports.appendingPathComponent("root.pem")
         try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
@@ -71,9 +75,13 @@ struct Harness {
                 "APP_STORE_BASE_URL": server.baseURL, "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
             ]) { $1 }
         }
+        if useReceipts {
+            values["APPLE_SHARED_SECRET"] = sharedSecret
+            values["APPLE_VERIFY_RECEIPT_URL"] = server.baseURL + "/verifyReceipt"
+        }
         values.merge(extra) { $1 }
         let harness = Harness(
-            store: store, client: client, revenueCat: revenueCat, appStore: appStore, server: server, env: Environment(values),
+            store: store, client: client, revenueCat: revenueCat, appStore: appStore, receipts: receipts, server: server, env: Environment(values),
             reportDirectory: reports)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }

@@ -1,0 +1,189 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import SubreconCore
+
+/// Settings of the legacy `verifyReceipt` bridge (`APPLE_SHARED_SECRET`, `APPLE_VERIFY_RECEIPT_URL`).
+/// `description` never shows the shared secret.
+public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
+    /// The app-specific shared secret sent as `password`. Secret: never logged or described.
+    public var sharedSecret: String
+    /// Asked first.
+    public var productionURL: String
+    /// Asked when production answers 21007. Equal to `productionURL` when one URL serves both (then the
+    /// answer's `environment` says which one answered).
+    public var sandboxURL: String
+    public var requestTimeout: Duration
+    /// Attempts per URL for 5xx, network errors, timeouts and the retryable statuses 21005, 21009 and 211xx.
+    public var maxAttempts: Int
+    public var baseBackoff: Duration
+    public var maxRetryWait: Duration
+
+    public static let productionEndpoint = "https://buy.itunes.apple.com/verifyReceipt"
+    public static let sandboxEndpoint = "https://sandbox.itunes.apple.com/verifyReceipt"
+
+    /// - Parameter urlOverride: one URL serving both environments (`APPLE_VERIFY_RECEIPT_URL`); nil = Apple's.
+    public init(
+        sharedSecret: String, urlOverride: String? = nil, sandboxURLOverride: String? = nil,
+        requestTimeout: Duration = .seconds(30), maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(250),
+        maxRetryWait: Duration = .seconds(30)
+    ) {
+        self.sharedSecret = sharedSecret
+        self.productionURL = urlOverride ?? Self.productionEndpoint
+        self.sandboxURL = sandboxURLOverride ?? urlOverride ?? Self.sandboxEndpoint
+        self.requestTimeout = requestTimeout
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseBackoff = baseBackoff
+        self.maxRetryWait = maxRetryWait
+    }
+
+    public var description: String {
+        "ReceiptVerifierConfiguration(sharedSecret: <redacted>, production: \(productionURL), sandbox: \(sandboxURL))"
+    }
+}
+
+/// The legacy `POST /verifyReceipt` (apple.md §4): production first, sandbox on status 21007.
+///
+/// Statuses 0 and 21006 are answers; every other status, HTTP error, malformed body or exhausted retry is a
+/// `SourceError(.appStore, .fetch)` naming the status. The shared secret and the receipt never appear in logs
+/// or errors. The caller owns the `HTTPClient`.
+public struct ReceiptVerifier: Sendable {
+    /// The name used in observer calls (the run summary's request counts).
+    public static let source = "app_store_receipt"
+
+    public let configuration: ReceiptVerifierConfiguration
+    let httpClient: HTTPClient
+    let logger: Logger
+    let observer: (any AppStoreRequestObserver)?
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    public init(
+        configuration: ReceiptVerifierConfiguration, httpClient: HTTPClient, logger: Logger,
+        observer: (any AppStoreRequestObserver)? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.logger = logger
+        self.observer = observer
+        self.sleep = sleep
+    }
+
+    /// Verifies `receiptData` and reads the latest transaction of each subscription in it.
+    /// - Parameter productID: the product the row knows, to pick which subscription's original id is revealed.
+    public func verify(receiptData: String, productID: String? = nil) async -> Result<ReceiptAnswer, SourceError> {
+        let shared = configuration.productionURL == configuration.sandboxURL
+        let first = await post(receiptData, to: configuration.productionURL, asked: .production)
+        switch first {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let response) where response.status == 21007 && !shared:
+            switch await post(receiptData, to: configuration.sandboxURL, asked: .sandbox) {
+            case .failure(let error): return .failure(error)
+            case .success(let sandbox): return answer(sandbox, asked: .sandbox, trustBody: false, productID: productID)
+            }
+        case .success(let response):
+            return answer(response, asked: .production, trustBody: shared, productID: productID)
+        }
+    }
+
+    private func answer(
+        _ response: VerifyReceiptResponse, asked: StoreEnvironmentName, trustBody: Bool, productID: String?
+    ) -> Result<ReceiptAnswer, SourceError> {
+        guard response.status == 0 || response.status == 21006 else {
+            return .failure(fetchError("status \(response.status)\(Self.meaning(response.status)) from \(asked.rawValue.lowercased())"))
+        }
+        var environment = asked
+        if trustBody {
+            guard let named = response.environment.flatMap(StoreEnvironmentName.init(rawValue:)) else {
+                return .failure(fetchError("answer names no known environment"))
+            }
+            environment = named
+        }
+        return .success(ReceiptMapping.answer(response, environment: environment, productID: productID))
+    }
+
+    /// One URL, with bounded retries on 5xx, network errors and the retryable statuses.
+    private func post(_ receiptData: String, to url: String, asked: StoreEnvironmentName) async -> Result<VerifyReceiptResponse, SourceError> {
+        let payload: [String: Any] = ["receipt-data": receiptData, "password": configuration.sharedSecret, "exclude-old-transactions": true]
+        guard let body = try? JSONSerialization.data(withJSONObject: payload) else {
+            return .failure(fetchError("could not encode the request"))
+        }
+        var lastProblem = "no attempt made"
+        for attempt in 1...configuration.maxAttempts {
+            if Task.isCancelled { return .failure(fetchError("cancelled")) }
+            if attempt > 1 { await backoff(attempt: attempt - 1) }
+            var request = HTTPClientRequest(url: url)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Accept", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+            let status: Int
+            let data: Data
+            do {
+                let response = try await httpClient.execute(request, timeout: .milliseconds(Int64(configuration.requestTimeout / .milliseconds(1))))
+                status = Int(response.status.code)
+                data = Data(try await response.body.collect(upTo: 1 << 22).readableBytesView)
+            } catch {
+                observer?.requestFinished(source: Self.source, status: nil, retried: attempt > 1)
+                lastProblem = "network error (\(type(of: error)))"
+                logger.debug("verifyReceipt request failed", metadata: ["http.attempt": "\(attempt)", "error": "\(type(of: error))"])
+                continue
+            }
+            observer?.requestFinished(source: Self.source, status: status, retried: attempt > 1)
+            logger.debug(
+                "verifyReceipt request finished",
+                metadata: ["http.status": "\(status)", "http.attempt": "\(attempt)", "appstore.environment": "\(asked.rawValue)"])
+            if status >= 500 {
+                lastProblem = "HTTP \(status)"
+                continue
+            }
+            guard (200..<300).contains(status) else { return .failure(fetchError("HTTP \(status) from \(asked.rawValue.lowercased())")) }
+            guard let decoded = try? JSONDecoder().decode(VerifyReceiptResponse.self, from: data) else {
+                return .failure(fetchError("malformed body from \(asked.rawValue.lowercased())"))
+            }
+            if Self.isRetryable(decoded) {
+                lastProblem = "status \(decoded.status)\(Self.meaning(decoded.status))"
+                continue
+            }
+            return .success(decoded)
+        }
+        return .failure(fetchError("gave up after \(configuration.maxAttempts) attempts at \(asked.rawValue.lowercased()): \(lastProblem)"))
+    }
+
+    static func isRetryable(_ response: VerifyReceiptResponse) -> Bool {
+        switch response.status {
+        case 21005, 21009: true
+        case 21100...21199: response.isRetryable ?? true
+        default: false
+        }
+    }
+
+    /// Apple's meaning of a status, for operators.
+    static func meaning(_ status: Int) -> String {
+        switch status {
+        case 21000: " (request was not an HTTP POST)"
+        case 21002: " (receipt-data malformed or a temporary issue)"
+        case 21003: " (receipt could not be authenticated)"
+        case 21004: " (shared secret does not match; check APPLE_SHARED_SECRET)"
+        case 21005: " (receipt server temporarily unavailable)"
+        case 21007: " (sandbox receipt sent to production)"
+        case 21008: " (production receipt sent to sandbox)"
+        case 21009: " (internal data access error)"
+        case 21010: " (user account not found or deleted)"
+        case 21100...21199: " (internal data access error)"
+        default: ""
+        }
+    }
+
+    private func backoff(attempt: Int) async {
+        let base = configuration.baseBackoff * (1 << min(attempt - 1, 10))
+        try? await sleep(min(base * Double.random(in: 0.5...1.0), configuration.maxRetryWait))
+    }
+
+    func fetchError(_ message: String) -> SourceError {
+        SourceError(origin: .appStore, kind: .fetch, message: "verifyReceipt: " + message)
+    }
+}

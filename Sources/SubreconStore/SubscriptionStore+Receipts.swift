@@ -1,0 +1,33 @@
+import Foundation
+import PostgresNIO
+
+extension SubscriptionStore {
+    /// The legacy App Store receipt (base64, as the app uploaded it) stored for `userID` in `apple_receipts`,
+    /// or nil when there is none. The receipt is a credential-like blob: callers never log it.
+    public func receipt(for userID: String) async throws -> String? {
+        try await run("read receipt") {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            let query = PostgresQuery(unsafeSQL: "select receipt_data from apple_receipts where user_id = $1", binds: binds)
+            for try await data in try await client.query(query, logger: logger).decode(String.self) {
+                return data.isEmpty ? nil : data
+            }
+            return nil
+        }
+    }
+
+    /// Stores (or replaces) the legacy receipt of `userID` (tests and the demo; apps write this table themselves).
+    public func saveReceipt(_ receiptData: String, for userID: String) async throws {
+        try await run("save receipt") {
+            var binds = PostgresBindings()
+            binds.append(userID)
+            binds.append(receiptData)
+            let query = PostgresQuery(
+                unsafeSQL: """
+                    insert into apple_receipts (user_id, receipt_data) values ($1, $2)
+                    on conflict (user_id) do update set receipt_data = excluded.receipt_data, updated_at = now()
+                    """, binds: binds)
+            try await client.query(query, logger: logger)
+        }
+    }
+}

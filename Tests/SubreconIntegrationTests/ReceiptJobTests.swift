@@ -1,0 +1,87 @@
+import Foundation
+import StoreSimulator
+import Subrecon
+import SubreconCore
+import SubreconReports
+import SubreconStore
+import Testing
+
+@Suite("The job with the legacy receipt bridge", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct ReceiptJobTests {
+    /// A receipt whose latest renewal runs until day 27 (original transaction `id`).
+    static func receipt(_ data: String, id: String, environment: StoreEnvironment = .production) -> AppleReceiptScenario {
+        AppleReceiptScenario(
+            receiptData: data, environment: environment,
+            transactions: [
+                .init(originalTransactionID: id, transactionID: id, productID: "premium_monthly", purchaseDate: Harness.day(-33),
+                      expiresDate: Harness.day(-3)),
+                .init(originalTransactionID: id, transactionID: id + "1", productID: "premium_monthly",
+                      purchaseDate: Harness.day(-3), expiresDate: Harness.day(27)),
+            ],
+            renewals: [.init(originalTransactionID: id, productID: "premium_monthly")])
+    }
+
+    @Test("a user known only by a stored receipt is re-validated through Apple and their original transaction id is stored")
+    func receiptThenAppStore() async throws {
+        try await Harness.with(apple: true, receipts: true) { h in
+            // Neither the row nor RevenueCat has a transaction id; only the stored receipt knows it.
+            try await h.seed(h.row("r-legacy", tier: 1, "active", end: -3), Harness.subscription(expires: -3))
+            try await h.store.saveReceipt("receipt-legacy", for: "r-legacy")
+            await h.receipts.setScenario(Self.receipt("receipt-legacy", id: "8001"))
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "8001", transactionID: "80011", productID: "premium_monthly", status: 1,
+                    purchaseDate: Harness.day(-3), expiresDate: Harness.day(27), price: 9990, currency: "USD"))
+            // No receipt stored: no verifyReceipt call, RevenueCat alone.
+            try await h.seed(h.row("r-none", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+            // verifyReceipt answers a status that is not an answer: fetch_error, untouched.
+            try await h.seed(h.row("r-broken", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+            try await h.store.saveReceipt("receipt-broken", for: "r-broken")
+            await h.receipts.setScenario(Self.receipt("receipt-broken", id: "8003"))
+            await h.receipts.setFault(.status(21010, times: 10), for: "receipt-broken")
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(result.exitStatus == .userErrors)
+            let rows = try h.report(result)
+
+            let legacy = try #require(try await h.user("r-legacy"))
+            #expect(legacy.originalTransactionID == "8001", "the id the receipt revealed is stored")
+            #expect(legacy.currentTier == 1 && legacy.endDate == Harness.day(27) && legacy.statusText == "active")
+            #expect(rows["r-legacy"]?.drift == ["missed_renewal", "source_conflict"], "Apple's view replaced RevenueCat's")
+
+            #expect(rows["r-none"]?.action == "downgrade")
+            let broken = try #require(try await h.user("r-broken"))
+            #expect(broken.currentTier == 1 && broken.originalTransactionID == nil)
+            #expect(rows["r-broken"]?.drift == ["fetch_error"] && rows["r-broken"]?.applied == false)
+            #expect(rows["r-broken"]?.error?.contains("21010") == true)
+            #expect(rows["r-broken"]?.error?.contains(Harness.sharedSecret) == false)
+
+            #expect(result.summary.requests["app_store_receipt"]?.requests == 2, "one verifyReceipt per stored receipt")
+            #expect(result.summary.requests["app_store"]?.requests == 1, "the revealed id is looked up once")
+        }
+    }
+
+    @Test("without the App Store Server API the receipt's facts stand in for Apple's; a stored id skips the bridge")
+    func receiptAlone() async throws {
+        try await Harness.with(receipts: true) { h in
+            try await h.seed(h.row("r-only", tier: 1, "active", end: -3), Harness.subscription(expires: -3))
+            try await h.store.saveReceipt("receipt-only", for: "r-only")
+            await h.receipts.setScenario(Self.receipt("receipt-only", id: "8101"))
+
+            let first = try await h.run()
+            #expect(first.exitStatus == .ok)
+            let row = try #require(try await h.user("r-only"))
+            #expect(row.originalTransactionID == "8101" && row.endDate == Harness.day(27) && row.currentTier == 1)
+            #expect(try h.report(first)["r-only"]?.action == "extend")
+            #expect(first.summary.requests["app_store_receipt"]?.requests == 1)
+            #expect(first.summary.requests["app_store"] == nil)
+
+            // The stored id now leads straight past the bridge: no second verifyReceipt call.
+            let second = try await h.run {
+                $0.mode = .backfill
+                $0.dryRun = true
+            }
+            #expect(second.summary.requests["app_store_receipt"] == nil)
+        }
+    }
+}
