@@ -27,7 +27,7 @@ struct PrometheusExpositionTests {
         #expect(parsed.value("subrecon_run_candidates") == 7)
         #expect(parsed.value("subrecon_run_applied") == 4)
         #expect(parsed.value("subrecon_run_user_errors") == 1)
-        #expect(parsed.value("subrecon_run_valve_tripped") == 1)
+        #expect(parsed.value("subrecon_run_valve_tripped") == 0)
         #expect(parsed.value("subrecon_run_dry_run") == 0)
         #expect(parsed.value("subrecon_run_finished_timestamp_seconds") == lastSuccess.timeIntervalSince1970)
         #expect(parsed.value("subrecon_run_duration_seconds") == 42.5)
