@@ -1,0 +1,59 @@
+import Foundation
+import SubreconCore
+import SubreconStore
+
+/// The candidate selection of a run, stored with it so `--resume` asks for exactly the same candidates.
+struct StoredSelection: Codable {
+    var mode: String
+    var asOf: Date
+    var lookbackDays: Int
+    var userIDs: [String]?
+    var endAfter: Date?
+    var endBefore: Date?
+    var shardIndex: Int
+    var shardCount: Int
+    var limit: Int?
+    var maxDowngradeRatio: Double
+    var environment: String
+
+    init(_ options: RunOptions) {
+        mode = options.mode.rawValue
+        asOf = options.asOf
+        lookbackDays = options.lookbackDays
+        userIDs = options.userIDs
+        endAfter = options.endAfter
+        endBefore = options.endBefore
+        shardIndex = options.shard.index
+        shardCount = options.shard.count
+        limit = options.limit
+        maxDowngradeRatio = options.maxDowngradeRatio
+        environment = options.environment.rawValue
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    static func decode(_ data: Data) throws -> StoredSelection {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try decoder.decode(StoredSelection.self, from: data)
+    }
+
+    /// Applies the stored selection to `options` (report folder, concurrency and the like stay the caller's).
+    func apply(to options: inout RunOptions) {
+        options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
+        options.asOf = asOf
+        options.lookbackDays = lookbackDays
+        options.userIDs = userIDs
+        options.endAfter = endAfter
+        options.endBefore = endBefore
+        options.shard = ShardSpec(index: shardIndex, count: shardCount)
+        options.limit = limit
+        options.maxDowngradeRatio = maxDowngradeRatio
+        options.environment = StoreEnvironment(rawValue: environment) ?? .production
+    }
+}
