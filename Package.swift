@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(name: "SubreconCore", swiftSettings: strict),
@@ -62,7 +64,15 @@ let package = Package(
             resources: [.copy("Resources/AppleRootCA-G3.pem")],
             swiftSettings: strict
         ),
-        .target(name: "SubreconReports", dependencies: ["SubreconCore"], swiftSettings: strict),
+        .target(
+            name: "SubreconReports",
+            dependencies: [
+                "SubreconCore",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "StoreSimulator",
             dependencies: [
@@ -111,7 +121,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "SubreconCoreTests", dependencies: ["SubreconCore"], swiftSettings: strict),
-        .testTarget(name: "SubreconReportsTests", dependencies: ["SubreconReports", "SubreconCore"], swiftSettings: strict),
+        .testTarget(
+            name: "SubreconReportsTests",
+            dependencies: ["SubreconReports", "SubreconCore",
+                           .product(name: "CoreMetrics", package: "swift-metrics"),
+                           .product(name: "Prometheus", package: "swift-prometheus")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "RevenueCatTests",
             dependencies: ["RevenueCat", "StoreSimulator", "SubreconCore",

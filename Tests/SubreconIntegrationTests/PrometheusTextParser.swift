@@ -1,0 +1,1 @@
+../SubreconReportsTests/PrometheusTextParser.swift
