@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SubreconCore
 
 /// Signs the ES256 bearer tokens the App Store Server API requires (apple.md §2).
 ///

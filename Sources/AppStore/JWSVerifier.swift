@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SubreconCore
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 

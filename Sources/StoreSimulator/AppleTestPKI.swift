@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SubreconCore
 import SwiftASN1
 import X509
 
@@ -131,17 +132,6 @@ public struct AppleTestPKI: Sendable {
         return serializer.serializedBytes
     }
 
-    /// base64url without padding, byte-wise (`replacingOccurrences` dominated the simulator's signing in profiles).
-    static func base64URL(_ data: Data) -> String {
-        var bytes: [UInt8] = []
-        for byte in data.base64EncodedData() {
-            switch byte {
-            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: "-"))
-            case UInt8(ascii: "/"): bytes.append(UInt8(ascii: "_"))
-            case UInt8(ascii: "="): continue
-            default: bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    /// base64url without padding (the shared implementation in SubreconCore).
+    static func base64URL(_ data: Data) -> String { Base64URL.encode(data) }
 }

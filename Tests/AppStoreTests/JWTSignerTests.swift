@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SubreconCore
 import Testing
 
 @testable import AppStore

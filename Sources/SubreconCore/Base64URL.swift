@@ -2,8 +2,8 @@ import Foundation
 
 /// base64url without padding (RFC 7515 §2), as JWT and JWS use it. Byte-wise (no `replacingOccurrences`, which
 /// costs a Foundation string round trip per call and dominated JWS handling in profiles).
-enum Base64URL {
-    static func encode(_ data: some Sequence<UInt8>) -> String {
+public enum Base64URL {
+    public static func encode(_ data: some Sequence<UInt8>) -> String {
         let base64 = Data(data).base64EncodedData()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(base64.count)
@@ -18,7 +18,7 @@ enum Base64URL {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func decode(_ text: some StringProtocol) -> Data? {
+    public static func decode(_ text: some StringProtocol) -> Data? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 3)
         for byte in text.utf8 {
