@@ -43,6 +43,7 @@ let package = Package(
             name: "SubreconStore",
             dependencies: [
                 "SubreconCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import Crypto
 /// One slice of the users: those whose stable id hash mod `count` equals `index` (`--shard I/N`).
 ///
 /// The hash is the first 8 hex digits of `md5(id)` (UTF-8) read as an unsigned 32-bit integer. PostgreSQL computes it
@@ -31,7 +32,7 @@ public struct ShardSpec: Sendable, Hashable, CustomStringConvertible {
 
     /// The stable hash of a user id: `md5(id)`'s first four bytes, big-endian.
     public static func hash(of id: String) -> UInt32 {
-        let digest = MD5.digest(Array(id.utf8))
+        let digest = Array(Insecure.MD5.hash(data: Array(id.utf8)))
         return digest[0..<4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
