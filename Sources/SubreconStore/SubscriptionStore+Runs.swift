@@ -43,12 +43,6 @@ public struct RunRecord: Sendable, Hashable {
     }
 }
 
-/// Another session holds the advisory lock of this shard (exit 4).
-public struct ShardLockBusy: Error, Sendable, Hashable, CustomStringConvertible {
-    public var shard: ShardSpec
-    public var description: String { "another run holds the lock of shard \(shard); nothing done" }
-}
-
 extension SubscriptionStore {
     /// Inserts the run's row (normally with status `running`).
     public func startRun(_ record: RunRecord) async throws {
