@@ -181,13 +181,7 @@ public struct ReconcileJob: Sendable {
             let exit: ExitStatus = tripped ? .valveTripped : (summary.errors > 0 ? .userErrors : .ok)
             summary.exitCode = Int(exit.rawValue)
             summary.status = tripped ? "valve_tripped" : (exit == .userErrors ? "completed_with_errors" : "completed")
-            for (name, counts) in stats.snapshot {
-                var r = RunSummary.SourceRequests()
-                r.requests = counts.requests
-                r.rateLimited = counts.rateLimited
-                r.failures = counts.failures
-                summary.requests[name] = r
-            }
+            summary.requests = stats.snapshot
             summary.timings.totalSeconds = seconds(clock.now - start)
             let finishedAt = startedAt.addingTimeInterval(summary.timings.totalSeconds)
             summary.finishedAt = ISO8601.string(finishedAt)

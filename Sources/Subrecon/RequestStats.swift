@@ -1,21 +1,16 @@
 import Synchronization
+import SubreconReports
 
 /// Requests made per source during a run, for `summary.json` and metrics. Thread-safe.
 public final class RequestStats: Sendable {
-    public struct Counts: Sendable, Hashable {
-        public var requests = 0
-        public var rateLimited = 0
-        public var failures = 0
-    }
-
-    private let state = Mutex<[String: Counts]>([:])
+    private let state = Mutex<[String: RunSummary.SourceRequests]>([:])
 
     public init() {}
 
     /// Counts one HTTP attempt; `status` nil means no response (network error or timeout).
     public func record(source: String, status: Int?) {
         state.withLock { counts in
-            var c = counts[source] ?? Counts()
+            var c = counts[source] ?? RunSummary.SourceRequests()
             c.requests += 1
             if status == 429 { c.rateLimited += 1 }
             if status == nil || (status ?? 0) >= 500 { c.failures += 1 }
@@ -23,5 +18,6 @@ public final class RequestStats: Sendable {
         }
     }
 
-    public var snapshot: [String: Counts] { state.withLock { $0 } }
+    /// The counts so far, per source, in the summary's shape.
+    public var snapshot: [String: RunSummary.SourceRequests] { state.withLock { $0 } }
 }
