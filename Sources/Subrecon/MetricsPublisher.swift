@@ -18,17 +18,10 @@ public enum MetricsPublisher {
     /// Writes `text` to `path` atomically: a temporary file in the same directory, then a rename, so the
     /// collector never reads half a file. The temporary name does not end in `.prom` (the collector ignores it).
     public static func writeFile(_ text: String, to path: URL) throws {
-        let directory = path.deletingLastPathComponent()
-        let temp = directory.appendingPathComponent(".\(path.lastPathComponent).\(getpid()).tmp")
         do {
-            try Data(text.utf8).write(to: temp)
+            try RunFolder.writeAtomically(Data(text.utf8), to: path)
         } catch {
-            throw MetricsError("cannot write metrics file \(temp.path): \(error.localizedDescription)")
-        }
-        if rename(temp.path, path.path) != 0 {
-            let code = errno
-            try? FileManager.default.removeItem(at: temp)
-            throw MetricsError("cannot move metrics file into place at \(path.path): errno \(code)")
+            throw MetricsError("cannot write metrics file \(path.path): \(error)")
         }
     }
 

@@ -96,12 +96,26 @@ public struct RunFolder: Sendable {
         try TableWriter(directory: url, name: "push_intents", columns: IntentRow.columns, fields: \.csvFields)
     }
 
-    /// Writes a file atomically (temp file + rename).
+    /// Writes a file of the run folder atomically.
     public func write(_ data: Data, to name: String) throws {
-        let target = url.appendingPathComponent(name)
-        let temp = url.appendingPathComponent(".\(name).tmp")
-        try data.write(to: temp)
-        try Self.replace(target, with: temp)
+        try Self.writeAtomically(data, to: url.appendingPathComponent(name))
+    }
+
+    /// Writes `data` to `target` atomically: a hidden temporary file in the same folder (its name ends in `.tmp`,
+    /// so collectors that read `*.prom` or `*.csv` skip it), then a rename, so no reader sees half a file.
+    public static func writeAtomically(_ data: Data, to target: URL) throws {
+        let temp = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(getpid()).tmp")
+        do {
+            try data.write(to: temp)
+        } catch {
+            throw ReportError("cannot write \(temp.path): \(error.localizedDescription)")
+        }
+        do {
+            try replace(target, with: temp)
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw error
+        }
     }
 
     public func writeJSON<T: Encodable>(_ value: T, to name: String) throws {
