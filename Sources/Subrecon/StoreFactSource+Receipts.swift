@@ -15,7 +15,7 @@ extension StoreFactSource {
 
     /// An App Store candidate: the row says `apple_iap`, or RevenueCat lists an App Store subscription.
     static func isAppStoreCandidate(row: UserRow, facts: SourceFacts) -> Bool {
-        row.source == StoreKind.appStore.subscriptionSource || facts.purchases.contains { $0.store.isApple && !$0.isLifetime }
+        row.source == StoreKind.appStore.subscriptionSource || facts.purchases.contains(where: \.isAppStoreSubscription)
     }
 
     /// The legacy bridge for an App Store candidate with no transaction id anywhere: verify the stored receipt.
@@ -41,7 +41,7 @@ extension StoreFactSource {
             guard let revealed = answer.originalTransactionID else { return .untouched }
             for index in facts.purchases.indices {
                 let purchase = facts.purchases[index]
-                guard purchase.store.isApple, !purchase.isLifetime, purchase.originalTransactionID == nil,
+                guard purchase.isAppStoreSubscription, purchase.originalTransactionID == nil,
                     purchase.storeTransactionID == nil
                 else { continue }
                 let sameProduct = answer.purchases.first { $0.productID == purchase.productID }

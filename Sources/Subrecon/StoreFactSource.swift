@@ -81,7 +81,7 @@ public struct StoreFactSource: FactSource {
     static func appStoreLookup(row: UserRow, facts: SourceFacts) -> String? {
         if let id = row.originalTransactionID, !id.isEmpty { return id }
         return facts.purchases
-            .filter { $0.store.isApple && !$0.isLifetime && $0.storeTransactionID != nil }
+            .filter { $0.isAppStoreSubscription && $0.storeTransactionID != nil }
             .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
             .storeTransactionID
     }

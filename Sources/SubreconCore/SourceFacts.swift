@@ -104,6 +104,11 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     }
 }
 
+extension PurchaseFact {
+    /// An auto-renewable App Store (or Mac App Store) subscription: what the App Store Server API answers about.
+    public var isAppStoreSubscription: Bool { store.isApple && !isLifetime }
+}
+
 /// Apple's view of one App Store subscription, fetched with `lookupTransactionID`.
 public struct AppleSubscriptionFact: Sendable, Hashable, Codable {
     /// The transaction id the App Store Server API was asked about.
