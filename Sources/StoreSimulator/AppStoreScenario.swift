@@ -66,6 +66,10 @@ public enum AppStoreFault: Sendable, Hashable {
     case tamperedPayload
     /// Answer after `delay`.
     case delay(Duration)
+    /// Answer exactly this (status, headers, body bytes) the next `times` requests: hostile or malformed answers.
+    case raw(status: Int, headers: [String: String], body: Data, times: Int)
+    /// Answer normally, but send the body one byte at a time with `pause` between bytes (a trickling peer).
+    case trickle(pause: Duration)
 }
 
 /// What the simulator decoded from the last bearer token it accepted or rejected.

@@ -81,7 +81,14 @@ public struct AppStoreSimulator: SimulatorRoute {
         }
 
         var delay = await state.latency
+        var trickle: Duration?
         switch await state.takeFault(for: id) {
+        case .raw(let status, let headers, let body, _)?:
+            var response = SimulatorResponse.json(status, body)
+            for (name, value) in headers { response.headers[name.lowercased()] = value }
+            return response
+        case .trickle(let pause)?:
+            trickle = pause
         case .error(let status, let code, _)?:
             guard let code else { return SimulatorResponse(status: status) }
             return errorResponse(status, code: code, message: "Simulated error.")
@@ -105,6 +112,7 @@ public struct AppStoreSimulator: SimulatorRoute {
         do {
             var body = try statusBody(for: scenario, fault: fault)
             body.delay = delay
+            body.trickle = trickle
             return body
         } catch {
             return errorResponse(500, code: 5_000_000, message: "An unknown error occurred.")
@@ -197,7 +205,7 @@ actor AppStoreSimulatorState {
         }
         let times: Int =
             switch fault {
-            case .error(_, _, let times), .rateLimited(_, let times): times
+            case .error(_, _, let times), .rateLimited(_, let times), .raw(_, _, _, let times): times
             default: Int.max
             }
         faults[id] = (fault, times)

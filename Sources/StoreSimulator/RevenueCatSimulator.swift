@@ -146,6 +146,14 @@ public actor RevenueCatSimulator: SimulatorRoute {
             return rateLimited(backoffMS: backoffMS, retryAfter: retryAfter)
         case .malformedJSON:
             return .json(200, Data(#"{"request_date": "2026-03-01T02:00:05Z", "subscriber": {"entitlements": [tru"#.utf8))
+        case .raw(let status, let headers, let body):
+            var response = SimulatorResponse.json(status, body)
+            for (name, value) in headers { response.headers[name.lowercased()] = value }
+            return response
+        case .trickle(let pause):
+            var response = answer(for: userID)
+            response.trickle = pause
+            return response
         case .delay, nil:
             return answer(for: userID)
         }

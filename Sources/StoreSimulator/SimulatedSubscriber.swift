@@ -162,4 +162,8 @@ public enum RevenueCatFault: Sendable, Hashable {
     case malformedJSON
     /// Wait this long before answering normally (to provoke client timeouts).
     case delay(Duration)
+    /// Answer exactly this: any status, headers and body bytes (hostile or malformed answers).
+    case raw(status: Int, headers: [String: String], body: Data)
+    /// Answer normally, but send the body one byte at a time with `pause` between bytes (a trickling peer).
+    case trickle(pause: Duration)
 }

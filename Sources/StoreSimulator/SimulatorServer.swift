@@ -35,12 +35,17 @@ public struct SimulatorResponse: Sendable {
     public var body: Data
     /// Simulated latency before the answer is written.
     public var delay: Duration
+    /// When set, the body is written one byte at a time with this pause between bytes (a trickling peer).
+    public var trickle: Duration?
 
-    public init(status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Duration = .zero) {
+    public init(
+        status: Int, headers: [String: String] = [:], body: Data = Data(), delay: Duration = .zero, trickle: Duration? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.delay = delay
+        self.trickle = trickle
     }
 
     public static func json(_ status: Int, _ body: Data, delay: Duration = .zero) -> SimulatorResponse {
@@ -154,7 +159,14 @@ public final class SimulatorServer: Sendable {
                     if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
                     try await outbound.write(
                         .head(HTTPResponseHead(version: requestHead.version, status: .init(statusCode: response.status), headers: headers)))
-                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+                    if let pause = response.trickle {
+                        for byte in response.body {
+                            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: [byte]))))
+                            try await Task.sleep(for: pause)
+                        }
+                    } else {
+                        try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+                    }
                     try await outbound.write(.end(nil))
                     if !keepAlive { return }
                 }
