@@ -9,9 +9,16 @@ struct VerifyReceiptResponse: Decodable {
     var isRetryable: Bool?
     var latestReceiptInfo: [[String: ReceiptField]]?
     var pendingRenewalInfo: [[String: ReceiptField]]?
+    var receipt: Receipt?
+
+    /// The decoded receipt itself: whose app it is.
+    struct Receipt: Decodable {
+        var bundleID: String?
+        enum CodingKeys: String, CodingKey { case bundleID = "bundle_id" }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case status, environment
+        case status, environment, receipt
         case isRetryable = "is_retryable"
         case latestReceiptInfo = "latest_receipt_info"
         case pendingRenewalInfo = "pending_renewal_info"
@@ -94,12 +101,14 @@ enum ReceiptMapping {
             default: nil
             }
         }
+        // A receipt entry does not state its type: with an expiry it is a subscription; without one it could be a
+        // non-consumable or a non-renewing purchase, so its kind stays unstated (never lifetime).
         return PurchaseFact(
             origin: .appStore,
             productID: entry["product_id"] ?? renewal?["product_id"] ?? "",
             store: .appStore,
+            kind: expires == nil ? .unstated : .subscription,
             isSandbox: environment == .sandbox,
-            isLifetime: expires == nil,
             purchaseDate: date(entry["purchase_date_ms"]),
             expiresDate: expires,
             gracePeriodExpiresDate: date(renewal?["grace_period_expires_date_ms"]),

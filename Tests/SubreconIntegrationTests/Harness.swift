@@ -58,7 +58,7 @@ struct Harness {
         await revenueCat.setClock(asOf)
         let appStore = try AppStoreSimulator(
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID)
-        let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret)
+        let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret, bundleID: bundleID)
         let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema)")
         let rootFile = reports.appendingPathComponent("root.pem")
