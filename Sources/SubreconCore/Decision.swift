@@ -44,19 +44,22 @@ public func judge(_ purchase: PurchaseFact, asOf: Date) -> Judged {
     }
     if purchase.storeState == .revoked { return known(false, .refunded, expires) }
     if let refunded = purchase.refundedAt, refunded <= asOf {
-        if purchase.kind == .nonExpiring { return known(false, .refunded, nil) }
-        guard let start = purchase.purchaseDate else {
+        // A refund dated before this period's start belongs to an earlier period: it does not revoke this one.
+        // A lifetime purchase has one period: without a stated start, its refund is its own.
+        if let start = purchase.purchaseDate {
+            if refunded >= start { return known(false, .refunded, purchase.kind == .nonExpiring ? nil : expires) }
+        } else if purchase.kind == .nonExpiring {
+            return known(false, .refunded, nil)
+        } else {
             return .unknown("a refund is stated without the start of the period it would revoke")
         }
-        // A refund dated before this period's start belongs to an earlier period: it does not revoke this one.
-        if refunded >= start { return known(false, .refunded, expires) }
     }
+    if purchase.storeState == .expired { return known(false, .expired, expires) }
     switch purchase.kind {
     case .nonExpiring: return known(true, .active, nil)
     case .unstated: return .unknown("the source did not state whether the purchase expires")
     case .subscription, .nonRenewing: break
     }
-    if purchase.storeState == .expired { return known(false, .expired, expires) }
     guard let expires else {
         let what = purchase.kind == .subscription ? "a subscription" : "a non-renewing purchase"
         return .unknown("\(what) without a stated expiry date")
@@ -102,6 +105,7 @@ func resolvingOneTimePurchases(
             continue
         }
         var fact = purchase
+        fact.gracePeriodExpiresDate = nil  // a one-time purchase has no grace of its own; its entitlement's end bounds it
         let naming = entitlements.filter { $0.productID == purchase.productID }
         if naming.contains(where: { $0.expires == .never }) {
             fact.kind = .nonExpiring
@@ -111,11 +115,11 @@ func resolvingOneTimePurchases(
                 return nil
             }.max()
             fact.kind = .nonRenewing
-            if latestByProduct[purchase.productID] == index || (end.map { $0 <= asOf } ?? false) {
-                fact.expiresDate = end
-            }
+            let isLatest = latestByProduct[purchase.productID] == index
+            fact.expiresDate = isLatest || (end.map { $0 <= asOf } ?? false) ? end : nil
         } else if naming.isEmpty {
             guard let entry = catalog.entry(for: purchase.productID) else { continue }  // grants nothing
+            fact.expiresDate = nil
             if let name = entry.entitlement, let mapped = entitlements.first(where: { $0.identifier == name }),
                 case .at(let end) = mapped.expires, end <= asOf, mapped.gracePeriodExpiresDate.map({ $0 <= asOf }) ?? true
             {
