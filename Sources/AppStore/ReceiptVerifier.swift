@@ -43,7 +43,7 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "ReceiptVerifierConfiguration(sharedSecret: <redacted>, production: \(productionURL), sandbox: \(sandboxURL))"
+        "ReceiptVerifierConfiguration(sharedSecret: <redacted>, bundleID: \(bundleID), production: \(productionURL), sandbox: \(sandboxURL))"
     }
 }
 

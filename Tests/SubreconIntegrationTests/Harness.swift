@@ -78,6 +78,7 @@ struct Harness {
         }
         if useReceipts {
             values["APPLE_SHARED_SECRET"] = sharedSecret
+            values["APP_STORE_BUNDLE_ID"] = bundleID
             values["APPLE_VERIFY_RECEIPT_URL"] = server.baseURL + "/verifyReceipt"
         }
         values.merge(extra) { $1 }
