@@ -5,7 +5,10 @@ import SubreconStore
 /// Where a run keeps its verdicts between the validate and the apply phase, in scan order.
 /// A real run keeps them in PostgreSQL (resumable, re-renderable); a dry run in a file in the run folder.
 protocol VerdictLedger: Sendable {
-    func append(_ verdicts: [Verdict], progress: RunProgress) async throws
+    /// Appends verdicts with their scan positions (`seq`) and records `progress`, atomically.
+    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws
+    /// The users in the ledger after the resume point `cursor`, and the first free `seq`.
+    func tail(after cursor: String?) async throws -> LedgerTail
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry]
     func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict]
     func markUnchanged(_ seqs: [Int64]) async throws
@@ -15,8 +18,11 @@ struct DatabaseLedger: VerdictLedger {
     let database: any ReconcileDatabase
     let runID: String
 
-    func append(_ verdicts: [Verdict], progress: RunProgress) async throws {
-        try await database.appendVerdicts(runID: runID, verdicts, progress: progress)
+    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
+        try await database.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
+    }
+    func tail(after cursor: String?) async throws -> LedgerTail {
+        try await database.ledgerTail(runID: runID, afterUser: cursor)
     }
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
         try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit)
@@ -39,7 +45,7 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     init(url: URL) throws {
         self.url = url
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CommandFailure(.userErrors, "cannot create \(url.path)")
+            throw CommandFailure(.stopped, "cannot create \(url.path); nothing was changed")
         }
         handle = try FileHandle(forWritingTo: url)
     }
@@ -50,10 +56,13 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func append(_ verdicts: [Verdict], progress: RunProgress) async throws {
+    func tail(after cursor: String?) async throws -> LedgerTail { LedgerTail(userIDs: [], nextSeq: 0) }
+
+    /// Dry runs are never resumed: verdicts are kept in arrival order (rendered as such).
+    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
         let encoder = JSONEncoder()
         var data = Data()
-        for verdict in verdicts {
+        for (_, verdict) in entries {
             data.append(try encoder.encode(verdict))
             data.append(0x0A)
         }
@@ -80,7 +89,7 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     }
 
     func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
-        throw CommandFailure(.userErrors, "a dry run applies nothing")
+        throw CommandFailure(.stopped, "a dry run applies nothing")
     }
 
     func markUnchanged(_ seqs: [Int64]) async throws {}
