@@ -34,7 +34,7 @@ extension HTTPClient {
                     status: Int(response.status.code), headers: response.headers, body: Data(buffer.readableBytesView))
             }
             group.addTask {
-                try await Task.sleep(for: deadline)
+                try await _Concurrency.Task.sleep(for: deadline)
                 return nil
             }
             defer { group.cancelAll() }

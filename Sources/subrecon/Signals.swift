@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Subrecon
+import Synchronization
 
 /// SIGTERM / SIGINT stop the job cleanly: the first signal asks `stop` to end the run (in-flight lookups are
 /// dropped, the verdicts already validated are written to the run's ledger, the command exits 75 and
@@ -43,14 +44,13 @@ enum Signals {
     }
 }
 
-private final class SignalCount: @unchecked Sendable {
-    // Signal handlers run on a global queue, possibly at once for two signals.
-    private let lock = NSLock()
-    private var value = 0
+/// Signals received so far (handlers run on a global queue, possibly at once for two signals).
+private final class SignalCount: Sendable {
+    private let value = Mutex(0)
     func increment() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
+        value.withLock { count in
+            count += 1
+            return count
+        }
     }
 }

@@ -31,8 +31,8 @@ enum SubreconBinary {
         let stamp = UUID().uuidString.prefix(8)
         let out = directory.appendingPathComponent("stdout-\(stamp).txt")
         let err = directory.appendingPathComponent("stderr-\(stamp).txt")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
@@ -132,8 +132,8 @@ struct SignalTests {
             let ids = try await seed(h, count: 120)
             try await h.client.withConnection { locker in
                 // Hold the audit table so the first apply batch waits inside its transaction.
-                try await locker.query("begin")
-                try await locker.query("lock table reconcile_changes in share mode")
+                try await locker.query("begin", logger: h.logger)
+                try await locker.query("lock table reconcile_changes in share mode", logger: h.logger)
                 let (process, stderr) = try SubreconBinary.start(
                     runArguments(h, ["--concurrency", "8"]), environment: h.env.values, directory: h.reportDirectory)
                 var waiting = 0
@@ -148,7 +148,7 @@ struct SignalTests {
                 #expect(waiting > 0, "the apply phase reached its first batch")
                 kill(process.processIdentifier, SIGTERM)
                 try await Task.sleep(for: .milliseconds(300))
-                try await locker.query("rollback")
+                try await locker.query("rollback", logger: h.logger)
                 #expect(try await SubreconBinary.wait(process, limit: .seconds(15)) == 75)
                 let log = try String(contentsOf: stderr, encoding: .utf8)
                 #expect(!log.contains("before the run could end cleanly"), "stopped cleanly, not by the fallback exit")

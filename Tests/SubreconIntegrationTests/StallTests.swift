@@ -38,10 +38,10 @@ struct StallTests {
 
             // A webhook's transaction holds m-held's row for the whole run.
             let result = try await h.client.withConnection { holder in
-                try await holder.query("begin")
-                try await holder.query("select id from users where id = 'm-held' for update")
+                try await holder.query("begin", logger: h.logger)
+                try await holder.query("select id from users where id = 'm-held' for update", logger: h.logger)
                 let result = try await h.run { $0.maxDowngradeRatio = 1 }
-                try await holder.query("rollback")
+                try await holder.query("rollback", logger: h.logger)
                 return result
             }
 
@@ -135,6 +135,28 @@ struct StallTests {
                 #expect(try await h.intents(id) <= 1)
             }
             #expect(try await h.user("a-00")?.currentTier == 0)
+        }
+    }
+
+    @Test("every database session sets statement_timeout, lock_timeout and idle_in_transaction_session_timeout from the environment")
+    func sessionTimeouts() async throws {
+        try await Harness.with { h in
+            var values = h.env.values
+            values["SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS"] = "7"
+            values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "1.5"
+            let config = try SubreconConfiguration.load(Environment(values), requireRevenueCat: true)
+            let connection = try await PostgresConnection.connect(
+                configuration: try config.database.connectionConfiguration(), id: 9, logger: h.logger)
+            var shown: [String] = []
+            for name in ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"] {
+                for try await value in try await connection.query("select current_setting(\(name))", logger: h.logger).decode(String.self) {
+                    shown.append(value)
+                }
+            }
+            try await connection.close()
+            #expect(shown == ["7s", "1500ms", "1min"])
+            values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "soon"
+            #expect(throws: ConfigError.self) { try SubreconConfiguration.load(Environment(values), requireRevenueCat: true) }
         }
     }
 
