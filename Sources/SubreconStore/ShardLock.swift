@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The advisory lock that keeps two runs off the same users (SPEC 5.5), on a connection of its own held for the
 /// whole run.
@@ -7,14 +8,13 @@ import PostgresNIO
 /// Two session locks, both keyed by `current_schema()`: a shared lock on the shard *count* N and an exclusive lock
 /// on the shard `I/N`. Runs of one layout (`0/4` beside `1/4`) coexist; a second `1/4` finds its shard taken; a run
 /// whose count differs (`0/1` or `0/2` beside any `I/4`) would overlap users and finds the layout taken. A short
-/// transaction-scoped gate makes the check and the taking one step. A heartbeat on the lock's connection notices
-/// when it dies (server restart, `pg_terminate_backend`, network): the lock is gone with it, and `onLost` is told
-/// so the run stops (exit 75).
+/// transaction-scoped gate makes the check and the taking one step. When the lock's connection closes (server
+/// restart, `pg_terminate_backend`, network) the lock is gone with it, and `onLost` is told so the run stops (exit 75).
 public enum ShardLock {
     /// Runs `body` holding the lock of `shard`; nil at once, without running `body`, when another run holds this
     /// shard or one overlapping it.
     public static func withLock<T: Sendable>(
-        settings: DatabaseSettings, shard: ShardSpec, logger: Logger, heartbeat: Duration = .seconds(1),
+        settings: DatabaseSettings, shard: ShardSpec, logger: Logger,
         onLost: @escaping @Sendable (String) -> Void, _ body: () async throws -> T
     ) async throws -> T? {
         var lockSettings = settings
@@ -36,33 +36,47 @@ public enum ShardLock {
             throw StoreError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
         }
         logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
-        let value: T
-        do {
-            value = try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    while true {
-                        do { try await Task.sleep(for: heartbeat) } catch { return }
-                        do {
-                            try await connection.query("select 1", logger: logger)
-                        } catch {
-                            if Task.isCancelled { return }
-                            logger.error("lost the shard lock's database connection", metadata: ["shard": "\(shard)"])
-                            onLost("lost the shard lock (its database connection ended)")
-                            return
-                        }
-                    }
-                }
-                defer { group.cancelAll() }
-                return try await body()
-            }
-        } catch {
+        // The connection closing (server restart, pg_terminate_backend, network) ends the lock with it. Its close
+        // is watched rather than polled: a query on a connection the server ended may never complete.
+        let watch = Watch()
+        connection.closeFuture.whenComplete { _ in
+            guard watch.markLost() else { return }
+            logger.error("lost the shard lock's database connection", metadata: ["shard": "\(shard)"])
+            onLost("lost the shard lock (its database connection ended)")
+        }
+        func release() async {
+            guard watch.release() else { return }
             _ = try? await connection.query(unlock(shard), logger: logger)
             try? await connection.close()
+        }
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            await release()
             throw error
         }
-        _ = try? await connection.query(unlock(shard), logger: logger)
-        try? await connection.close()
+        await release()
         return value
+    }
+
+    /// Whether the lock's connection was lost, or released by us first.
+    private final class Watch: Sendable {
+        private let state = Mutex((released: false, lost: false))
+        /// True when the loss happened while the lock was held.
+        func markLost() -> Bool {
+            state.withLock { state in
+                defer { state.lost = true }
+                return !state.released && !state.lost
+            }
+        }
+        /// True when the connection is still there to release the lock on.
+        func release() -> Bool {
+            state.withLock { state in
+                state.released = true
+                return !state.lost
+            }
+        }
     }
 
     /// Checks for an overlapping layout and takes the shard's locks, in one short transaction behind a gate.
