@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import PostgresNIO
 import StoreSimulator
@@ -5,6 +6,7 @@ import Subrecon
 import SubreconCore
 import SubreconReports
 import SubreconStore
+import Synchronization
 import Testing
 
 /// Issue 8, bullet 4: nothing stalls the night. A peer trickling its body, a row held by another writer, a user
@@ -160,6 +162,71 @@ struct StallTests {
         }
     }
 
+    @Test("a stuck first user holds back neither the ledger nor the others; the scan runs at most reorderWindow users ahead of it")
+    func stuckHeadDoesNotHoldTheLedger() async throws {
+        try await Harness.with { h in
+            var ids: [String] = []
+            for n in 0..<12 {
+                let id = String(format: "w-%02d", n)
+                ids.append(id)
+                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
+            }
+            try await HTTPClientScope.with { http in
+                let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
+                let stats = RequestStats()
+                let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
+
+                // Window 4: while w-00 is stuck, only w-01...w-03 may be asked.
+                let bounded = HeldFirstUser(inner: real, held: "w-00")
+                let job = ReconcileJob(database: h.store, source: bounded, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let options = h.options {
+                    $0.concurrency = 2
+                    $0.reorderWindow = 4
+                    $0.ledgerBatchSize = 1
+                    $0.maxDowngradeRatio = 1
+                }
+                let windowed = Task { try await job.run(options, runID: "run-window") }
+                try await waitUntil { bounded.calls.value >= 4 }
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(bounded.calls.value == 4, "the scan stays within 4 users of the stuck one")
+                #expect(try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-window'") == 3)
+                bounded.release.stop(reason: "go")
+                #expect(try await windowed.value.exitStatus == .ok)
+
+                // A wide window: every other verdict reaches the ledger while the first user is still stuck.
+                var fresh: [String] = []
+                for n in 0..<12 {
+                    let id = String(format: "x-%02d", n)
+                    fresh.append(id)
+                    try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
+                }
+                let wide = HeldFirstUser(inner: real, held: "x-00")
+                let wideJob = ReconcileJob(database: h.store, source: wide, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let wideOptions = h.options {
+                    $0.concurrency = 2
+                    $0.ledgerBatchSize = 1
+                    $0.maxDowngradeRatio = 1
+                }
+                let wideRun = Task { try await wideJob.run(wideOptions, runID: "run-wide") }
+                try await waitUntil {
+                    try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-wide'") == fresh.count - 1
+                }
+                #expect(try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-wide' and user_id = 'x-00'") == 0)
+                wide.release.stop(reason: "go")
+                #expect(try await wideRun.value.summary.candidates == fresh.count)
+                #expect(try await h.auditRows("x-00") == 1)
+            }
+        }
+    }
+
+    func waitUntil(_ condition: () async throws -> Bool) async throws {
+        for _ in 0..<400 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        Issue.record("condition not reached within 10 s")
+    }
+
     func runIDs(_ h: Harness) async throws -> [String] {
         var ids: [String] = []
         for try await id in try await h.client.query("select id from reconcile_runs order by started_at").decode(String.self) {
@@ -167,4 +234,24 @@ struct StallTests {
         }
         return ids
     }
+}
+
+/// Answers every user through `inner`, except `held`, whose answer waits until `release` is signalled.
+struct HeldFirstUser: FactSource {
+    let inner: any FactSource
+    let held: String
+    let release = StopSignal()
+    let calls = CallCount()
+
+    func facts(for row: UserRow) async -> SourceFacts {
+        calls.increment()
+        if row.id == held { await release.wait() }
+        return await inner.facts(for: row)
+    }
+}
+
+final class CallCount: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() { count.withLock { $0 += 1 } }
 }
