@@ -41,6 +41,10 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     private var reader: FileHandle?
     private var pending = Data()
     private var nextSeq: Int64 = 0
+    /// Verdicts that arrived before one scanned earlier; written as soon as the gap closes. Bounded by the job's
+    /// `reorderWindow` (the scan never runs further ahead of its oldest user in flight).
+    private var early: [Int64: Verdict] = [:]
+    private var nextToWrite: Int64 = 0
 
     init(url: URL) throws {
         self.url = url
@@ -58,11 +62,22 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
 
     func tail(after cursor: String?) async throws -> LedgerTail { LedgerTail(userIDs: [], nextSeq: 0) }
 
-    /// Dry runs are never resumed: verdicts are kept in arrival order (rendered as such).
+    /// Writes verdicts in scan order (`seq`), so a dry run's report reads like a real run's.
     func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
+        for (seq, verdict) in entries { early[seq] = verdict }
+        var ready: [Verdict] = []
+        while let verdict = early.removeValue(forKey: nextToWrite) {
+            ready.append(verdict)
+            nextToWrite += 1
+        }
+        try write(ready)
+    }
+
+    private func write(_ verdicts: [Verdict]) throws {
+        guard !verdicts.isEmpty else { return }
         let encoder = JSONEncoder()
         var data = Data()
-        for (_, verdict) in entries {
+        for verdict in verdicts {
             data.append(try encoder.encode(verdict))
             data.append(0x0A)
         }
@@ -71,7 +86,12 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
 
     /// Sequential reads only: each call continues where the previous one stopped.
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        if reader == nil { reader = try FileHandle(forReadingFrom: url) }
+        if reader == nil {
+            // A stopped scan leaves gaps: what is still waiting goes out in scan order before the first read.
+            try write(early.keys.sorted().compactMap { early[$0] })
+            early = [:]
+            reader = try FileHandle(forReadingFrom: url)
+        }
         let decoder = JSONDecoder()
         var entries: [LedgerEntry] = []
         while entries.count < limit {

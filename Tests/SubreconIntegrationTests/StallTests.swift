@@ -219,6 +219,33 @@ struct StallTests {
         }
     }
 
+    @Test("a dry run whose first user answers last still reports in scan order")
+    func dryRunReportsInScanOrder() async throws {
+        try await Harness.with { h in
+            var ids: [String] = []
+            for n in 0..<8 {
+                let id = String(format: "d-%02d", n)
+                ids.append(id)
+                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
+            }
+            try await HTTPClientScope.with { http in
+                let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
+                let stats = RequestStats()
+                let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
+                let held = HeldFirstUser(inner: real, held: "d-00")
+                let job = ReconcileJob(database: h.store, source: held, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let run = Task { try await job.run(h.options { $0.dryRun = true; $0.concurrency = 3; $0.ledgerBatchSize = 1 }, runID: "run-dry") }
+                try await waitUntil { held.calls.value >= ids.count }
+                try await Task.sleep(for: .milliseconds(200))
+                held.release.stop(reason: "go")
+                let result = try await run.value
+                let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
+                let rows = try JSONDecoder().decode([ReportRow].self, from: data)
+                #expect(rows.map(\.userID) == ids)
+            }
+        }
+    }
+
     func waitUntil(_ condition: () async throws -> Bool) async throws {
         for _ in 0..<400 {
             if try await condition() { return }
