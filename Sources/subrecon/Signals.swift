@@ -6,13 +6,17 @@ import Synchronization
 /// SIGTERM / SIGINT stop the job cleanly: the first signal asks `stop` to end the run (in-flight lookups are
 /// dropped, the verdicts already validated are written to the run's ledger, the command exits 75 and
 /// `--resume RUN_ID` asks only the rest). Whatever happens next, the process does not outlive the signal by much:
-/// a second signal, or `cancelAfter` without an end, cancels the job's task; `exitAfter` the process exits 75.
+/// a second signal, or `exitAfter` seconds without a clean end, exits 75 at once (what was not committed is
+/// rolled back by PostgreSQL; `--resume` redoes it).
+///
+/// The job's task is never cancelled: cancelling it would also cancel the PostgreSQL pool's `run()`, whose forced
+/// shutdown closes the connections under the job's last writes (the ledger flush, the run's status, the shard
+/// lock's release) — which is how a stopped run used to log "run stopped" and then hang.
 enum Signals {
     static func stoppingOnTermination<T: Sendable>(
-        _ stop: StopSignal, cancelAfter: Double = 5, exitAfter: Double = 10,
-        _ body: @escaping @Sendable () async throws -> T
+        _ stop: StopSignal, exitAfter: Double = 10,
+        _ body: () async throws -> T
     ) async throws -> T {
-        let task = Task { try await body() }
         let received = SignalCount()
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
@@ -23,18 +27,16 @@ enum Signals {
                 let count = received.increment()
                 if count == 1 {
                     stop.stop(reason: "\(name) received")
-                    DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) { task.cancel() }
                     DispatchQueue.global().asyncAfter(deadline: .now() + exitAfter) { hardExit(name) }
                 } else {
-                    task.cancel()
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 2) { hardExit(name) }
+                    hardExit(name)
                 }
             }
             source.resume()
             sources.append(source)
         }
         defer { sources.forEach { $0.cancel() } }
-        return try await task.value
+        return try await body()
     }
 
     private static func hardExit(_ name: String) {
