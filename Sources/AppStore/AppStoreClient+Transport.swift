@@ -43,11 +43,12 @@ extension AppStoreClient {
             let body: Data
             let headers: HTTPHeaders
             do {
-                let response = try await httpClient.execute(request, timeout: timeAmount(configuration.requestTimeout))
-                status = Int(response.status.code)
+                // One deadline for the whole request, headers and body (a trickled body cannot hold it longer).
+                let response = try await httpClient.collect(
+                    request, deadline: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes)
+                status = response.status
                 headers = response.headers
-                let buffer = try await response.body.collect(upTo: Self.maxBodyBytes)
-                body = Data(buffer.readableBytesView)
+                body = response.body
             } catch {
                 observer?.requestFinished(source: Self.source, status: nil, retried: retried)
                 lastProblem = "network error (\(type(of: error)))"
@@ -102,9 +103,5 @@ extension AppStoreClient {
         let wait = min(Duration.milliseconds(max(0, milliseconds - nowMilliseconds)), configuration.maxRetryWait)
         await gate?.backOff(source: Self.source, for: wait)
         try? await sleep(wait)
-    }
-
-    private func timeAmount(_ duration: Duration) -> TimeAmount {
-        .milliseconds(Int64(duration / .milliseconds(1)))
     }
 }

@@ -133,9 +133,10 @@ public struct ReceiptVerifier: Sendable {
             let status: Int
             let data: Data
             do {
-                let response = try await httpClient.execute(request, timeout: .milliseconds(Int64(configuration.requestTimeout / .milliseconds(1))))
-                status = Int(response.status.code)
-                data = Data(try await response.body.collect(upTo: 1 << 22).readableBytesView)
+                // One deadline for the whole request, headers and body.
+                let response = try await httpClient.collect(request, deadline: configuration.requestTimeout, maxBodyBytes: 1 << 22)
+                status = response.status
+                data = response.body
             } catch {
                 observer?.requestFinished(source: Self.source, status: nil, retried: attempt > 1)
                 lastProblem = "network error (\(type(of: error)))"

@@ -137,13 +137,14 @@ public struct RevenueCatClient: Sendable {
     }
 
     private func perform(_ request: HTTPClientRequest) async -> Outcome {
-        let timeout = TimeAmount.nanoseconds(
-            Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
-                + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
         do {
-            let response = try await httpClient.execute(request, timeout: timeout, logger: logger)
-            let buffer = try await response.body.collect(upTo: configuration.maxBodyBytes)
-            return .answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer.readableBytesView))
+            // One deadline for the whole request, headers and body (a trickled body cannot hold it longer).
+            let response = try await httpClient.collect(
+                request, deadline: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes, logger: logger)
+            return .answer(status: response.status, headers: response.headers, body: response.body)
+        } catch is RequestDeadlineExceeded {
+            if Task.isCancelled { return .failed(.cancelled) }
+            return .timedOut
         } catch let error as HTTPClientError {
             if Task.isCancelled { return .failed(.cancelled) }
             switch error {

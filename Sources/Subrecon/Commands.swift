@@ -30,17 +30,26 @@ public enum Commands {
         try await withStore(config.database, logger: logger) { try await $0.upsertProducts(entries) }
     }
 
-    /// `subrecon run`: configuration (78), database reachable (69), schema present, shard lock (4), the job.
-    /// With `resume`, continues that run from its ledger with the selection it stored (`--resume RUN_ID`).
+    /// How far `--as-of` may lie from now in a run that applies (SPEC 5.8): 24 h back, 15 min ahead.
+    public static let applyWindow: (past: TimeInterval, future: TimeInterval) = (86_400, 900)
+    /// Verdicts older than this are never applied by `--resume` / `--accept-downgrades`.
+    public static let maxVerdictAge: TimeInterval = 86_400
+
+    /// `subrecon run`: configuration (78), the as-of guard (64), database reachable (69), schema present, shard
+    /// lock (4), the job. With `resume`, continues that run from its ledger with the selection it stored
+    /// (`--resume RUN_ID`), unless its verdicts are older than `maxVerdictAge` (64). `now` is the wall clock the
+    /// guards judge by (injected by tests).
     public static func run(
         environment env: Environment, options: RunOptions, logger: Logger,
-        progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, resume resumeID: String? = nil
+        progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, resume resumeID: String? = nil, now: Date = Date()
     ) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireRevenueCat: true)
         var adjusted = options
         adjusted.environment = config.environment
+        if adjusted.stop == nil { adjusted.stop = StopSignal() }
+        if resumeID == nil { try checkAsOf(adjusted, now: now) }
         let requested = adjusted
-        let firstStart = Date()
+        let firstStart = now
         let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
         var logger = logger
         logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
@@ -56,6 +65,13 @@ public enum Commands {
                 }
                 guard stored.record.status != .completed else {
                     throw CommandFailure(.usage, "run \(resumeID) already completed; nothing to resume")
+                }
+                let age = now.timeIntervalSince(stored.record.startedAt)
+                guard age <= maxVerdictAge else {
+                    throw CommandFailure(
+                        .usage,
+                        "run \(resumeID) started \(Int(age / 3600)) h ago: its verdicts are older than 24 h and are never applied; "
+                            + "start a new run instead (`subrecon run` without --resume/--accept-downgrades)")
                 }
                 guard let selection = stored.selection.flatMap({ try? StoredSelection.decode($0) }) else {
                     throw CommandFailure(.usage, "run \(resumeID) has no stored selection (dry runs cannot be resumed)")
@@ -76,12 +92,18 @@ public enum Commands {
                     appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate), receipts: store)
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
+                let stop = finalOptions.stop
                 guard
-                    let result = try await store.withShardLock(shard: finalOptions.shard, {
-                        try await job.run(finalOptions, runID: runID, startedAt: startedAt, resume: resumeFrom)
-                    })
+                    let result = try await ShardLock.withLock(
+                        settings: config.database, shard: finalOptions.shard, logger: logger,
+                        onLost: { stop?.stop(reason: $0) },
+                        {
+                            try await job.run(finalOptions, runID: runID, startedAt: startedAt, resume: resumeFrom)
+                        })
                 else {
-                    throw CommandFailure(.shardLocked, "another run holds the lock of shard \(finalOptions.shard); nothing done")
+                    throw CommandFailure(
+                        .shardLocked,
+                        "another run holds shard \(finalOptions.shard) or one overlapping it (a different shard count); nothing done")
                 }
                 return result
             }
@@ -117,6 +139,24 @@ public enum Commands {
             try folder.writeJSON(summary, to: "summary.json")
             try await ReconcileJob.writeDerivedReports(summary, folder: folder, shard: record.shard, database: store, logger: logger)
             return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
+        }
+    }
+
+    /// The as-of guard of SPEC 5.8: a run that applies judges the present.
+    static func checkAsOf(_ options: RunOptions, now: Date) throws {
+        guard !options.dryRun && !options.applyPast else { return }
+        let offset = options.asOf.timeIntervalSince(now)
+        if offset < -applyWindow.past {
+            throw CommandFailure(
+                .usage,
+                "--as-of \(ISO8601.string(options.asOf)) is more than 24 h before now: a run that applies judges the present "
+                    + "(users refunded since would be restored); add --dry-run to look, or --apply-past for a deliberate replay")
+        }
+        if offset > applyWindow.future {
+            throw CommandFailure(
+                .usage,
+                "--as-of \(ISO8601.string(options.asOf)) is more than 15 min after now: a run that applies judges the present; "
+                    + "add --dry-run to look, or --apply-past for a deliberate replay")
         }
     }
 

@@ -67,11 +67,28 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         var values = env.values
         if let url = try env.secret("DATABASE_URL") { values["DATABASE_URL"] = url }
         if let password = try env.secret("PGPASSWORD") { values["PGPASSWORD"] = password }
+        var settings: DatabaseSettings
         do {
-            return try DatabaseSettings(environment: values)
+            settings = try DatabaseSettings(environment: values)
         } catch {
             throw ConfigError(error.variable, error.reason)
         }
+        settings.timeouts = try databaseTimeouts(env)
+        return settings
+    }
+
+    /// `SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS` (default 300), `SUBRECON_DB_LOCK_TIMEOUT_SECONDS` (10) and
+    /// `SUBRECON_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS` (60), set on every database session; 0 = no limit.
+    static func databaseTimeouts(_ env: Environment) throws(ConfigError) -> DatabaseSettings.Timeouts {
+        let defaults = DatabaseSettings.Timeouts()
+        func read(_ name: String, _ fallback: Duration) throws(ConfigError) -> Duration {
+            let value = try env.number(name, default: Double(fallback.components.seconds), range: 0...86_400)
+            return .milliseconds(Int64((value * 1000).rounded()))
+        }
+        return DatabaseSettings.Timeouts(
+            statement: try read("SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS", defaults.statement),
+            lock: try read("SUBRECON_DB_LOCK_TIMEOUT_SECONDS", defaults.lock),
+            idleInTransaction: try read("SUBRECON_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", defaults.idleInTransaction))
     }
 
     static func appStoreConfiguration(

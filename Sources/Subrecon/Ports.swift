@@ -14,7 +14,8 @@ public protocol ReconcileDatabase: Sendable {
     func finishRun(id: String, status: RunStatus, summary: Data, finishedAt: Date) async throws
     func setRunStatus(id: String, _ status: RunStatus) async throws
     func recordSelection(runID: String, selection: Data) async throws
-    func appendVerdicts(runID: String, _ verdicts: [Verdict], progress: RunProgress) async throws
+    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws
+    func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail
     func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
     func markUnchanged(runID: String, seqs: [Int64]) async throws
     func storedRun(id: String) async throws -> StoredRun?

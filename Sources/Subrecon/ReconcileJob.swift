@@ -37,6 +37,15 @@ public struct RunOptions: Sendable {
     public var ledgerBatchSize = 200
     /// Apply even if the safety valve trips (`--accept-downgrades RUN_ID`, after an operator reviewed the run).
     public var acceptDowngrades = false
+    /// Apply the truth of an `asOf` far from now (`--apply-past`: deliberate replays and tests; SPEC 5.8).
+    public var applyPast = false
+    /// Time a user gets for all its requests together; past it the user is `fetch_error` tonight.
+    public var userDeadline: Duration = RunOptions.defaultUserDeadline
+    public static let defaultUserDeadline: Duration = .seconds(120)
+    /// How far the scan may run ahead of its oldest user still in flight (bounds what a resume must skip).
+    public var reorderWindow = 10_000
+    /// Asks the run to stop cleanly (signals, a lost shard lock): validated verdicts are kept, exit 75.
+    public var stop: StopSignal?
 
     public init(asOf: Date, reportDirectory: URL) {
         self.asOf = asOf
@@ -114,43 +123,47 @@ public struct ReconcileJob: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let folder = RunFolder(root: options.reportDirectory, runID: runID)
-        try folder.create()
+        do {
+            try folder.create()
+        } catch {
+            throw CommandFailure(.config, "the run folder \(folder.url.path) cannot be written (\(error)); nothing done")
+        }
         var summary = RunSummary(
             runID: runID, mode: options.mode.rawValue, asOf: options.asOf, shard: options.shard.description,
             dryRun: options.dryRun, startedAt: startedAt)
         summary.sources = sourcesNote
 
-        let catalog = try await database.loadCatalog()
-        let context = DecisionContext(asOf: options.asOf, environment: options.environment, catalog: catalog)
-        let ledger: any VerdictLedger
-        if options.dryRun {
-            ledger = try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
-        } else {
-            ledger = DatabaseLedger(database: database, runID: runID)
-            if resume == nil {
-                try await database.startRun(
-                    RunRecord(
-                        id: runID, mode: options.mode, asOf: options.asOf, shard: options.shard, dryRun: false,
-                        status: .running, startedAt: startedAt,
-                        options: [
-                            "concurrency": String(options.concurrency), "lookback_days": String(options.lookbackDays),
-                            "max_downgrade_ratio": String(options.maxDowngradeRatio),
-                            "limit": options.limit.map(String.init) ?? "",
-                        ]))
-                try await database.recordSelection(runID: runID, selection: try StoredSelection(options).encoded())
-            } else {
-                try await database.setRunStatus(id: runID, .running)
-            }
-        }
-        logger.info(
-            resume == nil ? "run started" : "run resumed",
-            metadata: [
-                "run.mode": "\(options.mode.rawValue)", "run.as_of": "\(ISO8601.string(options.asOf))",
-                "run.shard": "\(options.shard)", "run.dry_run": "\(options.dryRun)",
-                "run.concurrency": "\(options.concurrency)", "run.validated_before": "\(resume?.validated ?? 0)",
-            ])
-
         do {
+            let catalog = try await database.loadCatalog()
+            let context = DecisionContext(asOf: options.asOf, environment: options.environment, catalog: catalog)
+            let ledger: any VerdictLedger
+            if options.dryRun {
+                ledger = try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
+            } else {
+                ledger = DatabaseLedger(database: database, runID: runID)
+                if resume == nil {
+                    try await database.startRun(
+                        RunRecord(
+                            id: runID, mode: options.mode, asOf: options.asOf, shard: options.shard, dryRun: false,
+                            status: .running, startedAt: startedAt,
+                            options: [
+                                "concurrency": String(options.concurrency), "lookback_days": String(options.lookbackDays),
+                                "max_downgrade_ratio": String(options.maxDowngradeRatio),
+                                "limit": options.limit.map(String.init) ?? "",
+                            ]))
+                    try await database.recordSelection(runID: runID, selection: try StoredSelection(options).encoded())
+                } else {
+                    try await database.setRunStatus(id: runID, .running)
+                }
+            }
+            logger.info(
+                resume == nil ? "run started" : "run resumed",
+                metadata: [
+                    "run.mode": "\(options.mode.rawValue)", "run.as_of": "\(ISO8601.string(options.asOf))",
+                    "run.shard": "\(options.shard)", "run.dry_run": "\(options.dryRun)",
+                    "run.concurrency": "\(options.concurrency)", "run.validated_before": "\(resume?.validated ?? 0)",
+                ])
+
             var state = resume ?? RunProgress()
             if !state.scanDone {
                 state = try await validate(options, context: context, ledger: ledger, from: state, start: start)
@@ -203,9 +216,11 @@ public struct ReconcileJob: Sendable {
                     "run.seconds": "\(summary.timings.totalSeconds)", "run.report": "\(folder.url.path)",
                 ])
             return RunResult(summary: summary, folder: folder.url, exitStatus: exit)
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             if !options.dryRun { try? await database.setRunStatus(id: runID, .failed) }
-            let reason = error is CancellationError ? "interrupted" : "\(error)"
+            let reason = (error as? RunStopped)?.reason ?? ExitStatus.failure(error).line
             logger.error("run stopped", metadata: ["error": "\(reason)"])
             throw CommandFailure(
                 .stopped,
@@ -215,8 +230,14 @@ public struct ReconcileJob: Sendable {
         }
     }
 
-    /// Streams candidates after `state.scanCursor`, validates up to `concurrency` users at once, and appends the
-    /// verdicts in scan order to the ledger, `ledgerBatchSize` at a time together with the progress they make.
+    /// Streams candidates after `state.scanCursor`, validates up to `concurrency` users at once, and appends each
+    /// verdict to the ledger as soon as it is known (`ledgerBatchSize` at a time, with the progress they make).
+    ///
+    /// A verdict's `seq` is its position in the scan, so the ledger reads in scan order whatever order answers came
+    /// in; no verdict waits in memory for a slower user before it. The stored `scanCursor` is the id just before the
+    /// oldest user still in flight: everything up to it is in the ledger, and a resumed run skips the users after
+    /// it that are in the ledger already (`ledgerTail`). The scan never runs more than `reorderWindow` users ahead
+    /// of its oldest user in flight, which bounds that tail; a user gets `userDeadline` for all its requests.
     private func validate(
         _ options: RunOptions, context: DecisionContext, ledger: any VerdictLedger, from initial: RunProgress,
         start: ContinuousClock.Instant
@@ -228,33 +249,68 @@ public struct ReconcileJob: Sendable {
         var lastReport = clock.now
         let source = self.source
         let concurrency = max(1, options.concurrency)
+        let window = max(concurrency, options.reorderWindow)
         let alreadyDone = Int(initial.validated)
-        try await withThrowingTaskGroup(of: (Int, Verdict).self) { group in
+        let tail = try await ledger.tail(after: initial.scanCursor)
+        let seqBase = tail.nextSeq
+        var alreadyInLedger = tail.userIDs
+        let stop = options.stop
+        let deadline = options.userDeadline
+
+        enum Event: Sendable {
+            case verdict(Int, Verdict)
+            case stop
+        }
+
+        var stoppedBecause: String?
+        try await withThrowingTaskGroup(of: Event.self) { group in
             var submitted = 0
-            var inFlight = 0
-            var nextToWrite = 0
-            var finished: [Int: Verdict] = [:]
-            var batch: [Verdict] = []
+            // Users in flight: scan index -> id of the user scanned just before it (the resume point while it is the oldest).
+            struct Previous { var id: String? }
+            var inFlight: [Int: Previous] = [:]
+            var order: [Int] = []  // scan indices in submission order; entries no longer in flight are dropped lazily
+            var orderHead = 0
+            var lastScannedID = initial.scanCursor
+            var batch: [(seq: Int64, verdict: Verdict)] = []
+
+            func oldestInFlight() -> Int? {
+                while orderHead < order.count, inFlight[order[orderHead]] == nil { orderHead += 1 }
+                if orderHead > 4096 && orderHead * 2 > order.count {
+                    order.removeFirst(orderHead)
+                    orderHead = 0
+                }
+                return orderHead < order.count ? order[orderHead] : nil
+            }
+
+            /// Everything scanned up to this id has its verdict in the ledger (once the batch is written).
+            func watermark() -> String? {
+                guard let oldest = oldestInFlight() else { return lastScannedID }
+                return inFlight[oldest]?.id
+            }
 
             func flush() async throws {
-                guard !batch.isEmpty else { return }
-                try await ledger.append(batch, progress: state)
+                state.scanCursor = watermark()
+                try await ledger.append(batch.map { ($0.seq, $0.verdict) }, progress: state)
                 batch.removeAll(keepingCapacity: true)
             }
 
-            func collect(_ result: (Int, Verdict)) async throws {
-                inFlight -= 1
-                finished[result.0] = result.1
-                while let verdict = finished.removeValue(forKey: nextToWrite) {
-                    nextToWrite += 1
-                    batch.append(verdict)
-                    state.validated += 1
-                    state.scanCursor = verdict.row.id
-                    if verdict.row.currentTier > 0 { state.heldTier += 1 }
-                    if verdict.losesTier { state.wouldLoseTier += 1 }
-                    if verdict.isError { state.userErrors += 1 }
-                    if batch.count >= options.ledgerBatchSize { try await flush() }
+            func stopReason() -> String? {
+                if let reason = stop?.reason { return reason }
+                return Task.isCancelled ? "interrupted" : nil
+            }
+
+            /// Takes one event; false when the run was asked to stop.
+            func take(_ event: Event) async throws -> Bool {
+                guard case .verdict(let index, let verdict) = event, stopReason() == nil else {
+                    return false
                 }
+                inFlight[index] = nil
+                batch.append((seqBase + Int64(index), verdict))
+                state.validated += 1
+                if verdict.row.currentTier > 0 { state.heldTier += 1 }
+                if verdict.losesTier { state.wouldLoseTier += 1 }
+                if verdict.isError { state.userErrors += 1 }
+                if batch.count >= options.ledgerBatchSize { try await flush() }
                 if clock.now - lastReport > .milliseconds(500) {
                     lastReport = clock.now
                     progress?(
@@ -262,15 +318,25 @@ public struct ReconcileJob: Sendable {
                             phase: "validate", done: Int(state.validated), total: total, errors: state.userErrors,
                             elapsed: seconds(clock.now - start)))
                 }
+                return true
             }
+
+            if let stop { group.addTask { await stop.wait(); return .stop } }
 
             let remaining = options.limit.map { max(0, $0 - alreadyDone) }
             var exhausted = remaining == 0
-            var pending: Task<[UserRow], any Error>? = exhausted ? nil : Task { [database, selection = options.selection, pageSize = options.pageSize, cursor = initial.scanCursor] in
-                try await database.candidatePage(selection, after: cursor, limit: pageSize)
-            }
+            var pending: Task<[UserRow], any Error>? =
+                exhausted
+                ? nil
+                : Task { [database, selection = options.selection, pageSize = options.pageSize, cursor = initial.scanCursor] in
+                    try await database.candidatePage(selection, after: cursor, limit: pageSize)
+                }
             scan: while !exhausted, let fetch = pending {
-                let page = try await fetch.value
+                let page = try await withTaskCancellationHandler {
+                    try await fetch.value
+                } onCancel: {
+                    fetch.cancel()
+                }
                 pending = nil
                 if page.count < options.pageSize {
                     exhausted = true
@@ -281,29 +347,77 @@ public struct ReconcileJob: Sendable {
                     }
                 }
                 for row in page {
-                    if let remaining, submitted >= remaining {
-                        pending?.cancel()
+                    if let reason = stopReason() {
+                        stoppedBecause = reason
                         break scan
                     }
-                    if inFlight >= concurrency, let result = try await group.next() { try await collect(result) }
+                    if let remaining, submitted >= remaining { break scan }
+                    if alreadyInLedger.remove(row.id) != nil {
+                        // Validated before the run stopped, after its resume point: not asked again.
+                        lastScannedID = row.id
+                        continue
+                    }
+                    while inFlight.count >= concurrency || oldestInFlight().map({ submitted - $0 >= window }) == true {
+                        guard let event = try await group.next() else { break }
+                        if try await !take(event) {
+                            stoppedBecause = stopReason() ?? "stopped"
+                            break scan
+                        }
+                    }
                     let index = submitted
                     submitted += 1
-                    inFlight += 1
+                    inFlight[index] = Previous(id: lastScannedID)
+                    order.append(index)
+                    lastScannedID = row.id
                     group.addTask {
-                        let facts = await source.facts(for: row)
-                        return (index, decide(row: row, facts: facts, context: context))
+                        let facts = await Self.facts(for: row, from: source, deadline: deadline)
+                        return .verdict(index, decide(row: row, facts: facts, context: context))
                     }
                 }
             }
-            while let result = try await group.next() { try await collect(result) }
-            state.scanDone = true
-            try await ledger.append(batch, progress: state)  // the last verdicts, and the scan's end, in one write
+            pending?.cancel()
+            while stoppedBecause == nil, !inFlight.isEmpty, let event = try await group.next() {
+                if try await !take(event) { stoppedBecause = stopReason() ?? "stopped" }
+            }
+            if stoppedBecause == nil, let reason = stopReason() { stoppedBecause = reason }
+            // The resume point is fixed before the users still in flight are dropped: they are asked again.
+            let cursor = watermark()
+            group.cancelAll()
+            while try await group.next() != nil {}
+            state.scanDone = stoppedBecause == nil
+            state.scanCursor = cursor
+            // The last verdicts, and the scan's end (or where a stopped scan resumes), in one write.
+            try await ledger.append(batch.map { ($0.seq, $0.verdict) }, progress: state)
+            batch.removeAll()
         }
         progress?(
             ProgressSnapshot(
                 phase: "validate", done: Int(state.validated), total: total, errors: state.userErrors,
                 elapsed: seconds(clock.now - start)))
+        if let stoppedBecause { throw RunStopped(reason: stoppedBecause) }
         return state
+    }
+
+    /// What the sources say about `row`, within `deadline` for all its requests together; past it the lookups are
+    /// cancelled and the user is a `fetch_error` tonight.
+    static func facts(
+        for row: UserRow, from source: any FactSource, deadline: Duration
+    ) async -> SourceFacts {
+        await withTaskGroup(of: SourceFacts?.self) { group in
+            group.addTask { await source.facts(for: row) }
+            group.addTask {
+                do { try await Task.sleep(for: deadline) } catch { return nil }
+                return .failed(
+                    SourceError(
+                        origin: .revenueCat, kind: .fetch,
+                        message: "no complete answer within the per-user deadline of \(seconds(deadline)) s; asked again next run"))
+            }
+            defer { group.cancelAll() }
+            while let first = await group.next() {
+                if let facts = first { return facts }
+            }
+            return .failed(SourceError(origin: .revenueCat, kind: .fetch, message: "cancelled"))
+        }
     }
 
     /// Applies every ledger entry not applied yet, in scan order, `applyBatchSize` rows per transaction.
@@ -312,6 +426,7 @@ public struct ReconcileJob: Sendable {
         var after: Int64 = -1
         var done = 0
         while true {
+            if let reason = options.stop?.reason { throw RunStopped(reason: reason) }
             let page = try await ledger.page(after: after, limit: options.applyBatchSize)
             guard let last = page.last else { break }
             after = last.seq

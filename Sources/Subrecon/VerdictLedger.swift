@@ -5,7 +5,10 @@ import SubreconStore
 /// Where a run keeps its verdicts between the validate and the apply phase, in scan order.
 /// A real run keeps them in PostgreSQL (resumable, re-renderable); a dry run in a file in the run folder.
 protocol VerdictLedger: Sendable {
-    func append(_ verdicts: [Verdict], progress: RunProgress) async throws
+    /// Appends verdicts with their scan positions (`seq`) and records `progress`, atomically.
+    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws
+    /// The users in the ledger after the resume point `cursor`, and the first free `seq`.
+    func tail(after cursor: String?) async throws -> LedgerTail
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry]
     func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict]
     func markUnchanged(_ seqs: [Int64]) async throws
@@ -15,8 +18,11 @@ struct DatabaseLedger: VerdictLedger {
     let database: any ReconcileDatabase
     let runID: String
 
-    func append(_ verdicts: [Verdict], progress: RunProgress) async throws {
-        try await database.appendVerdicts(runID: runID, verdicts, progress: progress)
+    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
+        try await database.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
+    }
+    func tail(after cursor: String?) async throws -> LedgerTail {
+        try await database.ledgerTail(runID: runID, afterUser: cursor)
     }
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
         try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit)
@@ -35,11 +41,15 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     private var reader: FileHandle?
     private var pending = Data()
     private var nextSeq: Int64 = 0
+    /// Verdicts that arrived before one scanned earlier; written as soon as the gap closes. Bounded by the job's
+    /// `reorderWindow` (the scan never runs further ahead of its oldest user in flight).
+    private var early: [Int64: Verdict] = [:]
+    private var nextToWrite: Int64 = 0
 
     init(url: URL) throws {
         self.url = url
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CommandFailure(.userErrors, "cannot create \(url.path)")
+            throw CommandFailure(.stopped, "cannot create \(url.path); nothing was changed")
         }
         handle = try FileHandle(forWritingTo: url)
     }
@@ -50,7 +60,21 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func append(_ verdicts: [Verdict], progress: RunProgress) async throws {
+    func tail(after cursor: String?) async throws -> LedgerTail { LedgerTail(userIDs: [], nextSeq: 0) }
+
+    /// Writes verdicts in scan order (`seq`), so a dry run's report reads like a real run's.
+    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
+        for (seq, verdict) in entries { early[seq] = verdict }
+        var ready: [Verdict] = []
+        while let verdict = early.removeValue(forKey: nextToWrite) {
+            ready.append(verdict)
+            nextToWrite += 1
+        }
+        try write(ready)
+    }
+
+    private func write(_ verdicts: [Verdict]) throws {
+        guard !verdicts.isEmpty else { return }
         let encoder = JSONEncoder()
         var data = Data()
         for verdict in verdicts {
@@ -62,7 +86,12 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
 
     /// Sequential reads only: each call continues where the previous one stopped.
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        if reader == nil { reader = try FileHandle(forReadingFrom: url) }
+        if reader == nil {
+            // A stopped scan leaves gaps: what is still waiting goes out in scan order before the first read.
+            try write(early.keys.sorted().compactMap { early[$0] })
+            early = [:]
+            reader = try FileHandle(forReadingFrom: url)
+        }
         let decoder = JSONDecoder()
         var entries: [LedgerEntry] = []
         while entries.count < limit {
@@ -80,7 +109,7 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     }
 
     func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
-        throw CommandFailure(.userErrors, "a dry run applies nothing")
+        throw CommandFailure(.stopped, "a dry run applies nothing")
     }
 
     func markUnchanged(_ seqs: [Int64]) async throws {}

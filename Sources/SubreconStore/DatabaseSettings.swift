@@ -42,6 +42,35 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
     public var applicationName: String?
     /// Where the settings came from: `DATABASE_URL` or `PG*`, for messages.
     public var origin: String
+    /// Limits every session of subrecon sets at connection start, so no statement, lock wait or forgotten
+    /// transaction can hold the night (or the app's rows) indefinitely.
+    public var timeouts = Timeouts()
+
+    /// `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` of every session; zero = none.
+    public struct Timeouts: Sendable, Hashable {
+        /// Longest any one statement may run (the candidate count on a large table is the slowest).
+        public var statement: Duration
+        /// Longest a statement waits for a lock (a migration's DDL, the shard-lock gate). Row locks are never
+        /// waited for when applying (`SKIP LOCKED`).
+        public var lock: Duration
+        /// Longest a session may sit idle inside an open transaction before the server ends it.
+        public var idleInTransaction: Duration
+
+        public init(statement: Duration = .seconds(300), lock: Duration = .seconds(10), idleInTransaction: Duration = .seconds(60)) {
+            self.statement = statement
+            self.lock = lock
+            self.idleInTransaction = idleInTransaction
+        }
+
+        /// The three settings as startup parameters (milliseconds; the server applies them to the session).
+        public var startupParameters: [(String, String)] {
+            func millis(_ duration: Duration) -> String { String(Int64(max(0, (duration / .milliseconds(1)).rounded()))) }
+            return [
+                ("statement_timeout", "\(millis(statement))"), ("lock_timeout", "\(millis(lock))"),
+                ("idle_in_transaction_session_timeout", "\(millis(idleInTransaction))"),
+            ]
+        }
+    }
 
     public init(
         host: String? = "localhost", unixSocketPath: String? = nil, port: Int = 5432, username: String,
@@ -76,11 +105,12 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// The startup parameters sent with every connection (`search_path`, `application_name`).
+    /// The startup parameters sent with every connection (`search_path`, `application_name`, the timeouts).
     public var startupParameters: [(String, String)] {
         var parameters: [(String, String)] = []
         if let searchPath { parameters.append(("search_path", searchPath)) }
         if let applicationName { parameters.append(("application_name", applicationName)) }
+        parameters.append(contentsOf: timeouts.startupParameters)
         return parameters
     }
 

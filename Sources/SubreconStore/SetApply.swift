@@ -71,23 +71,28 @@ struct SetApply {
         return results
     }
 
-    /// (a) One compare-and-set update of every row; returns the ids whose CAS won.
+    /// (a) One compare-and-set update of every row not locked by another writer; returns the ids whose CAS won.
     private func update(_ pending: [(verdict: Verdict, truth: Entitlement)]) async throws -> Set<String> {
         let rows = pending.map { UpdateRow($0.verdict.row, $0.truth) }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        // Rows another writer holds (a webhook's open transaction) are skipped, never waited for: their CAS
+        // counts as lost, so they are reported `concurrent_update` and left for the next run.
         let query: PostgresQuery = """
+            with v as (select * from jsonb_to_recordset(\(json)::jsonb) as v(id text, micros bigint, tier int, status text, \
+            end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
+            auto_renew boolean)), \
+            locked as (select u.id from users u join v on u.id = v.id \
+            where (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros for update of u skip locked) \
             update users u set current_tier = v.tier, subscription_status = v.status, \
             subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \
             grace_period_ends_at = to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond', \
             subscription_source = v.source, iap_product_id = v.product, \
             iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \
             updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
-            from jsonb_to_recordset(\(json)::jsonb) as v(id text, micros bigint, tier int, status text, \
-            end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
-            auto_renew boolean) \
-            where u.id = v.id and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
+            from v where u.id = v.id and u.id in (select id from locked) \
+            and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
             returning u.id
             """
         var ids = Set<String>()

@@ -6,9 +6,9 @@ import SubreconCore
 /// How far a run got: the validated prefix of its candidates (in scan order) and the valve's counters.
 /// Stored in `reconcile_runs` together with each batch of verdicts, so a killed run resumes where it stopped.
 public struct RunProgress: Sendable, Hashable {
-    /// Verdicts in the ledger (seq 0..<validated).
+    /// Verdicts in the ledger (their seqs are scan positions, possibly with gaps).
     public var validated: Int64 = 0
-    /// Id of the last validated candidate; the scan resumes after it.
+    /// The scan resumes after this id: every candidate up to it has its verdict in the ledger (some after it may too).
     public var scanCursor: String?
     /// True once every candidate has a verdict.
     public var scanDone = false
@@ -16,6 +16,16 @@ public struct RunProgress: Sendable, Hashable {
     public var wouldLoseTier = 0
     public var userErrors = 0
     public init() {}
+}
+
+/// The part of a stopped run's ledger past its resume point.
+public struct LedgerTail: Sendable, Hashable {
+    public var userIDs: Set<String>
+    public var nextSeq: Int64
+    public init(userIDs: Set<String>, nextSeq: Int64) {
+        self.userIDs = userIDs
+        self.nextSeq = nextSeq
+    }
 }
 
 /// One verdict of a run and what applying it did (nil: not applied yet, or never: dry run, valve).
@@ -43,15 +53,14 @@ public struct StoredRun: Sendable {
 }
 
 extension SubscriptionStore {
-    /// Appends verdicts numbered from `progress.validated - verdicts.count` and records `progress`, atomically.
-    public func appendVerdicts(runID: String, _ verdicts: [Verdict], progress: RunProgress) async throws {
+    /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
+    /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
+    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
+        precondition(verdicts.count == seqs.count, "one seq per verdict")
         let encoder = JSONEncoder()
-        let first = progress.validated - Int64(verdicts.count)
-        var seqs: [Int64] = []
         var users: [String] = []
         var bodies: [String] = []
-        for (offset, verdict) in verdicts.enumerated() {
-            seqs.append(first + Int64(offset))
+        for verdict in verdicts {
             users.append(verdict.row.id)
             bodies.append(String(decoding: try encoder.encode(verdict), as: UTF8.self))
         }
@@ -63,7 +72,7 @@ extension SubscriptionStore {
                             """
                             insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
                             select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
-                            on conflict (run_id, seq) do nothing
+                            on conflict do nothing
                             """, logger: logger)
                     }
                     try await connection.query(
@@ -74,6 +83,24 @@ extension SubscriptionStore {
                         """, logger: logger)
                 }
             }
+        }
+    }
+
+    /// The users in run `runID`'s ledger whose id sorts after `afterUser` (all when nil), and the first free seq.
+    /// A stopped run's verdicts past its resume point; the resumed scan skips them.
+    public func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail {
+        try await run("read verdicts") {
+            var tail = LedgerTail(userIDs: [], nextSeq: 0)
+            let next = try await client.query(
+                "select coalesce(max(seq) + 1, 0)::bigint from reconcile_verdicts where run_id = \(runID)", logger: logger)
+            for try await value in next.decode(Int64.self) { tail.nextSeq = value }
+            let rows = try await client.query(
+                """
+                select user_id from reconcile_verdicts where run_id = \(runID) \
+                and (\(afterUser)::text is null or user_id > \(afterUser)::text)
+                """, logger: logger)
+            for try await id in rows.decode(String.self) { tail.userIDs.insert(id) }
+            return tail
         }
     }
 

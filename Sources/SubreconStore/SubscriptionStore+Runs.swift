@@ -123,29 +123,24 @@ extension SubscriptionStore {
         }
     }
 
-    /// Runs `body` while holding the session advisory lock of `shard`, on one pooled connection leased for the
-    /// whole body (the body's own queries use other connections). Returns nil at once, without running `body`,
-    /// when another session holds the lock. The key is derived from `current_schema()` and the shard (`I/N`).
+    /// Runs `body` while holding the advisory locks of `shard` (`ShardLock`: overlapping layouts exclude each
+    /// other), on one pooled connection leased for the whole body (the body's own queries use other connections).
+    /// Returns nil at once, without running `body`, when another session holds this shard or one overlapping it.
+    /// `subrecon run` uses `ShardLock.withLock`, which holds the lock on a dedicated connection and watches it.
     public func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
-        let key = "subrecon.shard.\(shard.index)/\(shard.count)"
-        let lock: PostgresQuery =
-            "select pg_try_advisory_lock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))"
-        let unlock: PostgresQuery =
-            "select pg_advisory_unlock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))"
+        let unlock = ShardLock.unlock(shard)
         do {
             return try await client.withConnection { connection -> T? in
-            var acquired = false
-            for try await flag in try await connection.query(lock, logger: logger).decode(Bool.self) { acquired = flag }
-            guard acquired else { return nil }
-            logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
-            do {
-                let value = try await body()
-                try await connection.query(unlock, logger: logger)
-                return value
-            } catch {
-                _ = try? await connection.query(unlock, logger: logger)
-                throw error
-            }
+                guard try await ShardLock.take(shard, on: connection, logger: logger) else { return nil }
+                logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
+                do {
+                    let value = try await body()
+                    try await connection.query(unlock, logger: logger)
+                    return value
+                } catch {
+                    _ = try? await connection.query(unlock, logger: logger)
+                    throw error
+                }
             }
         } catch let error as StoreError {
             throw error

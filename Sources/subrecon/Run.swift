@@ -11,6 +11,10 @@ struct Run: AsyncParsableCommand {
 
     @Option(help: "The instant the job judges \"now\" by (ISO 8601).") var asOf: String?
     @Flag(help: "Decide and report; change nothing in the database, emit no intents.") var dryRun = false
+    @Flag(help: "Apply the truth of an --as-of more than 24 h before now (or 15 min after it): deliberate replays and tests.")
+    var applyPast = false
+    @Option(help: "Seconds a user gets for all its requests together; past it the user is fetch_error tonight.")
+    var userTimeout: Double = 120
     @Option(help: "nightly or backfill.") var mode: String = "nightly"
     @Option(help: "One user id a line; restricts the run to them.") var usersFile: String?
     @Option(help: "Backfill: only users whose subscription ends after this instant.") var endAfter: String?
@@ -39,6 +43,7 @@ struct Run: AsyncParsableCommand {
         guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
         guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
+        guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
             throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
@@ -73,9 +78,13 @@ struct Run: AsyncParsableCommand {
             options.appStoreRequestsPerSecond = appStoreRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
+            options.applyPast = applyPast
+            options.userDeadline = .milliseconds(Int64(userTimeout * 1000))
+            let stop = StopSignal()
+            options.stop = stop
             let runOptions = options
             let resumeID = resume ?? acceptDowngrades
-            let result = try await Signals.cancellingOnTermination {
+            let result = try await Signals.stoppingOnTermination(stop) {
                 try await Commands.run(
                     environment: env, options: runOptions, logger: logger, progress: ProgressLine.makeIfTerminal(),
                     resume: resumeID)

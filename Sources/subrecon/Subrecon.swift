@@ -9,7 +9,7 @@ struct SubreconCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subrecon",
         abstract: "Keeps subscription tiers in PostgreSQL true to RevenueCat and the App Store.",
-        discussion: "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 69 unavailable, 78 configuration.",
+        discussion: "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 69 unavailable, 75 stopped (resume it), 78 configuration.",
         subcommands: [Migrate.self, Run.self, Report.self, Demo.self, Products.self]
     )
 }
@@ -28,11 +28,9 @@ enum Startup {
         let status: ExitStatus
         do {
             status = try await body()
-        } catch let error as ConfigError {
-            printError(error.description)
-            status = .config
-        } catch let failure as CommandFailure {
-            printError(failure.description)
+        } catch {
+            let failure = ExitStatus.failure(error)
+            printError(failure.line)
             status = failure.status
         }
         if status != .ok { throw ExitCode(status.rawValue) }

@@ -108,6 +108,7 @@ struct Harness {
     func options(_ configure: (inout RunOptions) -> Void = { _ in }) -> RunOptions {
         var options = RunOptions(asOf: Self.asOf, reportDirectory: reportDirectory)
         options.concurrency = 4
+        options.applyPast = true  // the fixed past instant the tests seed is a deliberate replay (SPEC 5.8)
         configure(&options)
         return options
     }

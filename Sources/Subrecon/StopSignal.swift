@@ -1,0 +1,57 @@
+import Synchronization
+
+/// A request to stop a run early and cleanly (SIGTERM / SIGINT, or the shard lock's connection lost).
+///
+/// The job watches it between steps: in-flight lookups are cancelled and dropped (those users are asked again by
+/// `--resume`), the verdicts already validated are written to the ledger, and the run ends with exit 75. Unlike
+/// task cancellation it leaves the job's own database writes running, so nothing already decided is lost.
+public final class StopSignal: Sendable {
+    private struct State {
+        var reason: String?
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextID = 0
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Why the run was asked to stop; nil while it may go on.
+    public var reason: String? { state.withLock { $0.reason } }
+
+    /// Asks the run to stop; the first reason wins.
+    public func stop(reason: String) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if state.reason == nil { state.reason = reason }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once a stop is asked for, or when the calling task is cancelled.
+    public func wait() async {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.reason != nil || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}
+
+/// Thrown by the job when a `StopSignal` ended it.
+struct RunStopped: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+}

@@ -1,0 +1,129 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The advisory lock that keeps two runs off the same users (SPEC 5.5), on a connection of its own held for the
+/// whole run.
+///
+/// Two session locks, both keyed by `current_schema()`: a shared lock on the shard *count* N and an exclusive lock
+/// on the shard `I/N`. Runs of one layout (`0/4` beside `1/4`) coexist; a second `1/4` finds its shard taken; a run
+/// whose count differs (`0/1` or `0/2` beside any `I/4`) would overlap users and finds the layout taken. A short
+/// transaction-scoped gate makes the check and the taking one step. When the lock's connection closes (server
+/// restart, `pg_terminate_backend`, network) the lock is gone with it, and `onLost` is told so the run stops (exit 75).
+public enum ShardLock {
+    /// Runs `body` holding the lock of `shard`; nil at once, without running `body`, when another run holds this
+    /// shard or one overlapping it.
+    public static func withLock<T: Sendable>(
+        settings: DatabaseSettings, shard: ShardSpec, logger: Logger,
+        onLost: @escaping @Sendable (String) -> Void, _ body: () async throws -> T
+    ) async throws -> T? {
+        var lockSettings = settings
+        lockSettings.applicationName = (settings.applicationName ?? "subrecon") + " shard lock"
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(
+                configuration: try lockSettings.connectionConfiguration(), id: 0, logger: logger)
+        } catch {
+            throw StoreError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
+        }
+        do {
+            guard try await take(shard, on: connection, logger: logger) else {
+                try? await connection.close()
+                return nil
+            }
+        } catch {
+            try? await connection.close()
+            throw StoreError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
+        }
+        logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
+        // The connection closing (server restart, pg_terminate_backend, network) ends the lock with it. Its close
+        // is watched rather than polled: a query on a connection the server ended may never complete.
+        let watch = Watch()
+        connection.closeFuture.whenComplete { _ in
+            guard watch.markLost() else { return }
+            logger.error("lost the shard lock's database connection", metadata: ["shard": "\(shard)"])
+            onLost("lost the shard lock (its database connection ended)")
+        }
+        func release() async {
+            guard watch.release() else { return }
+            _ = try? await connection.query(unlock(shard), logger: logger)
+            try? await connection.close()
+        }
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            await release()
+            throw error
+        }
+        await release()
+        return value
+    }
+
+    /// Whether the lock's connection was lost, or released by us first.
+    private final class Watch: Sendable {
+        private let state = Mutex((released: false, lost: false))
+        /// True when the loss happened while the lock was held.
+        func markLost() -> Bool {
+            state.withLock { state in
+                defer { state.lost = true }
+                return !state.released && !state.lost
+            }
+        }
+        /// True when the connection is still there to release the lock on.
+        func release() -> Bool {
+            state.withLock { state in
+                state.released = true
+                return !state.lost
+            }
+        }
+    }
+
+    /// Checks for an overlapping layout and takes the shard's locks, in one short transaction behind a gate.
+    static func take(_ shard: ShardSpec, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let key = "subrecon.shard.\(shard.index)/\(shard.count)"
+        let count = shard.count
+        try await connection.query("begin", logger: logger)
+        do {
+            try await connection.query(
+                "select pg_advisory_xact_lock(hashtext('subrecon.shards:' || current_schema()), 0)", logger: logger)
+            var overlapping = false
+            let others = try await connection.query(
+                """
+                select exists (select 1 from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid() \
+                and database = (select oid from pg_database where datname = current_database()) \
+                and classid = (hashtext('subrecon.shards:' || current_schema())::bigint & 4294967295)::oid \
+                and objsubid = 2 and objid <> 0::oid and objid <> \(count)::int4::oid)
+                """, logger: logger)
+            for try await flag in others.decode(Bool.self) { overlapping = flag }
+            var acquired = false
+            if !overlapping {
+                try await connection.query(
+                    "select pg_advisory_lock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",
+                    logger: logger)
+                let rows = try await connection.query(
+                    "select pg_try_advisory_lock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))",
+                    logger: logger)
+                for try await flag in rows.decode(Bool.self) { acquired = flag }
+                if !acquired {
+                    try await connection.query(
+                        "select pg_advisory_unlock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",
+                        logger: logger)
+                }
+            }
+            try await connection.query("commit", logger: logger)
+            return acquired
+        } catch {
+            _ = try? await connection.query("rollback", logger: logger)
+            throw error
+        }
+    }
+
+    static func unlock(_ shard: ShardSpec) -> PostgresQuery {
+        let key = "subrecon.shard.\(shard.index)/\(shard.count)"
+        return """
+            select pg_advisory_unlock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key))), \
+            pg_advisory_unlock_shared(hashtext('subrecon.shards:' || current_schema()), \(shard.count)::int4)
+            """
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import PostgresNIO
+import StoreSimulator
+import Subrecon
+import SubreconCore
+import SubreconStore
+import Testing
+
+/// The built executable, run as a child process with the harness's environment (as cron or systemd run it).
+enum SubreconBinary {
+    static let path: String = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/subrecon").path
+    }()
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String { "\(SubreconBinary.path) is missing: run swift build first" }
+    }
+
+    /// Starts `subrecon ARGUMENTS` with `environment`; its output goes to files in `directory`. Returns the
+    /// process and the file holding its standard error.
+    static func start(_ arguments: [String], environment: [String: String], directory: URL) throws -> (Process, URL) {
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw Missing() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var env = environment
+        env["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        env["SUBRECON_LOG_FORMAT"] = "json"
+        process.environment = env
+        let stamp = UUID().uuidString.prefix(8)
+        let out = directory.appendingPathComponent("stdout-\(stamp).txt")
+        let err = directory.appendingPathComponent("stderr-\(stamp).txt")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, err)
+    }
+
+    /// The exit status once the process ended, or nil if it is still running after `limit` (it is then killed).
+    static func wait(_ process: Process, limit: Duration) async throws -> Int32? {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return process.terminationStatus
+    }
+}
+
+/// Issue 8, bullet 4: SIGTERM and kill -9 in the middle of a run of the real binary, then `--resume`.
+@Suite("Stopping the real binary mid-run (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct SignalTests {
+    /// `count` users whose rows change: even ones lapsed, odd ones renewed.
+    func seed(_ h: Harness, count: Int) async throws -> [String] {
+        var ids: [String] = []
+        for n in 0..<count {
+            let id = String(format: "k-%03d", n)
+            ids.append(id)
+            if n % 2 == 0 {
+                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+            } else {
+                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
+            }
+        }
+        return ids
+    }
+
+    func runArguments(_ h: Harness, _ extra: [String] = []) -> [String] {
+        ["run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1", "--report-dir", h.reportDirectory.path]
+            + extra
+    }
+
+    func onlyRunID(_ h: Harness) async throws -> String {
+        var ids: [String] = []
+        for try await id in try await h.client.query("select id from reconcile_runs").decode(String.self) { ids.append(id) }
+        #expect(ids.count == 1)
+        return try #require(ids.first)
+    }
+
+    /// Resumes `runID` with the binary and checks that every user was reconciled exactly once.
+    func resumeAndCheck(_ h: Harness, runID: String, ids: [String], notAskedAgain: Set<String>) async throws {
+        let askedBefore = await h.revenueCat.counters().requestsPerUser
+        let (resume, _) = try SubreconBinary.start(
+            ["run", "--resume", runID, "--report-dir", h.reportDirectory.path], environment: h.env.values, directory: h.reportDirectory)
+        #expect(try await SubreconBinary.wait(resume, limit: .seconds(120)) == 0)
+        let asked = await h.revenueCat.counters().requestsPerUser
+        for id in notAskedAgain { #expect(asked[id] == askedBefore[id], "\(id) validated before the stop is not asked again") }
+        #expect(try await h.count("select count(*)::int from reconcile_verdicts") == ids.count, "one verdict per user")
+        for id in ids {
+            #expect(try await h.auditRows(id) == 1, "one audit row for \(id)")
+            #expect(try await h.intents(id) <= 1, "at most one intent for \(id)")
+        }
+        #expect(try await h.count("select count(*)::int from reconcile_runs where status = 'completed'") == 1)
+    }
+
+    func ledgerUsers(_ h: Harness) async throws -> Set<String> {
+        var users = Set<String>()
+        for try await id in try await h.client.query("select user_id from reconcile_verdicts").decode(String.self) { users.insert(id) }
+        return users
+    }
+
+    @Test("SIGTERM while validating: exit 75 within seconds, validated verdicts kept, --resume asks only the rest")
+    func sigtermWhileValidating() async throws {
+        try await Harness.with { h in
+            let ids = try await seed(h, count: 30)
+            await h.revenueCat.setLatency(.milliseconds(200))
+            let (process, stderr) = try SubreconBinary.start(
+                runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)
+            while process.isRunning, await h.revenueCat.counters().totalRequests < 8 { try await Task.sleep(for: .milliseconds(20)) }
+            kill(process.processIdentifier, SIGTERM)
+            #expect(try await SubreconBinary.wait(process, limit: .seconds(15)) == 75)
+            let log = try String(contentsOf: stderr, encoding: .utf8)
+            #expect(!log.contains("before the run could end cleanly"), "stopped cleanly, not by the fallback exit")
+            let runID = try await onlyRunID(h)
+            let kept = try await ledgerUsers(h)
+            #expect(kept.count >= 6 && kept.count < ids.count, "the verdicts validated before SIGTERM are in the ledger (\(kept.count))")
+            #expect(try await h.count("select count(*)::int from reconcile_changes") == 0)
+            await h.revenueCat.setLatency(.zero)
+            try await resumeAndCheck(h, runID: runID, ids: ids, notAskedAgain: kept)
+        }
+    }
+
+    @Test("SIGTERM while applying: the batch in progress commits, exit 75, --resume applies the rest once")
+    func sigtermWhileApplying() async throws {
+        try await Harness.with { h in
+            let ids = try await seed(h, count: 120)
+            try await h.client.withConnection { locker in
+                // Hold the audit table so the first apply batch waits inside its transaction.
+                try await locker.query("begin", logger: h.logger)
+                try await locker.query("lock table reconcile_changes in share mode", logger: h.logger)
+                let (process, stderr) = try SubreconBinary.start(
+                    runArguments(h, ["--concurrency", "8"]), environment: h.env.values, directory: h.reportDirectory)
+                var waiting = 0
+                for _ in 0..<600 where waiting == 0 && process.isRunning {
+                    try await Task.sleep(for: .milliseconds(20))
+                    waiting = try await h.count(
+                        """
+                        select count(*)::int from pg_stat_activity where datname = current_database() \
+                        and wait_event_type = 'Lock' and query ilike '%reconcile_changes%'
+                        """)
+                }
+                #expect(waiting > 0, "the apply phase reached its first batch")
+                kill(process.processIdentifier, SIGTERM)
+                try await Task.sleep(for: .milliseconds(300))
+                try await locker.query("rollback", logger: h.logger)
+                #expect(try await SubreconBinary.wait(process, limit: .seconds(15)) == 75)
+                let log = try String(contentsOf: stderr, encoding: .utf8)
+                #expect(!log.contains("before the run could end cleanly"), "stopped cleanly, not by the fallback exit")
+            }
+            let applied = try await h.count("select count(*)::int from reconcile_changes")
+            #expect(applied > 0 && applied < ids.count, "stopped between apply batches (\(applied) applied)")
+            let runID = try await onlyRunID(h)
+            try await resumeAndCheck(h, runID: runID, ids: ids, notAskedAgain: Set(ids))
+        }
+    }
+
+    @Test("kill -9 while validating, then --resume: every user reconciled once")
+    func killedWhileValidating() async throws {
+        try await Harness.with { h in
+            let ids = try await seed(h, count: 30)
+            await h.revenueCat.setLatency(.milliseconds(100))
+            let (process, _) = try SubreconBinary.start(
+                runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)
+            while process.isRunning, await h.revenueCat.counters().totalRequests < 10 { try await Task.sleep(for: .milliseconds(20)) }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            let runID = try await onlyRunID(h)
+            let kept = try await ledgerUsers(h)
+            await h.revenueCat.setLatency(.zero)
+            try await resumeAndCheck(h, runID: runID, ids: ids, notAskedAgain: kept)
+        }
+    }
+}
