@@ -83,7 +83,7 @@ public final class JWSVerifier: Sendable {
             publicKey.isValidSignature(signature, for: Data((segments[0] + "." + segments[1]).utf8))
         else { throw .badSignature }
         do {
-            return try decoder.decode(Payload.self, from: payloadData)
+            return try AppStoreJSON.decode(Payload.self, from: payloadData)
         } catch {
             throw .invalidFormat("payload does not decode as \(Payload.self)")
         }

@@ -277,6 +277,21 @@ public struct RevenueCatErrorBody: Decodable, Sendable, Hashable {
     }
 }
 
+extension RevenueCatSubscriberResponse {
+    /// Decodes a subscriber body after `SourceText.sanitizedJSON`: invalid UTF-8 repaired, NUL made visible, so no
+    /// text from RevenueCat can carry a NUL into the ledger, the logs or the reports.
+    public static func decode(body: Data) throws -> RevenueCatSubscriberResponse {
+        try JSONDecoder().decode(RevenueCatSubscriberResponse.self, from: SourceText.sanitizedJSON(body))
+    }
+}
+
+extension RevenueCatErrorBody {
+    /// Decodes an error body (sanitized like a subscriber body); nil when it is not one.
+    public static func decode(body: Data) -> RevenueCatErrorBody? {
+        try? JSONDecoder().decode(RevenueCatErrorBody.self, from: SourceText.sanitizedJSON(body))
+    }
+}
+
 extension KeyedDecodingContainer {
     /// An ISO 8601 date with or without fractional seconds; nil when absent or null; an error when not a date.
     func decodeLenientDate(forKey key: Key) throws -> Date? {
@@ -284,6 +299,10 @@ extension KeyedDecodingContainer {
         guard let date = ISO8601.date(text) else {
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: self, debugDescription: "not an ISO 8601 date: \(text.prefix(40))")
+        }
+        guard SourceNumber.isPlausible(date) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "date out of range (1970 to 9999): \(text.prefix(40))")
         }
         return date
     }

@@ -76,7 +76,7 @@ struct SetApply {
         let rows = pending.map { UpdateRow($0.verdict.row, $0.truth) }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        let json = SourceText.jsonbText(try encoder.encode(rows))
         let query: PostgresQuery = """
             update users u set current_tier = v.tier, subscription_status = v.status, \
             subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \

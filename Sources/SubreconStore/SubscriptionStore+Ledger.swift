@@ -53,7 +53,7 @@ extension SubscriptionStore {
         for (offset, verdict) in verdicts.enumerated() {
             seqs.append(first + Int64(offset))
             users.append(verdict.row.id)
-            bodies.append(String(decoding: try encoder.encode(verdict), as: UTF8.self))
+            bodies.append(SourceText.jsonbText(try encoder.encode(verdict)))
         }
         try await run("record verdicts") {
             try await client.withConnection { connection in
