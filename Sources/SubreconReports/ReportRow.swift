@@ -151,13 +151,35 @@ public struct IntentRow: Sendable, Hashable, Codable {
 }
 
 /// RFC 4180 CSV: fields with a comma, quote, CR or LF are quoted, quotes doubled; lines end in CRLF.
+///
+/// Decided on Unicode scalars, never on `Character`: CRLF is one `Character` in Swift, and a comma or quote followed
+/// by a combining mark is another, so a `Character` test would leave them unquoted and let a value forge a row.
 public enum CSV {
     public static func field(_ value: String) -> String {
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
+            return value
+        }
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for scalar in value.unicodeScalars {
+            if scalar == "\"" { out.append("\"") }
+            out.append(scalar)
+        }
+        out.append("\"")
+        return String(out)
     }
 
     public static func line(_ fields: [String]) -> String {
         fields.map(field).joined(separator: ",") + "\r\n"
+    }
+
+    /// A text cell a spreadsheet would not run as a formula: a value starting with `=`, `+`, `-`, `@`, TAB, CR or LF
+    /// gets a leading `'` (OWASP's CSV-injection advice). Only for files people open in spreadsheets (`finance.csv`);
+    /// machine-read files (`drift.csv`, `push_intents.csv`) keep every value exact.
+    public static func spreadsheetText(_ value: String) -> String {
+        guard let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r", "\n"].contains(first) else {
+            return value
+        }
+        return "'" + value
     }
 }
