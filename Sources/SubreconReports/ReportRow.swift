@@ -155,7 +155,10 @@ public struct IntentRow: Sendable, Hashable, Codable {
 /// Decided on Unicode scalars, never on `Character`: CRLF is one `Character` in Swift, and a comma or quote followed
 /// by a combining mark is another, so a `Character` test would leave them unquoted and let a value forge a row.
 public enum CSV {
+    /// One field, quoted when needed. A NUL (which no database id can hold, and `SourceText` already escapes at
+    /// the decode edge) is written as the visible text `\u0000`, so no report file ever holds a NUL byte.
     public static func field(_ value: String) -> String {
+        let value = SourceText.sanitized(value)
         guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
             return value
         }
