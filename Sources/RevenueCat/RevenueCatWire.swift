@@ -122,6 +122,22 @@ public struct RevenueCatPrice: Decodable, Sendable, Hashable {
         self.currency = currency
     }
 
+    /// The largest amount believed: a price beyond it (or NaN) is not a price.
+    static let maxAmount = Decimal(1_000_000_000_000)
+
+    enum CodingKeys: String, CodingKey { case amount, currency }
+
+    /// Throws when the amount is not a number within ±`maxAmount`; the subscription then has no known price
+    /// (`price` is decoded with `try?`), which the finance figures count as unknown.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        amount = try container.decode(Decimal.self, forKey: .amount)
+        currency = try container.decode(String.self, forKey: .currency)
+        guard !amount.isNaN, amount <= Self.maxAmount, amount >= -Self.maxAmount else {
+            throw DecodingError.dataCorruptedError(forKey: .amount, in: container, debugDescription: "price out of range")
+        }
+    }
+
     var money: Money { Money(amount: amount, currency: currency) }
 }
 
@@ -199,7 +215,7 @@ public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
         autoResumeDate = try container.decodeLenientDate(forKey: .autoResumeDate)
         ownershipType = try container.decodeIfPresent(String.self, forKey: .ownershipType)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)
-        price = try container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)
+        price = (try? container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)) ?? nil
     }
 }
 
@@ -243,7 +259,7 @@ public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
         purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
         refundedAt = try container.decodeLenientDate(forKey: .refundedAt)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)
-        price = try container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)
+        price = (try? container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)) ?? nil
     }
 }
 

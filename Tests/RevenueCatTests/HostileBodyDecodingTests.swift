@@ -33,6 +33,18 @@ struct HostileBodyDecodingTests {
         }
     }
 
+    @Test("a price that is not a believable amount is an unknown price; the subscription still decodes",
+        arguments: ["1e400", "-1e300", "123456789012345678901234567890", "\"9.99\""])
+    func implausiblePrice(amount: String) throws {
+        let body = Data(
+            #"{"subscriber":{"subscriptions":{"p":{"store":"app_store","expires_date":"2026-06-30T00:00:00Z","price":{"amount":\#(amount),"currency":"USD"}}}}}"#
+                .utf8)
+        let response = try RevenueCatSubscriberResponse.decode(body: body)
+        let subscription = try #require(response.subscriber.subscriptions["p"])
+        #expect(subscription.price == nil)
+        #expect(subscription.expiresDate != nil)
+    }
+
     @Test("an error body's message is sanitized like a subscriber body")
     func errorBody() {
         let body = Data(#"{"code":7225,"message":"bad\u0000key"}"#.utf8)
