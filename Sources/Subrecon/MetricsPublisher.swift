@@ -101,7 +101,7 @@ public enum MetricsPublisher {
     public static func redacted(_ url: String) -> String {
         guard let separator = url.range(of: "://") else { return "(unparseable URL)" }
         let scheme = url[..<separator.lowerBound]
-        guard !scheme.isEmpty, scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) }) else {
+        guard !scheme.isEmpty, scheme.unicodeScalars.allSatisfy(isSchemeScalar) else {
             return "(unparseable URL)"
         }
         var rest = url[separator.upperBound...]
@@ -109,6 +109,13 @@ public enum MetricsPublisher {
         let end = rest.unicodeScalars.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         let authority = rest[..<end]
         return authority.isEmpty ? "(unparseable URL)" : "\(scheme)://\(authority)"
+    }
+
+    private static func isSchemeScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", "+", "-", ".": true
+        default: false
+        }
     }
 
     /// True when `url` carries user info (`user[:password]@` before the host).

@@ -159,9 +159,7 @@ public enum CSV {
     /// the decode edge) is written as the visible text `\u0000`, so no report file ever holds a NUL byte.
     public static func field(_ value: String) -> String {
         let value = SourceText.sanitized(value)
-        guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
-            return value
-        }
+        guard value.unicodeScalars.contains(where: needsQuotes) else { return value }
         var out = String.UnicodeScalarView()
         out.append("\"")
         for scalar in value.unicodeScalars {
@@ -172,6 +170,14 @@ public enum CSV {
         return String(out)
     }
 
+    /// The scalars that make a field quoted.
+    static func needsQuotes(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case ",", "\"", "\r", "\n": true
+        default: false
+        }
+    }
+
     public static func line(_ fields: [String]) -> String {
         fields.map(field).joined(separator: ",") + "\r\n"
     }
@@ -180,9 +186,9 @@ public enum CSV {
     /// gets a leading `'` (OWASP's CSV-injection advice). Only for files people open in spreadsheets (`finance.csv`);
     /// machine-read files (`drift.csv`, `push_intents.csv`) keep every value exact.
     public static func spreadsheetText(_ value: String) -> String {
-        guard let first = value.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r", "\n"].contains(first) else {
-            return value
+        switch value.unicodeScalars.first {
+        case "=", "+", "-", "@", "\t", "\r", "\n": return "'" + value
+        default: return value
         }
-        return "'" + value
     }
 }

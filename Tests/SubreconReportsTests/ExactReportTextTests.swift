@@ -79,7 +79,7 @@ struct ExactReportTextTests {
         return try JSONDecoder().decode(ReportRow.self, from: JSONSerialization.data(withJSONObject: object))
     }
 
-    func writeAndRead<Row>(
+    func writeAndRead<Row: Encodable & Sendable>(
         _ rows: [Row], columns: [String], fields: @escaping (Row) -> [String], name: String
     ) throws -> [[String]] {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-exact-\(UUID().uuidString)")
