@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         .target(name: "SubreconCore", swiftSettings: strict),
@@ -121,7 +122,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SubreconCoreTests", dependencies: ["SubreconCore"], swiftSettings: strict),
+        .testTarget(
+            name: "SubreconCoreTests",
+            dependencies: ["SubreconCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SubreconReportsTests",
             dependencies: ["SubreconReports", "SubreconCore",

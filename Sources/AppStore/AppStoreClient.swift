@@ -139,7 +139,11 @@ public struct AppStoreClient: Sendable {
             if let signedRenewal = item.signedRenewalInfo {
                 renewal = try await verifier.verifyRenewalInfo(signedRenewal, environment: environment, now: now())
             }
-            return .success(AppleSubscriptionMapping.purchaseFact(status: item.status, transaction: transaction, renewal: renewal))
+            do {
+                return .success(try AppleSubscriptionMapping.purchaseFact(status: item.status, transaction: transaction, renewal: renewal))
+            } catch {
+                return .failure(SourceError(origin: .appStore, kind: .verification, message: error.description))
+            }
         } catch {
             logger.debug(
                 "app store payload failed verification",

@@ -1,36 +1,89 @@
 import Foundation
 import SubreconCore
 
+/// A verified Apple payload whose dates contradict its own status: believed neither way.
+public struct AppleStatusContradiction: Error, Sendable, Hashable, CustomStringConvertible {
+    public var status: Int
+    public var detail: String
+    public var description: String { "status \(status) contradicts the signed payload: \(detail)" }
+}
+
 /// Turns Apple's verified payloads into the core's `PurchaseFact` (origin and store `.appStore`).
 ///
-/// Status (apple.md §1.5): 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
-/// A billing issue is dated at `expiresDate` when Apple is retrying (status 3/4 or `isInBillingRetryPeriod`).
+/// Only what Apple stated is carried over (apple.md §1.5): the status (1 active, 2 expired, 3 billing retry, 4 billing
+/// grace period, 5 revoked) becomes `storeState`, evidence on its own; the transaction `type` decides the kind
+/// (`Non-Consumable` is non-expiring, `Non-Renewing Subscription` a pass, anything else a subscription); a missing
+/// `environment` leaves `isSandbox` unknown. A billing issue is dated at `expiresDate` when Apple is retrying
+/// (status 3/4 or `isInBillingRetryPeriod`). Dates that contradict the status at the payload's own `signedDate`
+/// are an `AppleStatusContradiction` (reported as `verification_failed`).
 public enum AppleSubscriptionMapping {
     public static func purchaseFact(
         status: Int?, transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
-    ) -> PurchaseFact {
-        let billingRetry = renewal?.isInBillingRetryPeriod == true || status == 3 || status == 4
-        let lifetime = transaction.type == "Non-Consumable"
+    ) throws(AppleStatusContradiction) -> PurchaseFact {
+        let state = status.flatMap(StoreState.init(rawValue:))
+        try checkConsistency(status: status, state: state, transaction: transaction, renewal: renewal)
+        let billingRetry = renewal?.isInBillingRetryPeriod == true || state == .billingRetry || state == .gracePeriod
+        let kind: PurchaseKind =
+            switch transaction.type {
+            case "Non-Consumable": .nonExpiring
+            case "Non-Renewing Subscription": .nonRenewing
+            case "Consumable": .unstated
+            default: .subscription
+            }
         var price: Money?
         if let milliunits = transaction.price, let currency = transaction.currency {
             price = Money(amount: Decimal(milliunits) / 1000, currency: currency)
         } else if let milliunits = renewal?.renewalPrice, let currency = renewal?.currency {
             price = Money(amount: Decimal(milliunits) / 1000, currency: currency)
         }
+        let isSandbox: Bool? =
+            switch transaction.environment {
+            case StoreEnvironmentName.sandbox.rawValue?: true
+            case StoreEnvironmentName.production.rawValue?: false
+            default: nil
+            }
         return PurchaseFact(
             origin: .appStore,
             productID: transaction.productId ?? renewal?.productId ?? "",
             store: .appStore,
-            isSandbox: transaction.environment == StoreEnvironmentName.sandbox.rawValue,
-            isLifetime: lifetime,
+            kind: kind,
+            isSandbox: isSandbox,
             purchaseDate: transaction.purchaseDate,
             expiresDate: transaction.expiresDate,
             gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
-            refundedAt: transaction.revocationDate ?? (status == 5 ? transaction.signedDate ?? transaction.purchaseDate : nil),
+            refundedAt: transaction.revocationDate,
             billingIssueDetectedAt: billingRetry ? transaction.expiresDate : nil,
-            autoRenew: renewal.map { $0.autoRenewStatus == 1 },
+            autoRenew: renewal?.autoRenewStatus.flatMap { $0 == 1 ? true : ($0 == 0 ? false : nil) },
+            storeState: state,
             originalTransactionID: transaction.originalTransactionId,
             storeTransactionID: transaction.transactionId,
             price: price)
+    }
+
+    /// The dates Apple signed must agree with the status it answered, at the instant it signed them.
+    static func checkConsistency(
+        status: Int?, state: StoreState?, transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
+    ) throws(AppleStatusContradiction) {
+        guard let status else { return }
+        guard let state else { throw AppleStatusContradiction(status: status, detail: "not a status Apple documents (1-5)") }
+        guard let signed = transaction.signedDate else { return }
+        let expires = transaction.expiresDate
+        switch state {
+        case .active:
+            if let expires, expires <= signed { throw AppleStatusContradiction(status: status, detail: "active, but expired before it was signed") }
+            if transaction.revocationDate.map({ $0 <= signed }) == true {
+                throw AppleStatusContradiction(status: status, detail: "active, but revoked before it was signed")
+            }
+        case .expired, .billingRetry:
+            if let expires, expires > signed, transaction.revocationDate == nil {
+                throw AppleStatusContradiction(status: status, detail: "not active, but its period runs past the instant it was signed")
+            }
+        case .gracePeriod:
+            if let grace = renewal?.gracePeriodExpiresDate, grace <= (renewal?.signedDate ?? signed) {
+                throw AppleStatusContradiction(status: status, detail: "in billing grace, but the grace period ended before it was signed")
+            }
+        case .revoked:
+            break
+        }
     }
 }

@@ -9,6 +9,13 @@ struct VerifyReceiptResponse: Decodable {
     var isRetryable: Bool?
     var latestReceiptInfo: [[String: ReceiptField]]?
     var pendingRenewalInfo: [[String: ReceiptField]]?
+    var receipt: Receipt?
+
+    /// The decoded receipt itself: whose app it is.
+    struct Receipt: Decodable {
+        var bundleID: String?
+        enum CodingKeys: String, CodingKey { case bundleID = "bundle_id" }
+    }
 
     /// Decodes a body after `SourceText.sanitizedJSON` (invalid UTF-8 repaired, NUL made visible); nil when it is
     /// not a `verifyReceipt` answer.
@@ -17,7 +24,7 @@ struct VerifyReceiptResponse: Decodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case status, environment
+        case status, environment, receipt
         case isRetryable = "is_retryable"
         case latestReceiptInfo = "latest_receipt_info"
         case pendingRenewalInfo = "pending_renewal_info"
@@ -100,12 +107,14 @@ enum ReceiptMapping {
             default: nil
             }
         }
+        // A receipt entry does not state its type: with an expiry it is a subscription; without one it could be a
+        // non-consumable or a non-renewing purchase, so its kind stays unstated (never lifetime).
         return PurchaseFact(
             origin: .appStore,
             productID: entry["product_id"] ?? renewal?["product_id"] ?? "",
             store: .appStore,
+            kind: expires == nil ? .unstated : .subscription,
             isSandbox: environment == .sandbox,
-            isLifetime: expires == nil,
             purchaseDate: date(entry["purchase_date_ms"]),
             expiresDate: expires,
             gracePeriodExpiresDate: date(renewal?["grace_period_expires_date_ms"]),

@@ -10,6 +10,8 @@ import SubreconCore
 public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
     /// The app-specific shared secret sent as `password`. Secret: never logged or described.
     public var sharedSecret: String
+    /// The app's bundle id (`APP_STORE_BUNDLE_ID`): a receipt of another app is never believed.
+    public var bundleID: String
     /// Asked first.
     public var productionURL: String
     /// Asked when production answers 21007. Equal to `productionURL` when one URL serves both (then the
@@ -26,11 +28,12 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
 
     /// - Parameter urlOverride: one URL serving both environments (`APPLE_VERIFY_RECEIPT_URL`); nil = Apple's.
     public init(
-        sharedSecret: String, urlOverride: String? = nil, sandboxURLOverride: String? = nil,
+        sharedSecret: String, bundleID: String, urlOverride: String? = nil, sandboxURLOverride: String? = nil,
         requestTimeout: Duration = .seconds(30), maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(250),
         maxRetryWait: Duration = .seconds(30)
     ) {
         self.sharedSecret = sharedSecret
+        self.bundleID = bundleID
         self.productionURL = urlOverride ?? Self.productionEndpoint
         self.sandboxURL = sandboxURLOverride ?? urlOverride ?? Self.sandboxEndpoint
         self.requestTimeout = requestTimeout
@@ -40,7 +43,7 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "ReceiptVerifierConfiguration(sharedSecret: <redacted>, production: \(productionURL), sandbox: \(sandboxURL))"
+        "ReceiptVerifierConfiguration(sharedSecret: <redacted>, bundleID: \(bundleID), production: \(productionURL), sandbox: \(sandboxURL))"
     }
 }
 
@@ -94,6 +97,13 @@ public struct ReceiptVerifier: Sendable {
     ) -> Result<ReceiptAnswer, SourceError> {
         guard response.status == 0 || response.status == 21006 else {
             return .failure(fetchError("status \(response.status)\(Self.meaning(response.status)) from \(asked.rawValue.lowercased())"))
+        }
+        guard let bundle = response.receipt?.bundleID, bundle == configuration.bundleID else {
+            let named = response.receipt?.bundleID.map { "bundle '\($0.prefix(100))'" } ?? "no bundle_id"
+            return .failure(
+                SourceError(
+                    origin: .appStore, kind: .verification,
+                    message: "verifyReceipt: the receipt names \(named), not the configured APP_STORE_BUNDLE_ID"))
         }
         var environment = asked
         if trustBody {

@@ -2,10 +2,12 @@ import Foundation
 import SubreconCore
 
 extension RevenueCatSubscriber {
-    /// Every purchase this subscriber holds, as RevenueCat describes it (origin `.revenueCat`).
+    /// Every purchase this subscriber holds, as RevenueCat states it (origin `.revenueCat`); nothing is defaulted.
     ///
-    /// One fact per entry of `subscriptions`, one per item of `non_subscriptions` (lifetime), and one per
-    /// entitlement whose product has no backing purchase (an entitlement-only grant, taken as `promotional`).
+    /// One fact per entry of `subscriptions` (kind `.subscription`), one per item of `non_subscriptions` (kind
+    /// `.unstated`: whether it is non-expiring or a pass is what its entitlement says, which the core reads from
+    /// `entitlementFacts()`), and one per entitlement whose product has no backing purchase (an entitlement-only
+    /// grant, taken as `promotional`, a non-renewing grant ending at the entitlement's stated expiry).
     /// Ordered by product id, then purchase date, so equal answers give equal facts.
     public func purchaseFacts() -> [PurchaseFact] {
         var facts: [PurchaseFact] = []
@@ -14,10 +16,10 @@ extension RevenueCatSubscriber {
             let store = StoreKind(rawValue: subscription.store)
             facts.append(
                 PurchaseFact(
-                    origin: .revenueCat, productID: productID, store: store, isSandbox: subscription.isSandbox,
-                    isLifetime: false, purchaseDate: subscription.purchaseDate, expiresDate: subscription.expiresDate,
-                    gracePeriodExpiresDate: subscription.gracePeriodExpiresDate, refundedAt: subscription.refundedAt,
-                    billingIssueDetectedAt: subscription.billingIssuesDetectedAt,
+                    origin: .revenueCat, productID: productID, store: store, kind: .subscription,
+                    isSandbox: subscription.isSandbox, purchaseDate: subscription.purchaseDate,
+                    expiresDate: subscription.expiresDate, gracePeriodExpiresDate: subscription.gracePeriodExpiresDate,
+                    refundedAt: subscription.refundedAt, billingIssueDetectedAt: subscription.billingIssuesDetectedAt,
                     autoRenew: store == .promotional ? nil : subscription.unsubscribeDetectedAt == nil,
                     isPaused: subscription.autoResumeDate != nil,
                     storeTransactionID: subscription.storeTransactionID, price: subscription.price?.money))
@@ -29,10 +31,9 @@ extension RevenueCatSubscriber {
             for item in items {
                 facts.append(
                     PurchaseFact(
-                        origin: .revenueCat, productID: productID, store: StoreKind(rawValue: item.store),
-                        isSandbox: item.isSandbox, isLifetime: true, purchaseDate: item.purchaseDate, expiresDate: nil,
-                        refundedAt: item.refundedAt, autoRenew: nil, storeTransactionID: item.storeTransactionID,
-                        price: item.price?.money))
+                        origin: .revenueCat, productID: productID, store: StoreKind(rawValue: item.store), kind: .unstated,
+                        isSandbox: item.isSandbox, purchaseDate: item.purchaseDate, refundedAt: item.refundedAt,
+                        storeTransactionID: item.storeTransactionID, price: item.price?.money))
             }
         }
         var backed = Set(subscriptions.keys).union(nonSubscriptions.keys)
@@ -43,12 +44,22 @@ extension RevenueCatSubscriber {
             backed.insert(productID)
             facts.append(
                 PurchaseFact(
-                    origin: .revenueCat, productID: productID, store: .promotional, isSandbox: false,
-                    isLifetime: entitlement.expiresDate == nil, purchaseDate: entitlement.purchaseDate,
-                    expiresDate: entitlement.expiresDate, gracePeriodExpiresDate: entitlement.gracePeriodExpiresDate,
-                    autoRenew: nil))
+                    origin: .revenueCat, productID: productID, store: .promotional, kind: .nonRenewing, isSandbox: nil,
+                    purchaseDate: entitlement.purchaseDate, expiresDate: entitlement.expiresDate,
+                    gracePeriodExpiresDate: entitlement.gracePeriodExpiresDate))
         }
         return facts
+    }
+
+    /// The entitlements as stated, expired ones included, ordered by identifier.
+    public func entitlementFacts() -> [EntitlementFact] {
+        entitlements.keys.sorted().compactMap { name in
+            entitlements[name].map {
+                EntitlementFact(
+                    identifier: name, productID: $0.productIdentifier, expires: $0.expires,
+                    gracePeriodExpiresDate: $0.gracePeriodExpiresDate, purchaseDate: $0.purchaseDate)
+            }
+        }
     }
 }
 
@@ -56,6 +67,7 @@ extension RevenueCatSubscriberResponse {
     /// The facts for the decision: `subscriberKnown` is false for a 201 (just created) or an empty subscriber.
     public func sourceFacts(status: Int) -> SourceFacts {
         let known = status != 201 && !subscriber.isEmpty
-        return SourceFacts(subscriberKnown: known, purchases: subscriber.purchaseFacts())
+        return SourceFacts(
+            subscriberKnown: known, purchases: subscriber.purchaseFacts(), entitlements: subscriber.entitlementFacts())
     }
 }

@@ -78,19 +78,25 @@ public struct RevenueCatSubscriber: Decodable, Sendable, Hashable {
     }
 }
 
-/// One entitlement of a subscriber. `expiresDate == nil` means lifetime.
+/// One entitlement of a subscriber. `expires_date: null` means lifetime; a missing key means nothing is known.
 public struct RevenueCatEntitlement: Decodable, Sendable, Hashable {
-    public var expiresDate: Date?
+    public var expires: StatedExpiry
+    /// The stated expiry date, if any.
+    public var expiresDate: Date? {
+        if case .at(let date) = expires { return date }
+        return nil
+    }
     public var gracePeriodExpiresDate: Date?
     /// May be temporarily missing when RevenueCat had trouble validating with the store.
     public var productIdentifier: String?
     public var purchaseDate: Date?
 
+    /// - Parameter expiresDate: nil is an explicit `null` (lifetime), as RevenueCat writes it.
     public init(
         expiresDate: Date? = nil, gracePeriodExpiresDate: Date? = nil, productIdentifier: String?,
         purchaseDate: Date? = nil
     ) {
-        self.expiresDate = expiresDate
+        self.expires = expiresDate.map(StatedExpiry.at) ?? .never
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.productIdentifier = productIdentifier
         self.purchaseDate = purchaseDate
@@ -105,9 +111,15 @@ public struct RevenueCatEntitlement: Decodable, Sendable, Hashable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        expiresDate = try container.decodeLenientDate(forKey: .expiresDate)
+        if !container.contains(.expiresDate) {
+            expires = .unstated
+        } else if try container.decodeNil(forKey: .expiresDate) {
+            expires = .never
+        } else {
+            expires = try container.decodeLenientDate(forKey: .expiresDate).map(StatedExpiry.at) ?? .unstated
+        }
         gracePeriodExpiresDate = try container.decodeLenientDate(forKey: .gracePeriodExpiresDate)
-        productIdentifier = try container.decodeIfPresent(String.self, forKey: .productIdentifier)
+        productIdentifier = try container.decodeIfPresent(String.self, forKey: .productIdentifier).flatMap { $0.isEmpty ? nil : $0 }
         purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
     }
 }
@@ -145,7 +157,8 @@ public struct RevenueCatPrice: Decodable, Sendable, Hashable {
 public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
     /// Raw store name (`app_store`, `play_store`, `stripe`, `promotional`, or any newer value).
     public var store: String
-    public var isSandbox: Bool
+    /// nil when the answer did not say.
+    public var isSandbox: Bool?
     /// Raw period type (`normal`, `trial`, `intro`, `PROMOTIONAL`, ...); kept as sent.
     public var periodType: String?
     public var purchaseDate: Date?
@@ -161,7 +174,7 @@ public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
     public var price: RevenueCatPrice?
 
     public init(
-        store: String, isSandbox: Bool = false, periodType: String? = nil, purchaseDate: Date? = nil,
+        store: String, isSandbox: Bool? = false, periodType: String? = nil, purchaseDate: Date? = nil,
         originalPurchaseDate: Date? = nil, expiresDate: Date? = nil, gracePeriodExpiresDate: Date? = nil,
         refundedAt: Date? = nil, unsubscribeDetectedAt: Date? = nil, billingIssuesDetectedAt: Date? = nil,
         autoResumeDate: Date? = nil, ownershipType: String? = nil, storeTransactionID: String? = nil,
@@ -203,7 +216,7 @@ public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         store = try container.decodeIfPresent(String.self, forKey: .store) ?? "unknown"
-        isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox) ?? false
+        isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox)
         periodType = try container.decodeIfPresent(String.self, forKey: .periodType)
         purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
         originalPurchaseDate = try container.decodeLenientDate(forKey: .originalPurchaseDate)
@@ -223,7 +236,8 @@ public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
 public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
     public var id: String?
     public var store: String
-    public var isSandbox: Bool
+    /// nil when the answer did not say.
+    public var isSandbox: Bool?
     public var purchaseDate: Date?
     /// Not in the v1 schema, honoured when present.
     public var refundedAt: Date?
@@ -231,7 +245,7 @@ public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
     public var price: RevenueCatPrice?
 
     public init(
-        id: String? = nil, store: String, isSandbox: Bool = false, purchaseDate: Date? = nil, refundedAt: Date? = nil,
+        id: String? = nil, store: String, isSandbox: Bool? = false, purchaseDate: Date? = nil, refundedAt: Date? = nil,
         storeTransactionID: String? = nil, price: RevenueCatPrice? = nil
     ) {
         self.id = id
@@ -255,7 +269,7 @@ public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decodeIfPresent(String.self, forKey: .id)
         store = try container.decodeIfPresent(String.self, forKey: .store) ?? "unknown"
-        isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox) ?? false
+        isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox)
         purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
         refundedAt = try container.decodeLenientDate(forKey: .refundedAt)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)

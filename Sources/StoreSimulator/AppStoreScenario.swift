@@ -23,6 +23,8 @@ public struct AppStoreScenario: Sendable, Hashable {
     public var price: Int64?
     public var currency: String?
     public var subscriptionGroupIdentifier: String
+    /// Leave `signedRenewalInfo` out of the answer (Apple may).
+    public var omitsRenewalInfo = false
 
     public init(
         originalTransactionID: String, transactionID: String? = nil, productID: String, status: Int,

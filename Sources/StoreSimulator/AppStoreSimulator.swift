@@ -18,10 +18,16 @@ public struct AppStoreSimulator: SimulatorRoute {
     private let forger: AppleTestPKI
     private let state: AppStoreSimulatorState
     private let now: @Sendable () -> Date
+    private let signingNow: @Sendable () -> Date
 
+    /// - Parameters:
+    ///   - now: the real clock, for API tokens and `Retry-After`.
+    ///   - signedAt: the simulated store's own "now", written as `signedDate` into what it signs (its statuses are
+    ///     true at that instant); nil: `now`.
     public init(
         pki: AppleTestPKI, apiPublicKey: P256.Signing.PublicKey, issuerID: String, keyID: String, bundleID: String,
-        appAppleID: Int64 = 1_234_567_890, scenarios: [AppStoreScenario] = [], now: @escaping @Sendable () -> Date = { Date() }
+        appAppleID: Int64 = 1_234_567_890, scenarios: [AppStoreScenario] = [], now: @escaping @Sendable () -> Date = { Date() },
+        signedAt: (@Sendable () -> Date)? = nil
     ) throws {
         self.pki = pki
         self.apiPublicKey = apiPublicKey
@@ -32,6 +38,7 @@ public struct AppStoreSimulator: SimulatorRoute {
         self.forger = try AppleTestPKI.generate(now: now(), name: "forged")
         self.state = AppStoreSimulatorState(scenarios: scenarios)
         self.now = now
+        self.signingNow = signedAt ?? now
     }
 
     /// Adds or replaces a scenario.
@@ -124,7 +131,7 @@ public struct AppStoreSimulator: SimulatorRoute {
     }
 
     private func statusBody(for scenario: AppStoreScenario, fault: AppStoreFault?) throws -> SimulatorResponse {
-        let signedAt = now().unixMilliseconds
+        let signedAt = signingNow().unixMilliseconds
         let transaction = SimulatedTransactionPayload(
             originalTransactionId: scenario.originalTransactionID, transactionId: scenario.transactionID,
             bundleId: scenario.bundleID ?? bundleID, productId: scenario.productID,
@@ -155,23 +162,17 @@ public struct AppStoreSimulator: SimulatorRoute {
         default:
             signedTransaction = try pki.sign(payload: transaction)
         }
+        var item: [String: Any] = [
+            "status": scenario.status,
+            "originalTransactionId": scenario.originalTransactionID,
+            "signedTransactionInfo": signedTransaction,
+        ]
+        if !scenario.omitsRenewalInfo { item["signedRenewalInfo"] = try pki.sign(payload: renewal) }
         let body: [String: Any] = [
             "environment": scenario.environmentName,
             "bundleId": bundleID,
             "appAppleId": appAppleID,
-            "data": [
-                [
-                    "subscriptionGroupIdentifier": scenario.subscriptionGroupIdentifier,
-                    "lastTransactions": [
-                        [
-                            "status": scenario.status,
-                            "originalTransactionId": scenario.originalTransactionID,
-                            "signedTransactionInfo": signedTransaction,
-                            "signedRenewalInfo": try pki.sign(payload: renewal),
-                        ]
-                    ],
-                ]
-            ],
+            "data": [["subscriptionGroupIdentifier": scenario.subscriptionGroupIdentifier, "lastTransactions": [item]]],
         ]
         return .json(200, try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]))
     }

@@ -55,9 +55,15 @@ public struct AppleReceiptScenario: Sendable, Hashable {
     public var environment: StoreEnvironment
     public var transactions: [Transaction]
     public var renewals: [Renewal]
+    /// The receipt's `bundle_id`; nil: the simulator's own.
+    public var bundleID: String?
 
-    public init(receiptData: String, environment: StoreEnvironment = .production, transactions: [Transaction], renewals: [Renewal] = []) {
+    public init(
+        receiptData: String, environment: StoreEnvironment = .production, transactions: [Transaction], renewals: [Renewal] = [],
+        bundleID: String? = nil
+    ) {
         self.receiptData = receiptData
+        self.bundleID = bundleID
         self.environment = environment
         self.transactions = transactions
         self.renewals = renewals
@@ -82,10 +88,13 @@ public enum AppleReceiptFault: Sendable, Hashable {
 /// unknown receipt 21003, a request without `receipt-data` 21002.
 public struct AppleReceiptSimulator: SimulatorRoute {
     public let sharedSecret: String
+    /// The `receipt.bundle_id` of every receipt that names none of its own.
+    public let bundleID: String
     private let state: AppleReceiptSimulatorState
 
-    public init(sharedSecret: String, scenarios: [AppleReceiptScenario] = []) {
+    public init(sharedSecret: String, bundleID: String, scenarios: [AppleReceiptScenario] = []) {
         self.sharedSecret = sharedSecret
+        self.bundleID = bundleID
         self.state = AppleReceiptSimulatorState(scenarios: scenarios)
     }
 
@@ -161,7 +170,7 @@ public struct AppleReceiptSimulator: SimulatorRoute {
         let body: [String: Any] = [
             "status": 0, "environment": scenario.environment == .production ? "Production" : "Sandbox",
             "latest_receipt": scenario.receiptData, "latest_receipt_info": latest, "pending_renewal_info": pending,
-            "receipt": ["bundle_id": "simulated", "receipt_type": scenario.environment == .production ? "Production" : "ProductionSandbox"],
+            "receipt": ["bundle_id": scenario.bundleID ?? bundleID, "receipt_type": scenario.environment == .production ? "Production" : "ProductionSandbox"],
         ]
         return .json(200, (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())
     }

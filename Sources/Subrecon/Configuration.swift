@@ -49,8 +49,12 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         var receipts: ReceiptVerifierConfiguration?
         let receiptURL = try env.baseURL("APPLE_VERIFY_RECEIPT_URL", default: nil)
         if let secret = try env.secret("APPLE_SHARED_SECRET") {
+            guard let bundle = env.string("APP_STORE_BUNDLE_ID") else {
+                throw ConfigError(
+                    "APP_STORE_BUNDLE_ID", "is not set (APPLE_SHARED_SECRET is: a receipt is believed only for the app's own bundle id)")
+            }
             receipts = ReceiptVerifierConfiguration(
-                sharedSecret: secret, urlOverride: receiptURL, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+                sharedSecret: secret, bundleID: bundle, urlOverride: receiptURL, requestTimeout: .milliseconds(Int64(timeout * 1000)),
                 maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)))
         } else if receiptURL != nil {
             throw ConfigError("APPLE_SHARED_SECRET", "is not set (APPLE_VERIFY_RECEIPT_URL is; or APPLE_SHARED_SECRET_FILE)")
@@ -77,7 +81,10 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         let keyID = env.string("APP_STORE_KEY_ID")
         let key = try env.secret("APP_STORE_PRIVATE_KEY")
         let bundle = env.string("APP_STORE_BUNDLE_ID")
-        if issuer == nil && keyID == nil && key == nil && bundle == nil { return nil }
+        // The bundle id alone serves the receipt bridge; the App Store Server API needs the key too.
+        if issuer == nil && keyID == nil && key == nil && (bundle == nil || env.string("APPLE_SHARED_SECRET") != nil || env.string("APPLE_SHARED_SECRET_FILE") != nil) {
+            return nil
+        }
         guard let issuer else { throw ConfigError("APP_STORE_ISSUER_ID", "is not set (the other App Store variables are)") }
         guard let keyID else { throw ConfigError("APP_STORE_KEY_ID", "is not set (the other App Store variables are)") }
         guard let key else { throw ConfigError("APP_STORE_PRIVATE_KEY", "is not set (the other App Store variables are)") }

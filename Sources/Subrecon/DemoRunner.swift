@@ -44,7 +44,7 @@ public enum DemoRunner {
         let appStore = try AppStoreSimulator(
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
             bundleID: DemoScenario.bundleID)
-        let receipts = AppleReceiptSimulator(sharedSecret: DemoScenario.sharedSecret)
+        let receipts = AppleReceiptSimulator(sharedSecret: DemoScenario.sharedSecret, bundleID: DemoScenario.bundleID)
         let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
         say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API + verifyReceipt)")
 

@@ -27,10 +27,13 @@ public protocol FactSource: Sendable {
     func facts(for row: UserRow) async -> SourceFacts
 }
 
-/// Where legacy App Store receipts are kept (`apple_receipts`). Production: `SubscriptionStore`.
+/// Where legacy App Store receipts are kept (`apple_receipts`), and which rows hold which Apple original
+/// transaction id. Production: `SubscriptionStore`.
 public protocol ReceiptStore: Sendable {
     /// The stored base64 receipt of `userID`, or nil.
     func receipt(for userID: String) async throws -> String?
+    /// Users other than `userID` whose row already holds `originalTransactionID`.
+    func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String]
 }
 
 extension SubscriptionStore: ReceiptStore {}

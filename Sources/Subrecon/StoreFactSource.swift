@@ -10,8 +10,9 @@ import SubreconCore
 public struct StoreFactSource: FactSource {
     public let revenueCat: RevenueCatClient
     public let appStore: AppStoreClient?
-    /// The legacy `verifyReceipt` bridge and the receipts it reads; nil when not configured.
+    /// The legacy `verifyReceipt` bridge; nil when not configured.
     public let receiptVerifier: ReceiptVerifier?
+    /// Stored receipts and which rows hold which Apple original transaction id.
     let receipts: (any ReceiptStore)?
     /// One line per source for the summary ("says so in the summary" when Apple is not configured).
     public let notes: [String: String]
@@ -44,14 +45,13 @@ public struct StoreFactSource: FactSource {
             appStore = nil
             notes["app_store"] = "not configured: App Store subscriptions judged on RevenueCat alone"
         }
-        if let receiptConfiguration = configuration.receipts, let receipts {
+        self.receipts = receipts
+        if let receiptConfiguration = configuration.receipts, receipts != nil {
             receiptVerifier = ReceiptVerifier(configuration: receiptConfiguration, httpClient: httpClient, logger: logger, observer: stats)
-            self.receipts = receipts
             notes["app_store_receipt"] =
                 "legacy verifyReceipt at \(receiptConfiguration.productionURL) for App Store users known only by a stored receipt"
         } else {
             receiptVerifier = nil
-            self.receipts = nil
         }
         self.notes = notes
     }
@@ -67,12 +67,38 @@ public struct StoreFactSource: FactSource {
             case .settled: return facts
             }
         }
-        guard let appStore, let lookup else { return facts }
-        switch await appStore.subscriptionFacts(transactionID: lookup) {
-        case .success(let apple): facts.apple = apple
-        case .failure(let error): facts.errors.append(error)
+        if let appStore, let lookup {
+            switch await appStore.subscriptionFacts(transactionID: lookup) {
+            case .success(let apple): facts.apple = apple
+            case .failure(let error): facts.errors.append(error)
+            }
         }
+        await checkBindings(row: row, facts: &facts)
         return facts
+    }
+
+    /// An Apple original transaction id the sources revealed for this user, but that another user's row already
+    /// holds, is a conflict for a person to look at: never written to this row.
+    func checkBindings(row: UserRow, facts: inout SourceFacts) async {
+        guard let receipts, facts.errors.isEmpty else { return }
+        let revealed = Set(
+            (facts.apple.map(\.purchase) + facts.purchases.filter { $0.store.isApple })
+                .compactMap(\.originalTransactionID)
+                .filter { !$0.isEmpty && $0 != row.originalTransactionID })
+        for id in revealed.sorted() {
+            do {
+                let others = try await receipts.otherUsers(holdingOriginalTransactionID: id, besides: row.id)
+                if !others.isEmpty {
+                    facts.errors.append(
+                        SourceError(
+                            origin: .appStore, kind: .conflict,
+                            message: "original transaction id \(id) is already bound to another user's row (\(others.joined(separator: ", "))); not written to this one"))
+                }
+            } catch {
+                facts.errors.append(
+                    SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(id)"))
+            }
+        }
     }
 
     /// The transaction id to ask Apple about: the row's original transaction id, else the most recent App Store

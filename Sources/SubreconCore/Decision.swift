@@ -19,38 +19,124 @@ public struct DecisionContext: Sendable, Hashable {
     }
 }
 
-/// Judges one purchase at `asOf` (SPEC 5.3, per subscription).
-public func judge(_ purchase: PurchaseFact, asOf: Date) -> PurchaseJudgement {
+/// How one purchase stands at T: judged from what its source stated, or unknown, naming what is missing.
+public enum Judged: Sendable, Hashable {
+    case known(PurchaseJudgement)
+    /// The stated facts do not decide the purchase: it may neither entitle nor end anything.
+    case unknown(String)
+
+    public var known: PurchaseJudgement? {
+        if case .known(let judgement) = self { return judgement }
+        return nil
+    }
+}
+
+/// Judges one purchase at `asOf` (SPEC 5.3, per subscription) from what its source stated, and nothing else.
+///
+/// A subscription or non-renewing purchase without a stated end is unknown, never lifetime; only a purchase the
+/// source states is non-expiring entitles without an end. A refund counts only for the period it falls in (at or
+/// after the period's start). A store's own state (Apple's `status`) is evidence: revoked never entitles, billing
+/// grace entitles without renewal info, expired never entitles.
+public func judge(_ purchase: PurchaseFact, asOf: Date) -> Judged {
+    let expires = purchase.expiresDate
+    func known(_ entitled: Bool, _ status: SubscriptionStatus, _ end: Date?) -> Judged {
+        .known(PurchaseJudgement(entitled: entitled, status: status, expiresDate: end))
+    }
+    if purchase.storeState == .revoked { return known(false, .refunded, expires) }
     if let refunded = purchase.refundedAt, refunded <= asOf {
-        return PurchaseJudgement(entitled: false, status: .refunded, expiresDate: purchase.expiresDate)
-    }
-    guard !purchase.isLifetime, let expires = purchase.expiresDate else {
-        // A purchase with no expiry (lifetime / non-subscription) entitles for good.
-        return PurchaseJudgement(entitled: true, status: .active, expiresDate: nil)
-    }
-    if expires > asOf {
-        let status: SubscriptionStatus
-        if let detected = purchase.billingIssueDetectedAt, detected <= asOf {
-            status = .billingIssue
-        } else if purchase.autoRenew == false {
-            status = .canceled
+        // A refund dated before this period's start belongs to an earlier period: it does not revoke this one.
+        // A lifetime purchase has one period: without a stated start, its refund is its own.
+        if let start = purchase.purchaseDate {
+            if refunded >= start { return known(false, .refunded, purchase.kind == .nonExpiring ? nil : expires) }
+        } else if purchase.kind == .nonExpiring {
+            return known(false, .refunded, nil)
         } else {
-            status = .active
+            return .unknown("a refund is stated without the start of the period it would revoke")
         }
-        return PurchaseJudgement(entitled: true, status: status, expiresDate: expires)
     }
-    if let grace = purchase.gracePeriodExpiresDate, grace > asOf {
-        return PurchaseJudgement(entitled: true, status: .billingIssue, expiresDate: expires)
+    if purchase.storeState == .expired { return known(false, .expired, expires) }
+    switch purchase.kind {
+    case .nonExpiring: return known(true, .active, nil)
+    case .unstated: return .unknown("the source did not state whether the purchase expires")
+    case .subscription, .nonRenewing: break
     }
-    if purchase.isPaused {
-        return PurchaseJudgement(entitled: false, status: .paused, expiresDate: expires)
+    guard let expires else {
+        let what = purchase.kind == .subscription ? "a subscription" : "a non-renewing purchase"
+        return .unknown("\(what) without a stated expiry date")
     }
-    return PurchaseJudgement(entitled: false, status: .expired, expiresDate: expires)
+    let billingIssueStated =
+        purchase.storeState == .billingRetry || purchase.storeState == .gracePeriod
+        || purchase.billingIssueDetectedAt.map { $0 <= asOf } == true
+    if expires > asOf {
+        let status: SubscriptionStatus =
+            billingIssueStated ? .billingIssue : (purchase.autoRenew == false ? .canceled : .active)
+        return known(true, status, expires)
+    }
+    if purchase.storeState == .gracePeriod {
+        // The store says the user is in billing grace: entitled, with or without a stated grace end.
+        if purchase.gracePeriodExpiresDate.map({ $0 > asOf }) ?? true { return known(true, .billingIssue, expires) }
+    }
+    if let grace = purchase.gracePeriodExpiresDate, grace > asOf { return known(true, .billingIssue, expires) }
+    if purchase.isPaused { return known(false, .paused, expires) }
+    return known(false, .expired, expires)
+}
+
+/// RevenueCat's one-time purchases (`non_subscriptions`) with the kind their entitlements state (SPEC 5.3): an
+/// entitlement naming the product with `expires_date: null` makes it non-expiring; with a date, the latest purchase
+/// of the product is a non-renewing pass ending then, and earlier ones ended no later (RevenueCat names the purchase
+/// with the furthest-out expiry). A product no entitlement names keeps an unstated kind, unless the entitlement the
+/// catalog maps it to has ended by `asOf` (then so has it); an unmapped one nobody names grants nothing (a consumable).
+func resolvingOneTimePurchases(
+    _ purchases: [PurchaseFact], entitlements: [EntitlementFact], catalog: ProductCatalog, asOf: Date
+) -> [PurchaseFact] {
+    var latestByProduct: [String: Int] = [:]
+    for (index, purchase) in purchases.enumerated() where purchase.origin == .revenueCat && purchase.kind == .unstated {
+        if let current = latestByProduct[purchase.productID],
+            (purchases[current].purchaseDate ?? .distantPast) >= (purchase.purchaseDate ?? .distantPast)
+        {
+            continue
+        }
+        latestByProduct[purchase.productID] = index
+    }
+    var resolved: [PurchaseFact] = []
+    for (index, purchase) in purchases.enumerated() {
+        guard purchase.origin == .revenueCat, purchase.kind == .unstated else {
+            resolved.append(purchase)
+            continue
+        }
+        var fact = purchase
+        fact.gracePeriodExpiresDate = nil  // a one-time purchase has no grace of its own; its entitlement's end bounds it
+        let naming = entitlements.filter { $0.productID == purchase.productID }
+        if naming.contains(where: { $0.expires == .never }) {
+            fact.kind = .nonExpiring
+        } else if !naming.isEmpty, !naming.contains(where: { $0.expires == .unstated }) {
+            let end = naming.compactMap { entitlement -> Date? in
+                if case .at(let date) = entitlement.expires { return date }
+                return nil
+            }.max()
+            fact.kind = .nonRenewing
+            let isLatest = latestByProduct[purchase.productID] == index
+            fact.expiresDate = isLatest || (end.map { $0 <= asOf } ?? false) ? end : nil
+        } else if naming.isEmpty {
+            guard let entry = catalog.entry(for: purchase.productID) else { continue }  // grants nothing
+            fact.expiresDate = nil
+            if let name = entry.entitlement, let mapped = entitlements.first(where: { $0.identifier == name }),
+                case .at(let end) = mapped.expires, end <= asOf, mapped.gracePeriodExpiresDate.map({ $0 <= asOf }) ?? true
+            {
+                fact.kind = .nonRenewing
+                fact.expiresDate = end
+            }
+        }
+        resolved.append(fact)
+    }
+    return resolved
 }
 
 /// Decides the truth for one user at `context.asOf` and compares it with the row (SPEC 5.3–5.4).
 ///
 /// Pure: no clock, no I/O. The verdict says what to write and what to report; the caller applies it.
+/// Fails closed: an error from any source, an active entitlement no product is named for, or a purchase whose
+/// stated facts cannot decide it (when it could grant more than the truth would leave) leaves the row untouched.
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
 
@@ -59,12 +145,13 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
         var drift: [Drift] = []
         if facts.errors.contains(where: { $0.kind == .fetch }) { drift.append(.fetchError) }
         if facts.errors.contains(where: { $0.kind == .verification }) { drift.append(.verificationFailed) }
+        if facts.errors.contains(where: { $0.kind == .conflict }) { drift.append(.sourceConflict) }
         let message = facts.errors.map { "\($0.origin.rawValue): \($0.message)" }.joined(separator: "; ")
-        return Verdict(row: row, truth: nil, action: .skipped, drift: drift, error: message)
+        return Verdict(row: row, truth: nil, action: .skipped, drift: drift.sorted(), error: message)
     }
 
     // Apple overrides RevenueCat for the same App Store subscription.
-    let (purchases, conflicts) = merge(revenueCat: facts.purchases, apple: facts.apple, asOf: asOf)
+    let (merged, conflicts) = merge(revenueCat: facts.purchases, apple: facts.apple, asOf: asOf)
 
     // Safety: absence is not evidence.
     if !facts.subscriberKnown && facts.apple.isEmpty {
@@ -73,18 +160,42 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
             error: "subscriber unknown to RevenueCat (new or empty); row left as it was")
     }
 
+    // Safety: an entitlement that may be active but names no product cannot be attributed to a mapped product.
+    if let unnamed = facts.entitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {
+        return Verdict(
+            row: row, truth: nil, action: .skipped, drift: [.fetchError], conflicts: conflicts,
+            error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
+    }
+    let purchases = resolvingOneTimePurchases(
+        merged, entitlements: facts.entitlements, catalog: context.catalog, asOf: asOf)
+
     var drift = Set<Drift>()
     if !conflicts.isEmpty { drift.insert(.sourceConflict) }
 
-    // Sandbox purchases never entitle in a production run.
+    // Sandbox purchases never entitle in a production run; neither does one whose environment is unstated.
     var considered: [(purchase: PurchaseFact, judgement: PurchaseJudgement)] = []
+    var unknowns: [(purchase: PurchaseFact, reason: String)] = []
     for purchase in purchases {
-        let judgement = judge(purchase, asOf: asOf)
-        if purchase.isSandbox && context.environment == .production {
-            if judgement.entitled { drift.insert(.sandboxIgnored) }
-            continue
+        let judged = judge(purchase, asOf: asOf)
+        if context.environment == .production && purchase.isSandbox != false {
+            guard let judgement = judged.known else {
+                if purchase.isSandbox == nil { unknowns.append((purchase, "environment (is_sandbox) not stated")) }
+                continue
+            }
+            if judgement.entitled {
+                if purchase.isSandbox == true {
+                    drift.insert(.sandboxIgnored)
+                } else {
+                    unknowns.append((purchase, "entitled, but its environment (is_sandbox) is not stated"))
+                }
+                continue
+            }
+            if purchase.isSandbox == true { continue }
         }
-        considered.append((purchase, judgement))
+        switch judged {
+        case .known(let judgement): considered.append((purchase, judgement))
+        case .unknown(let reason): unknowns.append((purchase, reason))
+        }
     }
 
     // Entitled purchases and their tiers; an unknown entitled product stops the decision.
@@ -144,6 +255,15 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
         about = nil
     }
 
+    // Safety: evidence the rules cannot read never lowers a tier it might still grant.
+    if truth.tier < row.currentTier,
+        let blocking = unknowns.first(where: { (context.catalog.tier(for: $0.purchase.productID) ?? Int.max) > truth.tier })
+    {
+        return Verdict(
+            row: row, truth: nil, action: .skipped, drift: Array(drift.union([.fetchError])).sorted(), conflicts: conflicts,
+            error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
+    }
+
     let before = row.entitlement
     drift.formUnion(driftKinds(before: before, truth: truth))
     let action = action(before: before, truth: truth)
@@ -174,9 +294,9 @@ func merge(
             continue
         }
         let rc = purchases[index]
-        let rcJudgement = judge(rc, asOf: asOf)
-        let appleJudgement = judge(applePurchase, asOf: asOf)
-        if rcJudgement.entitled != appleJudgement.entitled || rcJudgement.status != appleJudgement.status {
+        if let rcJudgement = judge(rc, asOf: asOf).known, let appleJudgement = judge(applePurchase, asOf: asOf).known,
+            rcJudgement.entitled != appleJudgement.entitled || rcJudgement.status != appleJudgement.status
+        {
             conflicts.append(
                 SourceConflict(
                     originalTransactionID: applePurchase.originalTransactionID, productID: applePurchase.productID,
@@ -189,8 +309,8 @@ func merge(
 }
 
 private func endKey(_ purchase: PurchaseFact) -> Date {
-    if purchase.isLifetime || purchase.expiresDate == nil { return .distantFuture }
-    return max(purchase.expiresDate!, purchase.gracePeriodExpiresDate ?? .distantPast)
+    guard !purchase.isLifetime, let expires = purchase.expiresDate else { return .distantFuture }
+    return max(expires, purchase.gracePeriodExpiresDate ?? .distantPast)
 }
 
 private func recency(_ purchase: PurchaseFact) -> (Date, Date) {

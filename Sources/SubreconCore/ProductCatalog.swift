@@ -19,11 +19,12 @@ public struct ProductCatalog: Sendable, Hashable {
 
     /// The tier of a product: an exact match first; for a Google Play id `subscription:base-plan`
     /// not listed as such, the subscription id before the colon. Nil means unknown.
-    public func tier(for productID: String) -> Int? {
-        if let entry = entries[productID] { return entry.tier }
-        if let colon = productID.firstIndex(of: ":"), let entry = entries[String(productID[..<colon])] {
-            return entry.tier
-        }
+    public func tier(for productID: String) -> Int? { entry(for: productID)?.tier }
+
+    /// The mapping entry of a product, matched as `tier(for:)` matches.
+    public func entry(for productID: String) -> Entry? {
+        if let entry = entries[productID] { return entry }
+        if let colon = productID.firstIndex(of: ":"), let entry = entries[String(productID[..<colon])] { return entry }
         return nil
     }
 }

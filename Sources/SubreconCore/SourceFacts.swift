@@ -57,16 +57,45 @@ public struct Money: Sendable, Hashable, Codable {
     }
 }
 
+/// What kind of purchase a source says it is. Decides whether a purchase may entitle without an end date.
+public enum PurchaseKind: String, Sendable, Codable, Hashable, CaseIterable {
+    /// An auto-renewable subscription (RevenueCat `subscriptions`, Apple `Auto-Renewable Subscription`): entitles
+    /// only until a stated end; without one it is unknown, never lifetime.
+    case subscription
+    /// A non-renewing purchase (a pass): ends at its stated expiry (RevenueCat: its entitlement's `expires_date`).
+    case nonRenewing = "non_renewing"
+    /// A non-consumable / lifetime purchase as the source states it (RevenueCat `non_subscriptions` whose entitlement
+    /// has `expires_date: null`, Apple `Non-Consumable`): entitles without an end date.
+    case nonExpiring = "non_expiring"
+    /// A one-time purchase whose kind the source has not stated (yet): a RevenueCat `non_subscriptions` item before
+    /// the entitlements are read, a receipt entry without an expiry. Never entitles, never ends anything.
+    case unstated
+}
+
+/// A status the store itself states for a purchase (Apple's `status`: 1 active, 2 expired, 3 billing retry,
+/// 4 billing grace period, 5 revoked). Evidence on its own, besides the dates.
+public enum StoreState: Int, Sendable, Codable, Hashable, CaseIterable {
+    case active = 1
+    case expired = 2
+    case billingRetry = 3
+    case gracePeriod = 4
+    case revoked = 5
+}
+
 /// One purchase (subscription or one-time) as one source describes it.
+///
+/// Every optional field is nil when the source did not state it (missing, null or unparsable): nil is *unknown*,
+/// never a default. The rules of `judge` decide what may be concluded without it.
 public struct PurchaseFact: Sendable, Hashable, Codable {
     public var origin: FactOrigin
     public var productID: String
     public var store: StoreKind
-    public var isSandbox: Bool
-    /// True for a non-subscription (one-time / lifetime) purchase.
-    public var isLifetime: Bool
+    public var kind: PurchaseKind
+    /// nil when the source did not say (then the purchase cannot entitle in a production run).
+    public var isSandbox: Bool?
+    /// Start of the period being judged (the latest purchase or renewal).
     public var purchaseDate: Date?
-    /// End of the current paid period; nil for lifetime purchases.
+    /// End of the current paid period as stated; nil when not stated.
     public var expiresDate: Date?
     public var gracePeriodExpiresDate: Date?
     /// Refund or revocation instant.
@@ -75,22 +104,24 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// nil when the source does not say.
     public var autoRenew: Bool?
     public var isPaused: Bool
+    /// The store's own status for the purchase, when it states one (Apple).
+    public var storeState: StoreState?
     public var originalTransactionID: String?
     public var storeTransactionID: String?
     public var price: Money?
 
     public init(
-        origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, isSandbox: Bool = false,
-        isLifetime: Bool = false, purchaseDate: Date? = nil, expiresDate: Date? = nil,
+        origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, kind: PurchaseKind = .subscription,
+        isSandbox: Bool?, purchaseDate: Date? = nil, expiresDate: Date? = nil,
         gracePeriodExpiresDate: Date? = nil, refundedAt: Date? = nil, billingIssueDetectedAt: Date? = nil,
-        autoRenew: Bool? = nil, isPaused: Bool = false, originalTransactionID: String? = nil,
+        autoRenew: Bool? = nil, isPaused: Bool = false, storeState: StoreState? = nil, originalTransactionID: String? = nil,
         storeTransactionID: String? = nil, price: Money? = nil
     ) {
         self.origin = origin
         self.productID = productID
         self.store = store
+        self.kind = kind
         self.isSandbox = isSandbox
-        self.isLifetime = isLifetime
         self.purchaseDate = purchaseDate
         self.expiresDate = expiresDate
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
@@ -98,15 +129,60 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         self.billingIssueDetectedAt = billingIssueDetectedAt
         self.autoRenew = autoRenew
         self.isPaused = isPaused
+        self.storeState = storeState
         self.originalTransactionID = originalTransactionID
         self.storeTransactionID = storeTransactionID
         self.price = price
+    }
+
+    /// True for a purchase the source states is non-expiring (lifetime).
+    public var isLifetime: Bool { kind == .nonExpiring }
+}
+
+/// The end of an entitlement as RevenueCat states it: `expires_date` may be a date, an explicit `null` (lifetime),
+/// or missing altogether (unknown).
+public enum StatedExpiry: Sendable, Hashable, Codable {
+    case at(Date)
+    /// `"expires_date": null`: the entitlement does not expire.
+    case never
+    /// The key was absent: nothing is known.
+    case unstated
+}
+
+/// One RevenueCat entitlement as stated: which product RevenueCat says grants it, and until when. RevenueCat lists
+/// expired entitlements too, and names the purchase with the furthest-out expiry.
+public struct EntitlementFact: Sendable, Hashable, Codable {
+    public var identifier: String
+    /// nil when RevenueCat did not name it ("might temporarily be unavailable").
+    public var productID: String?
+    public var expires: StatedExpiry
+    public var gracePeriodExpiresDate: Date?
+    public var purchaseDate: Date?
+
+    public init(
+        identifier: String, productID: String?, expires: StatedExpiry, gracePeriodExpiresDate: Date? = nil,
+        purchaseDate: Date? = nil
+    ) {
+        self.identifier = identifier
+        self.productID = productID
+        self.expires = expires
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.purchaseDate = purchaseDate
+    }
+
+    /// Whether the entitlement may grant access at `asOf`; an unstated expiry may.
+    public func mayBeActive(at asOf: Date) -> Bool {
+        if let grace = gracePeriodExpiresDate, grace > asOf { return true }
+        switch expires {
+        case .never, .unstated: return true
+        case .at(let date): return date > asOf
+        }
     }
 }
 
 extension PurchaseFact {
     /// An auto-renewable App Store (or Mac App Store) subscription: what the App Store Server API answers about.
-    public var isAppStoreSubscription: Bool { store.isApple && !isLifetime }
+    public var isAppStoreSubscription: Bool { store.isApple && kind == .subscription }
 }
 
 /// Apple's view of one App Store subscription, fetched with `lookupTransactionID`.
@@ -126,8 +202,10 @@ public struct SourceError: Sendable, Hashable, Codable, Error {
     public enum Kind: String, Sendable, Codable, Hashable {
         /// network, HTTP status, timeout, rate limit exhausted, malformed body
         case fetch
-        /// a signed payload failed verification
+        /// a signed payload failed verification, or its content contradicts itself
         case verification
+        /// the answer would bind this user to a store purchase another user's row already holds
+        case conflict
     }
     public var origin: FactOrigin
     public var kind: Kind
@@ -146,16 +224,19 @@ public struct SourceFacts: Sendable, Hashable {
     public var subscriberKnown: Bool
     /// RevenueCat's subscriptions and non-subscriptions.
     public var purchases: [PurchaseFact]
+    /// RevenueCat's entitlements as stated (expired ones included).
+    public var entitlements: [EntitlementFact]
     /// Apple's verified views of App Store subscriptions (empty when Apple is not configured).
     public var apple: [AppleSubscriptionFact]
     public var errors: [SourceError]
 
     public init(
-        subscriberKnown: Bool, purchases: [PurchaseFact], apple: [AppleSubscriptionFact] = [],
-        errors: [SourceError] = []
+        subscriberKnown: Bool, purchases: [PurchaseFact], entitlements: [EntitlementFact] = [],
+        apple: [AppleSubscriptionFact] = [], errors: [SourceError] = []
     ) {
         self.subscriberKnown = subscriberKnown
         self.purchases = purchases
+        self.entitlements = entitlements
         self.apple = apple
         self.errors = errors
     }

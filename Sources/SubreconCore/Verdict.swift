@@ -151,7 +151,11 @@ public struct Verdict: Sendable, Hashable, Codable {
     /// True when the user held a tier and the truth removes it (the safety valve's numerator).
     public var losesTier: Bool { row.currentTier > 0 && (truth?.tier ?? row.currentTier) == 0 && changesRow }
     /// True when the verdict is an error for the user (exit code 1).
-    public var isError: Bool { drift.contains(.fetchError) || drift.contains(.verificationFailed) }
+    /// A user skipped because the sources would bind a purchase another row holds counts too.
+    public var isError: Bool {
+        drift.contains(.fetchError) || drift.contains(.verificationFailed)
+            || (action == .skipped && drift.contains(.sourceConflict) && !drift.contains(.unknownProduct))
+    }
 }
 
 /// ISO 8601 UTC formatting used in reports and keys: whole seconds, or milliseconds when present.

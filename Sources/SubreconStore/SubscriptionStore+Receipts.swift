@@ -16,6 +16,21 @@ extension SubscriptionStore {
         }
     }
 
+    /// The ids of the users other than `userID` whose row already holds `originalTransactionID` (at most a few).
+    public func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String] {
+        try await run("find original transaction id") {
+            var binds = PostgresBindings()
+            binds.append(originalTransactionID)
+            binds.append(userID)
+            let query = PostgresQuery(
+                unsafeSQL: "select id from users where iap_original_transaction_id = $1 and id <> $2 order by id limit 5",
+                binds: binds)
+            var ids: [String] = []
+            for try await id in try await client.query(query, logger: logger).decode(String.self) { ids.append(id) }
+            return ids
+        }
+    }
+
     /// Stores (or replaces) the legacy receipt of `userID` (tests and the demo; apps write this table themselves).
     public func saveReceipt(_ receiptData: String, for userID: String) async throws {
         try await run("save receipt") {

@@ -32,7 +32,7 @@ struct AppleSubscriptionMappingTests {
     ]
 
     @Test("each Apple status is judged as SPEC 5.3 says", arguments: cases)
-    func statuses(_ testCase: Case) {
+    func statuses(_ testCase: Case) throws {
         let expires = Self.asOf.addingTimeInterval(testCase.expiresIn)
         var transaction = JWSTransactionDecodedPayload(
             originalTransactionId: "1000", transactionId: "2000", bundleId: "com.example", productId: "pro.monthly",
@@ -44,7 +44,7 @@ struct AppleSubscriptionMappingTests {
             isInBillingRetryPeriod: testCase.billingRetry, environment: "Production")
         renewal.gracePeriodExpiresDate = testCase.graceIn.map { Self.asOf.addingTimeInterval($0) }
 
-        let fact = AppleSubscriptionMapping.purchaseFact(status: testCase.status, transaction: transaction, renewal: renewal)
+        let fact = try AppleSubscriptionMapping.purchaseFact(status: testCase.status, transaction: transaction, renewal: renewal)
         #expect(fact.origin == .appStore)
         #expect(fact.store == .appStore)
         #expect(fact.isSandbox == false)
@@ -53,20 +53,94 @@ struct AppleSubscriptionMappingTests {
         #expect(fact.price == Money(amount: Decimal(string: "9.99")!, currency: "EUR"))
         #expect(fact.autoRenew == (testCase.autoRenew == 1))
         #expect((fact.billingIssueDetectedAt != nil) == (testCase.billingRetry || testCase.status == 3 || testCase.status == 4))
-        let judgement = judge(fact, asOf: Self.asOf)
+        #expect(fact.storeState?.rawValue == testCase.status)
+        let judgement = try #require(judge(fact, asOf: Self.asOf).known)
         #expect(judgement.entitled == testCase.entitled)
         #expect(judgement.status == testCase.judged)
     }
 
     @Test("sandbox environment marks the fact as sandbox; renewal price is the fallback price")
-    func sandboxAndPrice() {
+    func sandboxAndPrice() throws {
         let transaction = JWSTransactionDecodedPayload(
             originalTransactionId: "1", transactionId: "1", productId: "p", expiresDate: Self.asOf, environment: "Sandbox")
         var renewal = JWSRenewalInfoDecodedPayload(autoRenewStatus: 1, environment: "Sandbox")
         renewal.renewalPrice = 4_990
         renewal.currency = "USD"
-        let fact = AppleSubscriptionMapping.purchaseFact(status: 1, transaction: transaction, renewal: renewal)
-        #expect(fact.isSandbox)
+        let fact = try AppleSubscriptionMapping.purchaseFact(status: 1, transaction: transaction, renewal: renewal)
+        #expect(fact.isSandbox == true)
         #expect(fact.price == Money(amount: Decimal(string: "4.99")!, currency: "USD"))
+    }
+
+    static func transaction(
+        status: Int, expiresIn: TimeInterval?, signedAgo: TimeInterval = 0, type: String = "Auto-Renewable Subscription",
+        environment: String? = "Production", revokedAgo: TimeInterval? = nil
+    ) -> JWSTransactionDecodedPayload {
+        var transaction = JWSTransactionDecodedPayload(
+            originalTransactionId: "1000", transactionId: "2000", bundleId: "com.example", productId: "pro.monthly",
+            purchaseDate: asOf.addingTimeInterval(-40 * day), expiresDate: expiresIn.map { asOf.addingTimeInterval($0) },
+            type: type, signedDate: asOf.addingTimeInterval(-signedAgo), environment: environment)
+        transaction.revocationDate = revokedAgo.map { asOf.addingTimeInterval(-$0) }
+        return transaction
+    }
+
+    @Test("status 4 without signedRenewalInfo still entitles (billing grace)")
+    func graceWithoutRenewalInfo() throws {
+        let fact = try AppleSubscriptionMapping.purchaseFact(
+            status: 4, transaction: Self.transaction(status: 4, expiresIn: -2 * Self.day), renewal: nil)
+        let judgement = try #require(judge(fact, asOf: Self.asOf).known)
+        #expect(judgement.entitled && judgement.status == .billingIssue)
+        #expect(fact.autoRenew == nil, "no renewal info: auto-renew unknown")
+    }
+
+    @Test("status 5 without a revocation date is revoked")
+    func revokedWithoutDate() throws {
+        let fact = try AppleSubscriptionMapping.purchaseFact(
+            status: 5, transaction: Self.transaction(status: 5, expiresIn: 20 * Self.day), renewal: nil)
+        let judgement = try #require(judge(fact, asOf: Self.asOf).known)
+        #expect(!judgement.entitled && judgement.status == .refunded)
+    }
+
+    struct Contradiction: Sendable {
+        var status: Int
+        var expiresInDays: Double
+        var graceInDays: Double?
+    }
+
+    static let contradictionCases: [Contradiction] = [
+        Contradiction(status: 1, expiresInDays: -3, graceInDays: nil),
+        Contradiction(status: 2, expiresInDays: 10, graceInDays: nil),
+        Contradiction(status: 3, expiresInDays: 10, graceInDays: nil),
+        Contradiction(status: 4, expiresInDays: -3, graceInDays: -1),
+    ]
+
+    @Test("dates that contradict the status are not believed", arguments: contradictionCases)
+    func contradictions(_ c: Contradiction) {
+        let status = c.status
+        let expiresIn = c.expiresInDays * Self.day
+        let graceIn = c.graceInDays.map { $0 * Self.day }
+        var renewal = JWSRenewalInfoDecodedPayload(autoRenewStatus: 1, environment: "Production")
+        renewal.gracePeriodExpiresDate = graceIn.map { Self.asOf.addingTimeInterval($0) }
+        #expect(throws: AppleStatusContradiction.self) {
+            try AppleSubscriptionMapping.purchaseFact(
+                status: status, transaction: Self.transaction(status: status, expiresIn: expiresIn), renewal: renewal)
+        }
+    }
+
+    @Test("a status Apple does not document is not believed")
+    func unknownStatus() {
+        #expect(throws: AppleStatusContradiction.self) {
+            try AppleSubscriptionMapping.purchaseFact(status: 9, transaction: Self.transaction(status: 9, expiresIn: 5 * Self.day), renewal: nil)
+        }
+    }
+
+    @Test("the transaction type decides the kind; a missing environment is unknown")
+    func kinds() throws {
+        let lifetime = try AppleSubscriptionMapping.purchaseFact(
+            status: nil, transaction: Self.transaction(status: 1, expiresIn: nil, type: "Non-Consumable", environment: nil), renewal: nil)
+        #expect(lifetime.kind == .nonExpiring && lifetime.isSandbox == nil)
+        let pass = try AppleSubscriptionMapping.purchaseFact(
+            status: nil, transaction: Self.transaction(status: 1, expiresIn: nil, type: "Non-Renewing Subscription"), renewal: nil)
+        #expect(pass.kind == .nonRenewing)
+        #expect(judge(pass, asOf: Self.asOf).known == nil, "a pass without an expiry is unknown")
     }
 }

@@ -10,6 +10,7 @@ import Testing
 /// The receipt simulator on loopback and a verifier talking to it over real HTTP.
 struct ReceiptHarness {
     static let secret = "0123456789abcdef0123456789abcdef"
+    static let bundleID = "com.example.receipts"
     let server: SimulatorServer
     let simulator: AppleReceiptSimulator
     let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -17,14 +18,14 @@ struct ReceiptHarness {
     let sleeper = RecordingSleeper()
 
     init(_ scenarios: [AppleReceiptScenario]) async throws {
-        simulator = AppleReceiptSimulator(sharedSecret: Self.secret, scenarios: scenarios)
+        simulator = AppleReceiptSimulator(sharedSecret: Self.secret, bundleID: Self.bundleID, scenarios: scenarios)
         server = try await SimulatorServer.start(routes: [simulator])
     }
 
     /// `split`: production and sandbox at distinct URLs (21007 → sandbox); otherwise one URL serves both.
     func verifier(secret: String = ReceiptHarness.secret, split: Bool = true) -> ReceiptVerifier {
         let configuration = ReceiptVerifierConfiguration(
-            sharedSecret: secret, urlOverride: server.baseURL + (split ? "/production/verifyReceipt" : "/verifyReceipt"),
+            sharedSecret: secret, bundleID: Self.bundleID, urlOverride: server.baseURL + (split ? "/production/verifyReceipt" : "/verifyReceipt"),
             sandboxURLOverride: split ? server.baseURL + "/sandbox/verifyReceipt" : nil, requestTimeout: .seconds(10),
             maxAttempts: 3, baseBackoff: .milliseconds(10))
         let sleeper = self.sleeper
@@ -85,7 +86,7 @@ struct ReceiptVerifierTests {
             #expect(answer.trialOriginalTransactionIDs == ["5000"])
             let main = try #require(answer.purchases.first { $0.originalTransactionID == "5000" })
             #expect(main.productID == "pro.monthly" && main.storeTransactionID == "5002", "latest by expiry, across the group")
-            #expect(main.origin == .appStore && main.store == .appStore && !main.isSandbox)
+            #expect(main.origin == .appStore && main.store == .appStore && main.isSandbox == false)
             #expect(main.expiresDate == Self.day(28) && main.gracePeriodExpiresDate == Self.day(5))
             #expect(main.billingIssueDetectedAt == Self.day(28) && main.autoRenew == true && main.refundedAt == nil)
             let refunded = try #require(answer.purchases.first { $0.originalTransactionID == "6000" })
@@ -101,11 +102,11 @@ struct ReceiptVerifierTests {
             let answer = try await harness.verifier().verify(receiptData: "sandbox-receipt").get()
             #expect(answer.environment == .sandbox)
             #expect(answer.originalTransactionID == "5000", "without a product: the latest subscription")
-            #expect(answer.purchases.allSatisfy { $0.isSandbox })
+            #expect(answer.purchases.allSatisfy { $0.isSandbox == true })
             #expect(harness.observer.events.count == 2)
             // One URL serving both: the answer's environment is believed.
             let shared = try await harness.verifier(split: false).verify(receiptData: "sandbox-receipt").get()
-            #expect(shared.environment == .sandbox && shared.purchases.allSatisfy { $0.isSandbox })
+            #expect(shared.environment == .sandbox && shared.purchases.allSatisfy { $0.isSandbox == true })
         }
     }
 

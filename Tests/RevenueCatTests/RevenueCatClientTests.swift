@@ -47,7 +47,8 @@ struct RevenueCatClientTests {
             #expect(pro.storeTransactionID == "2000000812345678")
             #expect(pro.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
             let lifetime = facts.purchases[1]
-            #expect(lifetime.isLifetime && lifetime.isSandbox && lifetime.store == .playStore)
+            // A one-time purchase: its kind is what its entitlement says, read by the core.
+            #expect(lifetime.kind == .unstated && lifetime.isSandbox == true && lifetime.store == .playStore)
 
             let requests = await loop.simulator.recordedRequests()
             #expect(requests.count == 2)

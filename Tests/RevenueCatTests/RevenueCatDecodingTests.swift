@@ -42,7 +42,7 @@ struct RevenueCatDecodingTests {
         #expect(response.requestDate == Fixtures.date("2026-03-01T02:00:05.250Z"))
         let subscription = try #require(response.subscriber.subscriptions["p1"])
         #expect(subscription.expiresDate == Date(timeIntervalSince1970: Fixtures.date("2026-02-28T18:02:11Z").timeIntervalSince1970 + 0.5))
-        #expect(subscription.isSandbox)
+        #expect(subscription.isSandbox == true)
     }
 
     @Test("unknown stores and period types are kept, a missing price is nil, unknown fields ignored")
@@ -56,7 +56,7 @@ struct RevenueCatDecodingTests {
         #expect(subscription.store == "rc_billing")
         #expect(subscription.periodType == "PREPAID")
         #expect(subscription.price == nil)
-        #expect(subscription.isSandbox == false)
+        #expect(subscription.isSandbox == nil, "a missing is_sandbox is unknown, not false")
     }
 
     @Test("a date that is not ISO 8601 is a decoding error, not a silent nil")

@@ -26,8 +26,8 @@ struct RevenueCatMappingTests {
         let pro = result.purchases[0]
         #expect(pro.origin == .revenueCat)
         #expect(pro.store == .appStore)
-        #expect(!pro.isLifetime)
-        #expect(!pro.isSandbox)
+        #expect(pro.kind == .subscription)
+        #expect(pro.isSandbox == false)
         #expect(pro.purchaseDate == Fixtures.date("2026-01-28T18:02:11Z"))
         #expect(pro.expiresDate == Fixtures.date("2026-02-28T18:02:11Z"))
         #expect(pro.gracePeriodExpiresDate == Fixtures.date("2026-03-14T18:02:11Z"))
@@ -39,8 +39,9 @@ struct RevenueCatMappingTests {
         #expect(pro.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
         let extras = result.purchases[1]
         #expect(extras.store == .playStore)
-        #expect(extras.isLifetime)
+        #expect(extras.kind == .unstated, "non-expiring only because its entitlement says so, which the core reads")
         #expect(extras.expiresDate == nil)
+        #expect(result.entitlements.first { $0.productID == "extras_lifetime" }?.expires == .never)
         #expect(extras.autoRenew == nil)
         #expect(extras.storeTransactionID == "GPA.3345-1234-5678-90123")
         #expect(extras.price == Money(amount: Decimal(string: "19.99")!, currency: "USD"))
@@ -54,7 +55,7 @@ struct RevenueCatMappingTests {
              "refunded_at": "2026-02-20T00:00:00Z", "unsubscribe_detected_at": "2026-02-19T00:00:00Z",
              "auto_resume_date": "2026-04-01T00:00:00Z"}
             """#)
-        #expect(fact.isSandbox)
+        #expect(fact.isSandbox == true)
         #expect(fact.refundedAt == Fixtures.date("2026-02-20T00:00:00Z"))
         #expect(fact.autoRenew == false)
         #expect(fact.isPaused)
@@ -90,12 +91,16 @@ struct RevenueCatMappingTests {
         #expect(purchases.map(\.productID) == ["old", "granted_forever", "granted_pro"])
         let pro = purchases[2]
         #expect(pro.store == .promotional)
-        #expect(!pro.isLifetime)
+        #expect(pro.kind == .nonRenewing)
         #expect(pro.expiresDate == Fixtures.date("2026-04-01T00:00:00Z"))
         #expect(pro.gracePeriodExpiresDate == Fixtures.date("2026-04-08T00:00:00Z"))
         #expect(pro.autoRenew == nil)
-        #expect(purchases[1].isLifetime)
+        // An entitlement-only grant with `expires_date: null` is not a stated non-expiring purchase: unknown.
+        #expect(purchases[1].kind == .nonRenewing)
         #expect(purchases[1].expiresDate == nil)
+        #expect(judge(purchases[1], asOf: Fixtures.date("2026-03-02T00:00:00Z")).known == nil)
+        let broken = try facts(text).entitlements.first { $0.identifier == "broken" }
+        #expect(broken?.productID == nil && broken?.expires == StatedExpiry.never)
     }
 
     @Test("201 or an empty subscriber means unknown; a 200 with purchases means known")

@@ -16,15 +16,15 @@ let catalog = ProductCatalog([
 let context = DecisionContext(asOf: T, environment: .production, catalog: catalog)
 
 func sub(
-    _ product: String = "premium_monthly", store: StoreKind = .appStore, sandbox: Bool = false, purchased: Double = -30,
+    _ product: String = "premium_monthly", store: StoreKind = .appStore, sandbox: Bool? = false, purchased: Double? = -30,
     expires: Double?, grace: Double? = nil, refunded: Double? = nil, billingIssue: Double? = nil, autoRenew: Bool? = true,
-    paused: Bool = false, lifetime: Bool = false, txn: String? = nil
+    paused: Bool = false, lifetime: Bool = false, kind: PurchaseKind? = nil, state: StoreState? = nil, txn: String? = nil
 ) -> PurchaseFact {
     PurchaseFact(
-        productID: product, store: store, isSandbox: sandbox, isLifetime: lifetime, purchaseDate: days(purchased),
-        expiresDate: expires.map(days), gracePeriodExpiresDate: grace.map(days), refundedAt: refunded.map(days),
-        billingIssueDetectedAt: billingIssue.map(days), autoRenew: autoRenew, isPaused: paused, storeTransactionID: txn,
-        price: Money(amount: 9.99, currency: "usd"))
+        productID: product, store: store, kind: kind ?? (lifetime ? .nonExpiring : .subscription), isSandbox: sandbox,
+        purchaseDate: purchased.map(days), expiresDate: expires.map(days), gracePeriodExpiresDate: grace.map(days),
+        refundedAt: refunded.map(days), billingIssueDetectedAt: billingIssue.map(days), autoRenew: autoRenew, isPaused: paused,
+        storeState: state, storeTransactionID: txn, price: Money(amount: 9.99, currency: "usd"))
 }
 
 func row(tier: Int, status: String, end: Double?, grace: Double? = nil, product: String? = "premium_monthly", autoRenew: Bool? = true)
@@ -40,8 +40,9 @@ struct JudgeTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
         let purchase: PurchaseFact
-        let entitled: Bool
-        let status: SubscriptionStatus
+        /// nil: the stated facts cannot decide the purchase (unknown).
+        let entitled: Bool?
+        var status: SubscriptionStatus? = nil
         var testDescription: String { name }
     }
 
@@ -62,14 +63,36 @@ struct JudgeTests {
         Case(name: "plain expiry", purchase: sub(expires: -1), entitled: false, status: .expired),
         Case(name: "lifetime", purchase: sub("lifetime", expires: nil, autoRenew: nil, lifetime: true), entitled: true, status: .active),
         Case(name: "lifetime refunded", purchase: sub("lifetime", expires: nil, refunded: -3, lifetime: true), entitled: false, status: .refunded),
-        Case(name: "subscription without expiry", purchase: sub(expires: nil), entitled: true, status: .active),
+        // Evidence is explicit: nothing missing is taken for a default.
+        Case(name: "subscription without expiry is unknown, never lifetime", purchase: sub(expires: nil), entitled: nil),
+        Case(
+            name: "non-renewing pass without expiry is unknown", purchase: sub(expires: nil, kind: .nonRenewing), entitled: nil),
+        Case(name: "non-renewing pass ends at its expiry", purchase: sub(expires: -1, kind: .nonRenewing), entitled: false, status: .expired),
+        Case(name: "non-renewing pass running", purchase: sub(expires: 5, kind: .nonRenewing), entitled: true, status: .active),
+        Case(name: "one-time purchase of unstated kind is unknown", purchase: sub(expires: nil, kind: .unstated), entitled: nil),
+        Case(name: "refund before this period's start does not revoke it", purchase: sub(purchased: -3, expires: 27, refunded: -10), entitled: true, status: .active),
+        Case(name: "refund inside this period revokes it", purchase: sub(purchased: -3, expires: 27, refunded: -2), entitled: false, status: .refunded),
+        Case(name: "refund with no period start stated is unknown", purchase: sub(purchased: nil, expires: 27, refunded: -2), entitled: nil),
+        // Apple's status is evidence on its own.
+        Case(name: "status 4 (billing grace) without renewal info entitles", purchase: sub(expires: -2, autoRenew: nil, state: .gracePeriod), entitled: true, status: .billingIssue),
+        Case(name: "status 4 with a grace end before T is over", purchase: sub(expires: -20, grace: -1, state: .gracePeriod), entitled: false, status: .expired),
+        Case(name: "status 4 without any expiry is unknown", purchase: sub(expires: nil, state: .gracePeriod), entitled: nil),
+        Case(name: "status 5 (revoked) without a revocation date", purchase: sub(expires: 20, state: .revoked), entitled: false, status: .refunded),
+        Case(name: "status 2 (expired) without an expiry", purchase: sub(expires: nil, state: .expired), entitled: false, status: .expired),
+        Case(name: "status 3 (billing retry), period over", purchase: sub(expires: -2, state: .billingRetry), entitled: false, status: .expired),
+        Case(name: "status 1 running", purchase: sub(expires: 20, state: .active), entitled: true, status: .active),
     ]
 
     @Test("judgement", arguments: cases)
     func judgement(_ c: Case) {
-        let j = judge(c.purchase, asOf: T)
-        #expect(j.entitled == c.entitled)
-        #expect(j.status == c.status)
+        switch judge(c.purchase, asOf: T) {
+        case .known(let j):
+            #expect(j.entitled == c.entitled)
+            #expect(j.status == c.status)
+        case .unknown(let reason):
+            #expect(c.entitled == nil, "judged unknown: \(reason)")
+            #expect(!reason.isEmpty)
+        }
     }
 }
 
@@ -185,6 +208,43 @@ struct DecideTests {
         Case(
             name: "expired lapsed user still expired is in sync", row: row(tier: 0, status: "expired", end: -10),
             facts: known(sub(expires: -10)), action: .none, drift: [.inSync], tier: 0, status: .expired),
+        // Fail closed: incomplete evidence never changes a tier.
+        Case(
+            name: "subscription without expiry cannot downgrade", row: row(tier: 1, status: "active", end: -1),
+            facts: known(sub(expires: nil)), action: .skipped, drift: [.fetchError]),
+        Case(
+            name: "subscription without expiry cannot restore", row: row(tier: 0, status: "expired", end: -10),
+            facts: known(sub(expires: nil)), action: .none, drift: [.inSync], tier: 0, status: .expired),
+        Case(
+            name: "pass without expiry is never restored as lifetime", row: row(tier: 0, status: "expired", end: -10),
+            facts: known(sub(expires: nil, kind: .nonRenewing)), action: .none, drift: [.inSync], tier: 0),
+        Case(
+            name: "unknown sandbox flag on an entitled purchase cannot restore", row: row(tier: 0, status: "expired", end: -10),
+            facts: known(sub(sandbox: nil, expires: 20)), action: .none, drift: [.inSync], tier: 0),
+        Case(
+            name: "unknown sandbox flag on an entitled purchase cannot downgrade", row: row(tier: 1, status: "active", end: -1),
+            facts: known(sub(expires: -1), sub("premium_monthly", sandbox: nil, purchased: -1, expires: 29)), action: .skipped,
+            drift: [.fetchError]),
+        Case(
+            name: "unknown evidence of a lower tier still blocks a downgrade below it",
+            row: row(tier: 2, status: "active", end: -1, product: "pro_monthly"),
+            facts: known(sub("pro_monthly", expires: -1), sub("premium_monthly", expires: nil)), action: .skipped,
+            drift: [.fetchError]),
+        Case(
+            name: "unknown evidence of a higher tier does not block an upgrade", row: row(tier: 1, status: "active", end: -1),
+            facts: known(sub("pro_annual", purchased: -1, expires: 364), sub("lifetime", expires: nil, kind: .unstated)),
+            action: .upgrade, drift: [.missedRenewal, .productChange], tier: 2, status: .active),
+        Case(
+            name: "a refund of an earlier period does not revoke the running one", row: row(tier: 1, status: "active", end: 27),
+            facts: known(sub(purchased: -3, expires: 27, refunded: -10)), action: .none, drift: [.inSync], tier: 1),
+        Case(
+            name: "Apple billing grace without renewal info keeps the tier", row: row(tier: 1, status: "active", end: -2),
+            facts: known(sub(expires: -2, autoRenew: nil, state: .gracePeriod)), action: .statusChange,
+            drift: [.billingIssueEntered], tier: 1, status: .billingIssue, intents: [.billingIssue]),
+        Case(
+            name: "Apple revoked without a date revokes", row: row(tier: 1, status: "active", end: 20),
+            facts: known(sub(expires: 20, state: .revoked)), action: .downgrade, drift: [.missedRefund], tier: 0,
+            status: .refunded, intents: [.refunded]),
     ]
 
     @Test("verdict", arguments: cases)
@@ -265,5 +325,85 @@ struct MergeTests {
             subscriberKnown: false, purchases: [], apple: [AppleSubscriptionFact(lookupTransactionID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
+    }
+}
+
+@Suite("RevenueCat entitlements as evidence (SPEC 5.3)")
+struct EntitlementEvidenceTests {
+    static func oneTime(_ product: String, purchased: Double, sandbox: Bool? = false) -> PurchaseFact {
+        sub(product, purchased: purchased, expires: nil, autoRenew: nil, kind: .unstated)
+    }
+
+    static func facts(_ purchases: [PurchaseFact], _ entitlements: [EntitlementFact]) -> SourceFacts {
+        SourceFacts(subscriberKnown: true, purchases: purchases, entitlements: entitlements)
+    }
+
+    @Test("an active entitlement that names no product never lowers a tier")
+    func unnamedEntitlement() {
+        let facts = Self.facts(
+            [sub(expires: -5)], [EntitlementFact(identifier: "premium", productID: nil, expires: .at(days(20)))])
+        let v = decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
+        #expect(v.action == .skipped)
+        #expect(v.drift == [.fetchError])
+        #expect(v.truth == nil && v.intents.isEmpty)
+        #expect(v.error?.contains("product_identifier") == true)
+    }
+
+    @Test("an expired entitlement that names no product does not block")
+    func unnamedExpiredEntitlement() {
+        let facts = Self.facts(
+            [sub(expires: -5)], [EntitlementFact(identifier: "premium", productID: nil, expires: .at(days(-5)))])
+        let v = decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
+        #expect(v.action == .downgrade)
+    }
+
+    @Test("a non-subscription whose entitlement says expires_date null is non-expiring")
+    func lifetimeByEntitlement() {
+        let facts = Self.facts(
+            [Self.oneTime("lifetime", purchased: -100)], [EntitlementFact(identifier: "pro", productID: "lifetime", expires: .never)])
+        let v = decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
+        #expect(v.action == .restore)
+        #expect(v.truth?.tier == 2 && v.truth?.endDate == nil)
+    }
+
+    @Test("an expired 30-day pass ends at its entitlement's expiry and is never restored as lifetime")
+    func expiredPass() {
+        let facts = Self.facts(
+            [Self.oneTime("premium_monthly", purchased: -40)],
+            [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(days(-10)))])
+        let v = decide(row: row(tier: 0, status: "expired", end: -10), facts: facts, context: context)
+        #expect(v.action == .none)
+        #expect(v.truth?.tier == 0)
+        let held = decide(row: row(tier: 1, status: "active", end: -10), facts: facts, context: context)
+        #expect(held.action == .downgrade)
+        #expect(held.truth?.endDate == days(-10))
+    }
+
+    @Test("a running pass entitles until its entitlement's expiry; an older purchase of it ended no later")
+    func runningPass() {
+        let facts = Self.facts(
+            [Self.oneTime("premium_monthly", purchased: -70), Self.oneTime("premium_monthly", purchased: -5)],
+            [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(days(25)))])
+        let v = decide(row: row(tier: 0, status: "expired", end: -40), facts: facts, context: context)
+        #expect(v.action == .restore)
+        #expect(v.truth?.endDate == days(25))
+    }
+
+    @Test("a non-subscription whose entitlement's expiry key is missing is unknown")
+    func unstatedEntitlementExpiry() {
+        let facts = Self.facts(
+            [Self.oneTime("lifetime", purchased: -100)], [EntitlementFact(identifier: "pro", productID: "lifetime", expires: .unstated)])
+        let restore = decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
+        #expect(restore.action == .none || restore.action == .skipped)
+        #expect(restore.truth?.tier ?? 0 == 0)
+        let downgrade = decide(row: row(tier: 2, status: "active", end: nil, product: "lifetime"), facts: facts, context: context)
+        #expect(downgrade.action == .skipped)
+    }
+
+    @Test("an unmapped one-time purchase no entitlement names (a consumable) grants and blocks nothing")
+    func consumable() {
+        let facts = Self.facts([sub(expires: -5), Self.oneTime("coins_100", purchased: -3)], [])
+        let v = decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
+        #expect(v.action == .downgrade)
     }
 }

@@ -34,7 +34,11 @@ struct ConfigurationTests {
         env["APPLE_VERIFY_RECEIPT_URL"] = "http://127.0.0.1:9/verifyReceipt"
         #expect(failure(env)?.variable == "APPLE_SHARED_SECRET")
         env["APPLE_SHARED_SECRET"] = "feedface0shared0secret"
+        #expect(failure(env)?.variable == "APP_STORE_BUNDLE_ID", "a receipt is believed only for the app's own bundle id")
+        env["APP_STORE_BUNDLE_ID"] = "com.example.app"
         let config = try SubreconConfiguration.load(Environment(env), requireRevenueCat: true)
+        #expect(config.appStore == nil, "the bundle id alone serves the receipt bridge, not the App Store Server API")
+        #expect(config.description.contains("bundleID: com.example.app"))
         #expect(config.receipts != nil)
         #expect(
             config.description.contains("production: http://127.0.0.1:9/verifyReceipt, sandbox: http://127.0.0.1:9/verifyReceipt"),

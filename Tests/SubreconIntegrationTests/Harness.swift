@@ -53,12 +53,13 @@ struct Harness {
         let store = SubscriptionStore(client: client, logger: Logger(label: "subrecon.integration.store"))
         let apiKey = "sk_test_" + UUID().uuidString
         let appleKey = P256.Signing.PrivateKey()
-        let pki = try AppleTestPKI.generate(now: Date())
+        let pki = try AppleTestPKI.generate(now: asOf)
         let revenueCat = RevenueCatSimulator(apiKey: apiKey, productEntitlements: ["premium_monthly": "premium", "pro_monthly": "pro"])
         await revenueCat.setClock(asOf)
         let appStore = try AppStoreSimulator(
-            pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID)
-        let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret)
+            pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID,
+            signedAt: { asOf })
+        let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret, bundleID: bundleID)
         let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema)")
         let rootFile = reports.appendingPathComponent("root.pem")
@@ -77,6 +78,7 @@ struct Harness {
         }
         if useReceipts {
             values["APPLE_SHARED_SECRET"] = sharedSecret
+            values["APP_STORE_BUNDLE_ID"] = bundleID
             values["APPLE_VERIFY_RECEIPT_URL"] = server.baseURL + "/verifyReceipt"
         }
         values.merge(extra) { $1 }

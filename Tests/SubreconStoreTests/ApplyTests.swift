@@ -16,7 +16,7 @@ struct ApplyTests {
             subscriberKnown: true,
             purchases: [
                 PurchaseFact(
-                    productID: "premium.monthly", store: .appStore, purchaseDate: Fixture.day(-31),
+                    productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
                     expiresDate: row.endDate, autoRenew: false, originalTransactionID: "2000")
             ])
         let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
