@@ -2,7 +2,7 @@
 //
 // The first byte of an input picks the decoder (its value mod 8; the committed corpus uses the digits '0'...'7'),
 // the rest is the answer as a source would send it:
-//   0 RevenueCat subscriber body       1 RevenueCat error body + `Retry-After` (its last line) -> rateLimitWait
+//   0 RevenueCat subscriber body       1 RevenueCat error body + a `Retry-After` value (its last line): the 429 parse
 //   2 App Store status response body   3 App Store error body
 //   4 decoded JWS transaction payload  5 decoded JWS renewal info payload
 //   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
@@ -94,7 +94,8 @@ private func revenueCatSubscriber(_ body: Data) {
     }
 }
 
-/// An error body; its last line, if any, is also read as a `Retry-After` header value.
+/// An error body; its last line, if any, is also read as a `Retry-After` header value (RevenueCat's seconds or
+/// milliseconds, and Apple's absolute Unix milliseconds or an HTTP-date).
 private func revenueCatError(_ body: Data) {
     let errorBody = RevenueCatErrorBody.decode(body: body)
     check(errorBody?.message, "message")
@@ -102,11 +103,38 @@ private func revenueCatError(_ body: Data) {
     let text = String(decoding: body, as: UTF8.self)
     let retryAfter = text.split(separator: "\n", omittingEmptySubsequences: false).last.map(String.init)
     for cap in [Duration.seconds(60), .seconds(0), .seconds(Int64.max)] {
-        if let wait = RetryPolicy.rateLimitWait(backoffMS: errorBody?.backoffMS, retryAfter: retryAfter, cap: cap) {
-            precondition(wait <= cap, "a wait above its cap")
-        }
+        rateLimitWait(backoffMS: errorBody?.backoffMS, retryAfter: retryAfter, cap: cap)
     }
 }
+
+#if RATE_LIMIT_WAIT_V2
+// `RequestedWait` / `WaitText` in the core (the saturating 429 parse): scripts/fuzz defines RATE_LIMIT_WAIT_V2 when
+// Sources/SubreconCore/RequestedWait.swift exists.
+private func checkWait(_ asked: RequestedWait, cap: Duration) {
+    switch asked {
+    case .wait(let duration): precondition(duration >= .zero && duration <= cap, "a wait outside 0...cap")
+    case .tooLong(let seconds): _ = RequestedWait.tooLongDescription(seconds: seconds, cap: cap)
+    case .unspecified: break
+    }
+}
+
+private func rateLimitWait(backoffMS: Double?, retryAfter: String?, cap: Duration) {
+    let now = Date(timeIntervalSince1970: 1_772_000_000)
+    checkWait(RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: cap), cap: cap)
+    guard let retryAfter else { return }
+    // Apple's Retry-After: absolute Unix milliseconds, or an HTTP-date.
+    if let milliseconds = WaitText.number(retryAfter) {
+        checkWait(RequestedWait.untilUnixMilliseconds(milliseconds, now: now, cap: cap), cap: cap)
+    }
+    if let date = WaitText.httpDate(retryAfter) { checkWait(RequestedWait.until(date, now: now, cap: cap), cap: cap) }
+}
+#else
+private func rateLimitWait(backoffMS: Int?, retryAfter: String?, cap: Duration) {
+    if let wait = RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, cap: cap) {
+        precondition(wait <= cap, "a wait above its cap")
+    }
+}
+#endif
 
 private func appStoreStatus(_ body: Data) {
     guard let response = try? AppStoreJSON.decode(StatusResponse.self, from: body) else { return }
