@@ -138,8 +138,12 @@ struct HostileTextJobTests {
     @Test("a user id with CRLF and a forged-looking row gives exactly one drift.csv row per user")
     func crlfUserID() async throws {
         try await Harness.with { h in
-            let forged = "u-forged\r\nrun,u-evil,app_store,premium_monthly,1,active,,1,active,,extend,,true,,\r\n=cmd"
-            let ids = [forged, "u-quote\"\u{301},x", "u-plain"]
+            // CRLF is one Character and a comma or quote followed by a combining mark is another: a writer deciding on
+            // Characters leaves these unquoted, and the forged text after the CRLF becomes a row of its own.
+            let ids = [
+                "u-forged\r\nu-evil", "u-comma,\u{301}app_store,premium_monthly,9,active", "u-quote\"\u{301}x",
+                "u-formula\r\n=cmd|' /C calc'!A0", "u-plain",
+            ]
             for id in ids {
                 try await h.seed(h.row(id, tier: 1, "active", end: -1), Harness.subscription(purchased: -1, expires: 29))
             }
