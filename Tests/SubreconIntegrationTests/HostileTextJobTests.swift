@@ -152,7 +152,7 @@ struct HostileTextJobTests {
             let records = try StrictCSVReader.records(Data(contentsOf: result.folder.appendingPathComponent("drift.csv")))
             #expect(records.count == ids.count + 1, "header + one record per user")
             #expect(records.first == ReportRow.columns)
-            #expect(records.dropFirst().allSatisfy { $0.count == ReportRow.columns.count })
+            try #require(records.allSatisfy { $0.count == ReportRow.columns.count })
             #expect(Set(records.dropFirst().map { $0[1] }) == Set(ids), "ids read back exactly")
             #expect(!records.contains { $0.count > 1 && $0[1] == "u-evil" })
             let intents = try StrictCSVReader.records(Data(contentsOf: result.folder.appendingPathComponent("push_intents.csv")))

@@ -98,9 +98,9 @@ struct ExactReportTextTests {
             try Self.reportRow("after"),
         ]
         let records = try writeAndRead(rows, columns: ReportRow.columns, fields: \.csvFields, name: "drift")
-        #expect(records.count == 4)
+        try #require(records.count == 4)
         #expect(records[0] == ReportRow.columns)
-        #expect(records.dropFirst().map(\.count) == [15, 15, 15])
+        try #require(records.dropFirst().map(\.count) == [15, 15, 15])
         #expect(records[1][1] == "before" && records[3][1] == "after")
         // Exact, apart from a NUL (no database id holds one), which is written as the visible `\u0000`.
         let exact = SourceText.sanitized(id)
@@ -141,8 +141,8 @@ struct ExactReportTextTests {
         bucket.refunds.value = Decimal(string: "-4.5")!
         summary.finance.buckets = ["x": bucket]
         let records = try StrictCSV.parse(Data(FinanceCSV.text(summary).utf8))
-        #expect(records.count == 5)
-        #expect(records.allSatisfy { $0.count == FinanceCSV.columns.count })
+        try #require(records.count == 5)
+        try #require(records.allSatisfy { $0.count == FinanceCSV.columns.count })
         #expect(records[1][3] == expected, "currency cell")
         #expect(records[1][7] == "-4.5", "numbers are never prefixed")
         #expect(records[4][4] == expected, "product cell")
