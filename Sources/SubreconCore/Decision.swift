@@ -255,8 +255,9 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
         about = nil
     }
 
-    // Safety: evidence the rules cannot read never lowers a tier it might still grant.
-    if truth.tier < row.currentTier,
+    // Safety: evidence the rules cannot read never lowers a tier it might still grant, nor passes for "in sync";
+    // only a raise that stated evidence justifies goes ahead beside it.
+    if truth.tier <= row.currentTier,
         let blocking = unknowns.first(where: { (context.catalog.tier(for: $0.purchase.productID) ?? Int.max) > truth.tier })
     {
         return Verdict(

@@ -213,14 +213,14 @@ struct DecideTests {
             name: "subscription without expiry cannot downgrade", row: row(tier: 1, status: "active", end: -1),
             facts: known(sub(expires: nil)), action: .skipped, drift: [.fetchError]),
         Case(
-            name: "subscription without expiry cannot restore", row: row(tier: 0, status: "expired", end: -10),
-            facts: known(sub(expires: nil)), action: .none, drift: [.inSync], tier: 0, status: .expired),
+            name: "subscription without expiry cannot restore, and is reported", row: row(tier: 0, status: "expired", end: -10),
+            facts: known(sub(expires: nil)), action: .skipped, drift: [.fetchError]),
         Case(
             name: "pass without expiry is never restored as lifetime", row: row(tier: 0, status: "expired", end: -10),
-            facts: known(sub(expires: nil, kind: .nonRenewing)), action: .none, drift: [.inSync], tier: 0),
+            facts: known(sub(expires: nil, kind: .nonRenewing)), action: .skipped, drift: [.fetchError]),
         Case(
             name: "unknown sandbox flag on an entitled purchase cannot restore", row: row(tier: 0, status: "expired", end: -10),
-            facts: known(sub(sandbox: nil, expires: 20)), action: .none, drift: [.inSync], tier: 0),
+            facts: known(sub(sandbox: nil, expires: 20)), action: .skipped, drift: [.fetchError]),
         Case(
             name: "unknown sandbox flag on an entitled purchase cannot downgrade", row: row(tier: 1, status: "active", end: -1),
             facts: known(sub(expires: -1), sub("premium_monthly", sandbox: nil, purchased: -1, expires: 29)), action: .skipped,
@@ -394,8 +394,7 @@ struct EntitlementEvidenceTests {
         let facts = Self.facts(
             [Self.oneTime("lifetime", purchased: -100)], [EntitlementFact(identifier: "pro", productID: "lifetime", expires: .unstated)])
         let restore = decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
-        #expect(restore.action == .none || restore.action == .skipped)
-        #expect(restore.truth?.tier ?? 0 == 0)
+        #expect(restore.action == .skipped && restore.drift == [.fetchError] && restore.truth == nil)
         let downgrade = decide(row: row(tier: 2, status: "active", end: nil, product: "lifetime"), facts: facts, context: context)
         #expect(downgrade.action == .skipped)
     }

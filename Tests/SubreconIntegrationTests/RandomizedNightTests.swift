@@ -1,0 +1,223 @@
+import Foundation
+import PostgresNIO
+import StoreSimulator
+import Subrecon
+import SubreconCore
+import SubreconReports
+import SubreconStore
+import Testing
+
+/// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test
+/// --filter RandomizedNight`): users whose truth the stores state, users whose evidence is unusable, random source
+/// faults, and a webhook writer racing the job. Then the invariants: nobody ends below the tier the stores entitle,
+/// unusable evidence leaves the row untouched, one audit row and at most one intent of a kind per change, webhook
+/// writes win, and a rerun changes nothing.
+@Suite("A randomized night", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct RandomizedNightTests {
+    /// What the stores say about one generated user, and what the job must end with.
+    enum Truth: CustomStringConvertible {
+        /// The stores entitle `tier` at T.
+        case entitled(tier: Int)
+        /// The stores positively end every purchase at T.
+        case ended
+        /// The evidence cannot be used: the row must stay exactly as it was.
+        case unusable(String)
+
+        var description: String {
+            switch self {
+            case .entitled(let tier): "entitled(\(tier))"
+            case .ended: "ended"
+            case .unusable(let why): "unusable(\(why))"
+            }
+        }
+    }
+
+    struct Generated {
+        var row: UserRow
+        var truth: Truth
+    }
+
+    static let seed: UInt64 = ProcessInfo.processInfo.environment["SUBRECON_E2E_SEED"].flatMap { UInt64($0) }
+        ?? UInt64.random(in: 0...UInt64.max)
+
+    @Test("invariants hold over random users, faults and a racing webhook writer")
+    func night() async throws {
+        let seed = Self.seed
+        var rng = SeededRandom(seed: seed)
+        let replay = "replay with SUBRECON_E2E_SEED=\(seed)"
+        try await Harness.with { h in
+            await h.revenueCat.setLatency(.milliseconds(15))
+            var users: [String: Generated] = [:]
+            for index in 0..<60 {
+                let id = String(format: "n-%03d", index)
+                var generated = await Self.generate(id: id, rng: &rng, harness: h)
+                try await h.store.insertUsers([generated.row])
+                generated.row = try #require(try await h.user(id))  // as stored, updated_at included
+                users[id] = generated
+            }
+            let racing = Set(users.keys.sorted().filter { _ in rng.chance(0.15) })
+
+            // The webhook writer: while the job runs, each racing user's row is rewritten once, at a random moment.
+            let delays = racing.sorted().map { ($0, Int.random(in: 0...400, using: &rng)) }
+            async let written: [String: Int64] = Self.webhookWrites(delays, client: h.client)
+            let first = try await h.run { $0.maxDowngradeRatio = 1 }
+            let webhookVersions = try await written
+
+            #expect(first.exitStatus == .ok || first.exitStatus == .userErrors, Comment(rawValue: replay))
+            let rows = try h.report(first)
+            // A webhook write may take a racing user out of the candidates before the scan reaches them.
+            #expect(rows.count >= users.count - racing.count && rows.count <= users.count, "every candidate is in the report — \(replay)")
+
+            for (id, generated) in users.sorted(by: { $0.key < $1.key }) {
+                let final = try #require(try await h.user(id), Comment(rawValue: replay))
+                let audits = try await h.auditRows(id)
+                #expect(audits <= 1, "\(id): one audit row per change — \(replay)")
+                let intentsByKind = try await Self.intentKinds(id, client: h.client)
+                #expect(intentsByKind.values.allSatisfy { $0 <= 1 }, "\(id): at most one intent of a kind — \(replay)")
+
+                if let version = webhookVersions[id] {
+                    // Webhook writes win: the job never overwrites a version it did not read.
+                    let jobSawIt = try await Self.auditBefore(id, client: h.client).contains(version)
+                    #expect(final.updatedAtMicros == version || jobSawIt, "\(id): a webhook write was overwritten unseen — \(replay)")
+                    continue
+                }
+                switch generated.truth {
+                case .entitled(let tier):
+                    #expect(final.currentTier == tier, "\(id) \(generated.truth): tier \(final.currentTier) — \(replay)")
+                case .ended:
+                    #expect(final.currentTier == 0, "\(id) \(generated.truth): tier \(final.currentTier) — \(replay)")
+                case .unusable:
+                    #expect(final == generated.row, "\(id) \(generated.truth): the row changed — \(replay)")
+                    #expect(audits == 0 && intentsByKind.isEmpty, "\(id) \(generated.truth) — \(replay)")
+                    #expect(rows[id]?.action == "skipped", "\(id) \(generated.truth): \(rows[id]?.action ?? "-") — \(replay)")
+                }
+            }
+
+            // A rerun changes nothing for anyone the webhook did not touch, and queues no intent twice.
+            let intentsBefore = try await h.count("select count(*)::int from push_intents")
+            let second = try await h.run { $0.maxDowngradeRatio = 1 }
+            let again = try h.report(second)
+            for (id, row) in again where webhookVersions[id] == nil {
+                #expect(row.applied == false || row.action == "none", "\(id): the rerun changed \(row.action) — \(replay)")
+            }
+            let changedAgain = try await h.count(
+                "select count(*)::int from reconcile_changes where run_id = \(second.summary.runID)")
+            #expect(changedAgain <= webhookVersions.count, "only users the webhook rewrote may change again — \(replay)")
+            let intentsAfter = try await h.count("select count(*)::int from push_intents")
+            #expect(intentsAfter - intentsBefore <= webhookVersions.count, Comment(rawValue: replay))
+        }
+    }
+
+    /// One user: a stale row that the candidate scan picks up, and what the stores say.
+    static func generate(id: String, rng: inout SeededRandom, harness h: Harness) async -> Generated {
+        let product = rng.chance(0.5) ? "premium_monthly" : "pro_monthly"
+        let tier = product == "premium_monthly" ? 1 : 2
+        // A candidate row: a paid tier past its end, or lapsed within the lookback, or in billing issue.
+        let row: UserRow
+        switch rng.int(0...2) {
+        case 0: row = h.row(id, tier: tier, "active", end: -Double(rng.int(1...20)), product: product)
+        case 1: row = h.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), product: product)
+        default: row = h.row(id, tier: tier, "billing_issue", end: -Double(rng.int(1...5)), grace: Double(rng.int(-3...3)), product: product)
+        }
+        let truth: Truth
+        var subscriber: SimulatedSubscriber?
+        switch rng.int(0...9) {
+        case 0...2:
+            subscriber = SimulatedSubscriber(
+                firstSeen: Harness.day(-300),
+                subscriptions: [Harness.subscription(product, purchased: -2, expires: Double(rng.int(1...30)))])
+            truth = .entitled(tier: tier)
+        case 3...4:
+            subscriber = SimulatedSubscriber(
+                firstSeen: Harness.day(-300), subscriptions: [Harness.subscription(product, expires: -Double(rng.int(1...30)))])
+            truth = .ended
+        case 5:
+            subscriber = SimulatedSubscriber(
+                firstSeen: Harness.day(-300),
+                subscriptions: [Harness.subscription(product, purchased: -3, expires: 27, refunded: -Double(rng.int(0...2)))])
+            truth = .ended
+        case 6:
+            subscriber = SimulatedSubscriber(
+                firstSeen: Harness.day(-300),
+                subscriptions: [Harness.subscription(product, expires: -1, grace: Double(rng.int(2...10)), billing: -1)])
+            truth = .entitled(tier: tier)
+        default:
+            let broken: [(String, RevenueCatFault)] = [
+                ("500 forever", .status(500)),
+                ("malformed JSON", .malformedJSON),
+                ("expiry missing", .raw(status: 200, headers: [:], body: FailClosedEvidenceTests.subscriberBody(
+                    subscriptions: #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#))),
+                ("entitlement without product", .raw(status: 200, headers: [:], body: FailClosedEvidenceTests.subscriberBody(
+                    entitlements: #"{"e": {"expires_date": "\#(FailClosedEvidenceTests.iso(20))"}}"#,
+                    subscriptions: #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "expires_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#))),
+                ("unknown to RevenueCat", .raw(status: 201, headers: [:], body: FailClosedEvidenceTests.subscriberBody())),
+            ]
+            let (why, fault) = broken[rng.int(0...broken.count - 1)]
+            await h.revenueCat.setFault(fault, for: id)
+            truth = .unusable(why)
+        }
+        if let subscriber {
+            await h.revenueCat.setSubscriber(subscriber, for: id)
+            // Transient faults the job must ride out: a 429 or a 503 once.
+            if rng.chance(0.2) { await h.revenueCat.setFault(.rateLimited(backoffMS: 20, retryAfter: nil), for: id, times: 1) }
+            if rng.chance(0.1) { await h.revenueCat.setFault(.status(503), for: id, times: 1) }
+        }
+        return Generated(row: row, truth: truth)
+    }
+
+    /// Rewrites each racing user's row once after its delay, as a webhook handler would; returns the versions written.
+    static func webhookWrites(_ delays: [(String, Int)], client: PostgresClient) async throws -> [String: Int64] {
+        try await withThrowingTaskGroup(of: (String, Int64).self) { group in
+            for (id, delay) in delays {
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(delay))
+                    let rows = try await client.query(
+                        """
+                        update users set current_tier = 1, subscription_status = 'active',
+                          subscription_end_date = now() + interval '30 days', updated_at = clock_timestamp()
+                        where id = \(id)
+                        returning (extract(epoch from updated_at) * 1000000)::bigint
+                        """)
+                    for try await version in rows.decode(Int64.self) { return (id, version) }
+                    return (id, 0)
+                }
+            }
+            var versions: [String: Int64] = [:]
+            for try await (id, version) in group { versions[id] = version }
+            return versions
+        }
+    }
+
+    static func intentKinds(_ id: String, client: PostgresClient) async throws -> [String: Int] {
+        var kinds: [String: Int] = [:]
+        let rows = try await client.query("select kind from push_intents where user_id = \(id)")
+        for try await kind in rows.decode(String.self) { kinds[kind, default: 0] += 1 }
+        return kinds
+    }
+
+    /// The `updated_at` versions the job read (and replaced) for this user, from its audit rows.
+    static func auditBefore(_ id: String, client: PostgresClient) async throws -> Set<Int64> {
+        var versions = Set<Int64>()
+        let rows = try await client.query(
+            "select (before->>'updated_at_micros')::bigint from reconcile_changes where user_id = \(id)")
+        for try await version in rows.decode(Int64.self) { versions.insert(version) }
+        return versions
+    }
+}
+
+/// A seeded generator (SplitMix64): the same seed, the same night.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+}
