@@ -67,7 +67,7 @@ extension AppStoreClient {
                         "HTTP 401: the API token was rejected; check APP_STORE_ISSUER_ID, APP_STORE_KEY_ID, "
                             + "APP_STORE_PRIVATE_KEY and APP_STORE_BUNDLE_ID"))
             }
-            let payload = try? JSONDecoder().decode(AppStoreErrorPayload.self, from: body)
+            let payload = try? AppStoreJSON.decode(AppStoreErrorPayload.self, from: body)
             let code = payload?.errorCode
             if code == AppStoreErrorPayload.transactionIDNotFound { return .success(.notFound) }
             let named = code.map { "HTTP \(status), error \($0)" } ?? "HTTP \(status)"

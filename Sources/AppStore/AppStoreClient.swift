@@ -100,7 +100,7 @@ public struct AppStoreClient: Sendable {
     /// Decodes a status response and verifies the signed payloads it uses.
     /// `expected` nil: trust the response's own `environment` (one URL serves both).
     func facts(from body: Data, lookup: String, expected: StoreEnvironmentName?) async -> Result<[AppleSubscriptionFact], SourceError> {
-        guard let response = try? JSONDecoder.appStore.decode(StatusResponse.self, from: body) else {
+        guard let response = try? AppStoreJSON.decode(StatusResponse.self, from: body) else {
             return .failure(fetchError("malformed subscription status body"))
         }
         guard let environment = expected ?? response.environment.flatMap(StoreEnvironmentName.init(rawValue:)) else {

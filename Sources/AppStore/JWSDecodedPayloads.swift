@@ -1,4 +1,5 @@
 import Foundation
+import SubreconCore
 
 /// A decoded `signedTransactionInfo` (apple.md §1.6). Dates arrive as Unix milliseconds.
 ///
@@ -102,10 +103,27 @@ struct JWSSignedDate: Decodable {
 }
 
 extension JSONDecoder {
-    /// Decoder for Apple payloads and bodies: dates are Unix milliseconds.
+    /// Decoder for Apple payloads and bodies: dates are Unix milliseconds, 1970 to year 9999 (anything else, huge,
+    /// fractional beyond range, not finite, is a decoding error, never a trap downstream).
     static var appStore: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let milliseconds = try container.decode(Double.self)
+            guard let date = SourceNumber.date(unixMilliseconds: milliseconds) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "date out of range (Unix milliseconds, 1970 to 9999)")
+            }
+            return date
+        }
         return decoder
+    }
+}
+
+/// The one way Apple JSON is decoded: the body or decoded JWS payload is sanitized first (`SourceText.sanitizedJSON`:
+/// invalid UTF-8 repaired, NUL made visible), then decoded with `JSONDecoder.appStore`.
+enum AppStoreJSON {
+    static func decode<Value: Decodable>(_ type: Value.Type, from body: Data) throws -> Value {
+        try JSONDecoder.appStore.decode(type, from: SourceText.sanitizedJSON(body))
     }
 }

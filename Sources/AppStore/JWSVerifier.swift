@@ -56,7 +56,7 @@ public final class JWSVerifier: Sendable {
         guard let headerData = Base64URL.decode(segments[0]), let payloadData = Base64URL.decode(segments[1]),
             let signatureData = Base64URL.decode(segments[2])
         else { throw .invalidFormat("a segment is not base64url") }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
+        guard let header = try? JSONDecoder().decode(Header.self, from: SourceText.sanitizedJSON(headerData)) else {
             throw .invalidFormat("header is not JSON")
         }
         guard header.alg == "ES256" else { throw .invalidFormat("alg is \(header.alg ?? "missing"), expected ES256") }
@@ -83,7 +83,7 @@ public final class JWSVerifier: Sendable {
             publicKey.isValidSignature(signature, for: Data((segments[0] + "." + segments[1]).utf8))
         else { throw .badSignature }
         do {
-            return try decoder.decode(Payload.self, from: payloadData)
+            return try AppStoreJSON.decode(Payload.self, from: payloadData)
         } catch {
             throw .invalidFormat("payload does not decode as \(Payload.self)")
         }
@@ -113,12 +113,6 @@ public final class JWSVerifier: Sendable {
         var alg: String?
         var x5c: [String]?
     }
-}
-
-/// Apple's environment names as they appear in signed payloads.
-public enum StoreEnvironmentName: String, Sendable, Hashable {
-    case production = "Production"
-    case sandbox = "Sandbox"
 }
 
 struct ChainKey: Hashable, Sendable {

@@ -17,6 +17,12 @@ struct VerifyReceiptResponse: Decodable {
         enum CodingKeys: String, CodingKey { case bundleID = "bundle_id" }
     }
 
+    /// Decodes a body after `SourceText.sanitizedJSON` (invalid UTF-8 repaired, NUL made visible); nil when it is
+    /// not a `verifyReceipt` answer.
+    static func decode(body: Data) -> VerifyReceiptResponse? {
+        try? JSONDecoder().decode(VerifyReceiptResponse.self, from: SourceText.sanitizedJSON(body))
+    }
+
     enum CodingKeys: String, CodingKey {
         case status, environment, receipt
         case isRetryable = "is_retryable"
@@ -124,8 +130,9 @@ enum ReceiptMapping {
         (Int64(entry["expires_date_ms"] ?? "") ?? Int64.min, Int64(entry["purchase_date_ms"] ?? "") ?? Int64.min)
     }
 
+    /// A `*_date_ms` string as an instant; nil when absent, not plain digits, or outside 1970...9999.
     static func date(_ milliseconds: String?) -> Date? {
-        guard let milliseconds, let value = Int64(milliseconds) else { return nil }
-        return Date(timeIntervalSince1970: Double(value) / 1000)
+        guard let milliseconds else { return nil }
+        return SourceNumber.date(unixMilliseconds: milliseconds)
     }
 }

@@ -152,7 +152,7 @@ public struct ReceiptVerifier: Sendable {
                 continue
             }
             guard (200..<300).contains(status) else { return .failure(fetchError("HTTP \(status) from \(asked.rawValue.lowercased())")) }
-            guard let decoded = try? JSONDecoder().decode(VerifyReceiptResponse.self, from: data) else {
+            guard let decoded = VerifyReceiptResponse.decode(body: data) else {
                 return .failure(fetchError("malformed body from \(asked.rawValue.lowercased())"))
             }
             if Self.isRetryable(decoded) {

@@ -165,7 +165,7 @@ public struct RevenueCatClient: Sendable {
 
     private func decode(_ body: Data) throws -> RevenueCatSubscriberResponse {
         do {
-            return try JSONDecoder().decode(RevenueCatSubscriberResponse.self, from: body)
+            return try RevenueCatSubscriberResponse.decode(body: body)
         } catch let error as DecodingError {
             throw RevenueCatError.malformedJSON(redact(Self.explain(error)))
         } catch {
@@ -174,7 +174,7 @@ public struct RevenueCatClient: Sendable {
     }
 
     private func httpError(_ status: Int, _ body: Data, attempts: Int) -> RevenueCatError {
-        let errorBody = try? JSONDecoder().decode(RevenueCatErrorBody.self, from: body)
+        let errorBody = RevenueCatErrorBody.decode(body: body)
         return .http(
             status: status, code: errorBody?.code.map { redact(String($0.prefix(40))) },
             message: errorBody?.message.map { redact(String($0.prefix(200))) }, attempts: attempts)

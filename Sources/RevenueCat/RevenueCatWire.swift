@@ -134,6 +134,22 @@ public struct RevenueCatPrice: Decodable, Sendable, Hashable {
         self.currency = currency
     }
 
+    /// The largest amount believed: a price beyond it (or NaN) is not a price.
+    static let maxAmount = Decimal(1_000_000_000_000)
+
+    enum CodingKeys: String, CodingKey { case amount, currency }
+
+    /// Throws when the amount is not a number within ±`maxAmount`; the subscription then has no known price
+    /// (`price` is decoded with `try?`), which the finance figures count as unknown.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        amount = try container.decode(Decimal.self, forKey: .amount)
+        currency = try container.decode(String.self, forKey: .currency)
+        guard !amount.isNaN, amount <= Self.maxAmount, amount >= -Self.maxAmount else {
+            throw DecodingError.dataCorruptedError(forKey: .amount, in: container, debugDescription: "price out of range")
+        }
+    }
+
     var money: Money { Money(amount: amount, currency: currency) }
 }
 
@@ -212,7 +228,7 @@ public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
         autoResumeDate = try container.decodeLenientDate(forKey: .autoResumeDate)
         ownershipType = try container.decodeIfPresent(String.self, forKey: .ownershipType)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)
-        price = try container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)
+        price = (try? container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)) ?? nil
     }
 }
 
@@ -257,7 +273,7 @@ public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
         purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
         refundedAt = try container.decodeLenientDate(forKey: .refundedAt)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)
-        price = try container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)
+        price = (try? container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)) ?? nil
     }
 }
 
@@ -291,6 +307,21 @@ public struct RevenueCatErrorBody: Decodable, Sendable, Hashable {
     }
 }
 
+extension RevenueCatSubscriberResponse {
+    /// Decodes a subscriber body after `SourceText.sanitizedJSON`: invalid UTF-8 repaired, NUL made visible, so no
+    /// text from RevenueCat can carry a NUL into the ledger, the logs or the reports.
+    public static func decode(body: Data) throws -> RevenueCatSubscriberResponse {
+        try JSONDecoder().decode(RevenueCatSubscriberResponse.self, from: SourceText.sanitizedJSON(body))
+    }
+}
+
+extension RevenueCatErrorBody {
+    /// Decodes an error body (sanitized like a subscriber body); nil when it is not one.
+    public static func decode(body: Data) -> RevenueCatErrorBody? {
+        try? JSONDecoder().decode(RevenueCatErrorBody.self, from: SourceText.sanitizedJSON(body))
+    }
+}
+
 extension KeyedDecodingContainer {
     /// An ISO 8601 date with or without fractional seconds; nil when absent or null; an error when not a date.
     func decodeLenientDate(forKey key: Key) throws -> Date? {
@@ -298,6 +329,10 @@ extension KeyedDecodingContainer {
         guard let date = ISO8601.date(text) else {
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: self, debugDescription: "not an ISO 8601 date: \(text.prefix(40))")
+        }
+        guard SourceNumber.isPlausible(date) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "date out of range (1970 to 9999): \(text.prefix(40))")
         }
         return date
     }

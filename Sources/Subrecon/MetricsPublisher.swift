@@ -32,13 +32,16 @@ public enum MetricsPublisher {
         return "\(base)/metrics/job/subrecon/shard/\(shard.index)_\(shard.count)"
     }
 
-    /// PUTs `text` to the Pushgateway (replacing the shard's group). Throws on a transport error or a non-2xx answer.
+    /// PUTs `text` to the Pushgateway (replacing the shard's group), with HTTP basic auth when `credentials` are
+    /// given. Throws on a transport error or a non-2xx answer.
     public static func push(
-        _ text: String, base: String, shard: ShardSpec, httpClient: HTTPClient, logger: Logger
+        _ text: String, base: String, shard: ShardSpec, credentials: PushgatewayCredentials? = nil,
+        httpClient: HTTPClient, logger: Logger
     ) async throws {
         let url = pushURL(base: base, shard: shard)
         var request = HTTPClientRequest(url: url)
         request.method = .PUT
+        if let credentials { request.headers.add(name: "Authorization", value: credentials.authorization) }
         request.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
         request.body = .bytes(ByteBuffer(string: text))
         let status: UInt
@@ -58,7 +61,8 @@ public enum MetricsPublisher {
     /// must not change the run's exit code (SPEC 5.8). Returns false when something could not be published.
     @discardableResult
     public static func publish(
-        runFolder: URL, shard: ShardSpec, metricsFile: String?, pushgatewayURL: String?, logger: Logger
+        runFolder: URL, shard: ShardSpec, metricsFile: String?, pushgatewayURL: String?,
+        credentials: PushgatewayCredentials? = nil, logger: Logger
     ) async -> Bool {
         guard metricsFile != nil || pushgatewayURL != nil else { return true }
         let source = runFolder.appendingPathComponent("metrics.prom")
@@ -80,7 +84,8 @@ public enum MetricsPublisher {
         if let pushgatewayURL {
             do {
                 try await HTTPClient.withHTTPClient { http in
-                    try await push(text, base: pushgatewayURL, shard: shard, httpClient: http, logger: logger)
+                    try await push(
+                        text, base: pushgatewayURL, shard: shard, credentials: credentials, httpClient: http, logger: logger)
                 }
                 logger.info("metrics pushed", metadata: ["metrics.pushgateway": "\(redacted(pushgatewayURL))"])
             } catch {
@@ -91,9 +96,69 @@ public enum MetricsPublisher {
         return ok
     }
 
-    /// Scheme, host and port only (a URL may carry `user:password@`).
-    static func redacted(_ url: String) -> String {
-        guard let components = URLComponents(string: url), let host = components.host else { return "(unparseable URL)" }
-        return "\(components.scheme ?? "http")://\(host)\(components.port.map { ":\($0)" } ?? "")"
+    /// Scheme, host and port only: whatever precedes the last `@` of the authority (user info, whatever characters a
+    /// password holds) and any path, query or fragment are dropped.
+    public static func redacted(_ url: String) -> String {
+        guard let separator = url.range(of: "://") else { return "(unparseable URL)" }
+        let scheme = url[..<separator.lowerBound]
+        guard !scheme.isEmpty, scheme.unicodeScalars.allSatisfy(isSchemeScalar) else {
+            return "(unparseable URL)"
+        }
+        var rest = url[separator.upperBound...]
+        if let at = rest.unicodeScalars.lastIndex(of: "@") { rest = rest[rest.unicodeScalars.index(after: at)...] }
+        let end = rest.unicodeScalars.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let authority = rest[..<end]
+        return authority.isEmpty ? "(unparseable URL)" : "\(scheme)://\(authority)"
+    }
+
+    private static func isSchemeScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", "+", "-", ".": true
+        default: false
+        }
+    }
+
+    /// True when `url` carries user info (`user[:password]@` before the host).
+    public static func hasUserInfo(_ url: String) -> Bool {
+        guard let separator = url.range(of: "://") else { return url.unicodeScalars.contains("@") }
+        return url[separator.upperBound...].unicodeScalars.contains("@")
+    }
+}
+
+/// HTTP basic-auth credentials for the Pushgateway, from the environment only (`SUBRECON_PUSHGATEWAY_USER` and
+/// `SUBRECON_PUSHGATEWAY_PASSWORD`, or their `_FILE` variants), never from the command line. `description` hides the
+/// password.
+public struct PushgatewayCredentials: Sendable, Hashable, CustomStringConvertible {
+    public var user: String
+    public var password: String
+
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    public var description: String { "PushgatewayCredentials(user: \(user), password: ***)" }
+
+    /// The `Authorization` header value.
+    public var authorization: String { "Basic " + Data("\(user):\(password)".utf8).base64EncodedString() }
+
+    /// Reads the credentials; nil when neither is set. One without the other, or a user with ':' (basic auth cannot
+    /// carry it), is a configuration error naming the variable, never the value.
+    public static func load(_ env: Environment) throws(ConfigError) -> PushgatewayCredentials? {
+        let user = try env.secret("SUBRECON_PUSHGATEWAY_USER")
+        let password = try env.secret("SUBRECON_PUSHGATEWAY_PASSWORD")
+        switch (user, password) {
+        case (nil, nil):
+            return nil
+        case (let user?, let password?):
+            if user.unicodeScalars.contains(":") {
+                throw ConfigError("SUBRECON_PUSHGATEWAY_USER", "must not contain ':' (HTTP basic auth)")
+            }
+            return PushgatewayCredentials(user: user, password: password)
+        case (nil, _?):
+            throw ConfigError("SUBRECON_PUSHGATEWAY_USER", "is not set (SUBRECON_PUSHGATEWAY_PASSWORD is)")
+        case (_?, nil):
+            throw ConfigError("SUBRECON_PUSHGATEWAY_PASSWORD", "is not set (SUBRECON_PUSHGATEWAY_USER is)")
+        }
     }
 }

@@ -19,10 +19,17 @@ public enum FinanceCSV {
         [("refunds", bucket.refunds), ("billing_issue_at_risk", bucket.billingIssueAtRisk), ("restored", bucket.restored)]
     }
 
-    /// The whole file (header included), RFC 4180 with CRLF line ends.
+    /// Columns holding text (the rest are numbers, written as they are).
+    static let textColumns = 0..<6
+
+    /// The whole file (header included), RFC 4180 with CRLF line ends. Text cells that a spreadsheet would run as a
+    /// formula (leading `=`, `+`, `-`, `@`, TAB, CR, LF: product ids and currencies come from the stores) are written
+    /// with a leading `'` (`CSV.spreadsheetText`); numbers are never changed.
     public static func text(_ summary: RunSummary) -> String {
         var out = CSV.line(columns)
-        for row in rows(summary) { out += CSV.line(row) }
+        for row in rows(summary) {
+            out += CSV.line(row.enumerated().map { textColumns.contains($0.offset) ? CSV.spreadsheetText($0.element) : $0.element })
+        }
         return out
     }
 

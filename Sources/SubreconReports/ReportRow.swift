@@ -151,13 +151,44 @@ public struct IntentRow: Sendable, Hashable, Codable {
 }
 
 /// RFC 4180 CSV: fields with a comma, quote, CR or LF are quoted, quotes doubled; lines end in CRLF.
+///
+/// Decided on Unicode scalars, never on `Character`: CRLF is one `Character` in Swift, and a comma or quote followed
+/// by a combining mark is another, so a `Character` test would leave them unquoted and let a value forge a row.
 public enum CSV {
+    /// One field, quoted when needed. A NUL (which no database id can hold, and `SourceText` already escapes at
+    /// the decode edge) is written as the visible text `\u0000`, so no report file ever holds a NUL byte.
     public static func field(_ value: String) -> String {
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let value = SourceText.sanitized(value)
+        guard value.unicodeScalars.contains(where: needsQuotes) else { return value }
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for scalar in value.unicodeScalars {
+            if scalar == "\"" { out.append("\"") }
+            out.append(scalar)
+        }
+        out.append("\"")
+        return String(out)
+    }
+
+    /// The scalars that make a field quoted.
+    static func needsQuotes(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case ",", "\"", "\r", "\n": true
+        default: false
+        }
     }
 
     public static func line(_ fields: [String]) -> String {
         fields.map(field).joined(separator: ",") + "\r\n"
+    }
+
+    /// A text cell a spreadsheet would not run as a formula: a value starting with `=`, `+`, `-`, `@`, TAB, CR or LF
+    /// gets a leading `'` (OWASP's CSV-injection advice). Only for files people open in spreadsheets (`finance.csv`);
+    /// machine-read files (`drift.csv`, `push_intents.csv`) keep every value exact.
+    public static func spreadsheetText(_ value: String) -> String {
+        switch value.unicodeScalars.first {
+        case "=", "+", "-", "@", "\t", "\r", "\n": return "'" + value
+        default: return value
+        }
     }
 }

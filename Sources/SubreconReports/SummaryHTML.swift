@@ -152,17 +152,21 @@ public enum SummaryHTML {
     }
 
     /// Escapes text for HTML/XML content and attribute values.
+    /// HTML-escapes `text` scalar by scalar (a `<` or `&` followed by a combining mark is still escaped); control
+    /// characters other than TAB, LF and CR, which HTML does not allow, become U+FFFD.
     public static func esc(_ text: String) -> String {
         var out = ""
-        out.reserveCapacity(text.count)
-        for ch in text {
-            switch ch {
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            default: out.append(ch)
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\u{0}"..."\u{1F}", "\u{7F}": out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out

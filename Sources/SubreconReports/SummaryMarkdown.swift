@@ -33,7 +33,7 @@ public enum SummaryMarkdown {
             for b in buckets {
                 let unknown = b.refunds.unknownPrice + b.billingIssueAtRisk.unknownPrice + b.restored.unknownPrice
                 lines.append(
-                    "| \(b.store) | \(b.currency) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |")
+                    "| \(cell(b.store)) | \(cell(b.currency)) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |")
             }
         }
         if !s.errorSamples.isEmpty {
@@ -41,7 +41,7 @@ public enum SummaryMarkdown {
             lines.append("## First errors")
             lines.append("")
             for sample in s.errorSamples.prefix(5) {
-                lines.append("- `\(sample.userID)` \(sample.drift): \(sample.error.replacingOccurrences(of: "\n", with: " "))")
+                lines.append("- \(code(sample.userID)) \(oneLine(sample.drift)): \(oneLine(sample.error))")
             }
         }
         lines.append("")
@@ -60,6 +60,46 @@ public enum SummaryMarkdown {
 
     static func figure(_ f: FinanceFigures.Figure) -> String {
         f.count == 0 ? "0" : "\(f.count) (\(FinanceCSV.decimalString(f.value)))"
+    }
+
+    /// Text on one line: CR, LF and other control characters become a visible `\r`, `\n` or U+FFFD, scalar by
+    /// scalar (CRLF is one `Character`, so a `Character` replace would miss it).
+    static func oneLine(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\u{0}"..."\u{1F}", "\u{7F}", "\u{85}", "\u{2028}", "\u{2029}": out.append("\u{FFFD}")
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// An inline code span holding `text` exactly (on one line): the fence is one backtick longer than the longest
+    /// run of backticks inside, padded with spaces when the text starts or ends with a backtick.
+    static func code(_ text: String) -> String {
+        let line = oneLine(text)
+        var longest = 0
+        var run = 0
+        for scalar in line.unicodeScalars {
+            run = scalar == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        let pad = line.unicodeScalars.first == "`" || line.unicodeScalars.last == "`" ? " " : ""
+        return fence + pad + line + pad + fence
+    }
+
+    /// A table cell: one line, `|` escaped.
+    static func cell(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in oneLine(text).unicodeScalars {
+            if scalar == "|" { out.append("\\") }
+            out.append(scalar)
+        }
+        return String(out)
     }
 
     static func percent(_ ratio: Double) -> String { String(format: "%.0f%%", ratio * 100) }

@@ -112,24 +112,13 @@ struct URLParts {
         guard matched else { throw fail("expected a URL starting with postgres:// or postgresql://") }
 
         var parts = URLParts()
-        var query: Substring = ""
-        if let mark = rest.firstIndex(of: "?") {
-            query = rest[rest.index(after: mark)...]
-            rest = rest[..<mark]
-        }
-        var authority = rest
-        if let slash = rest.firstIndex(of: "/") {
-            authority = rest[..<slash]
-            let path = rest[rest.index(after: slash)...]
-            if !path.isEmpty {
-                if path.contains("/") { throw fail("the database name must not contain '/'") }
-                parts.database = try decode(path, "database name")
-            }
-        }
-        var hostPort = authority
-        if let at = authority.lastIndex(of: "@") {
-            let userInfo = authority[..<at]
-            hostPort = authority[authority.index(after: at)...]
+        // The user info is split off first, at the last '@': a password may hold '?', '#', '/', '@', '%', spaces or
+        // any other character, and none of it may be mistaken for the host, path or query (or echoed in a message:
+        // the errors below only ever quote text that follows the user info). An '@' after the host must be written
+        // %40 when the URL has user info.
+        if let at = rest.lastIndex(of: "@") {
+            let userInfo = rest[..<at]
+            rest = rest[rest.index(after: at)...]
             if let colon = userInfo.firstIndex(of: ":") {
                 parts.user = try decode(userInfo[..<colon], "user name")
                 parts.password = try decode(userInfo[userInfo.index(after: colon)...], "password")
@@ -137,6 +126,21 @@ struct URLParts {
                 parts.user = try decode(userInfo, "user name")
             }
             if parts.user == "" { parts.user = nil }
+        }
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        var query: Substring = ""
+        if let mark = rest.firstIndex(of: "?") {
+            query = rest[rest.index(after: mark)...]
+            rest = rest[..<mark]
+        }
+        var hostPort = rest
+        if let slash = rest.firstIndex(of: "/") {
+            hostPort = rest[..<slash]
+            let path = rest[rest.index(after: slash)...]
+            if !path.isEmpty {
+                if path.contains("/") { throw fail("the database name must not contain '/'") }
+                parts.database = try decode(path, "database name")
+            }
         }
         if hostPort.contains(",") { throw fail("several hosts are not supported") }
         if hostPort.hasPrefix("[") {

@@ -76,7 +76,7 @@ struct SetApply {
         let rows = pending.map { UpdateRow($0.verdict.row, $0.truth) }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        let json = SourceText.jsonbText(try encoder.encode(rows))
         // Rows another writer holds (a webhook's open transaction) are skipped, never waited for: their CAS
         // counts as lost, so they are reported `concurrent_update` and left for the next run.
         let query: PostgresQuery = """

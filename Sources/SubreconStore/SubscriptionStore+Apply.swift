@@ -112,6 +112,6 @@ enum AuditJSON {
 
     private static func text(_ object: [String: Any]) throws -> String {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+        return SourceText.jsonbText(data)
     }
 }

@@ -62,7 +62,7 @@ extension SubscriptionStore {
         var bodies: [String] = []
         for verdict in verdicts {
             users.append(verdict.row.id)
-            bodies.append(String(decoding: try encoder.encode(verdict), as: UTF8.self))
+            bodies.append(SourceText.jsonbText(try encoder.encode(verdict)))
         }
         try await run("record verdicts") {
             try await client.withConnection { connection in

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SubreconCore
 
 /// The `reconcile_runs.status` values.
 public enum RunStatus: String, Sendable, Hashable, Codable, CaseIterable {
@@ -78,7 +79,7 @@ extension SubscriptionStore {
         guard (try? JSONSerialization.jsonObject(with: summary)) is [String: Any] else {
             throw StoreError.database(operation: "finish run", reason: "the run summary is not a JSON object")
         }
-        let json = String(decoding: summary, as: UTF8.self)
+        let json = SourceText.jsonbText(summary)
         try await run("finish run") {
             try await client.query(
                 """
@@ -152,6 +153,6 @@ extension SubscriptionStore {
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        return SourceText.jsonbText(try encoder.encode(value))
     }
 }

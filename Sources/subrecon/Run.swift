@@ -48,6 +48,10 @@ struct Run: AsyncParsableCommand {
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
             throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
         }
+        if let pushgatewayURL, MetricsPublisher.hasUserInfo(pushgatewayURL) {
+            throw ValidationError(
+                "--pushgateway-url must not carry credentials; set SUBRECON_PUSHGATEWAY_USER and SUBRECON_PUSHGATEWAY_PASSWORD (or _FILE)")
+        }
         for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
@@ -64,6 +68,7 @@ struct Run: AsyncParsableCommand {
         let env = Startup.environment()
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
+            let pushCredentials = pushgatewayURL == nil ? nil : try PushgatewayCredentials.load(env)
             var options = RunOptions(asOf: asOf.flatMap(ISO8601.date) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
             options.dryRun = dryRun
             options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
@@ -93,7 +98,7 @@ struct Run: AsyncParsableCommand {
             print(TerminalSummary.text(result.summary, folder: result.folder))
             await MetricsPublisher.publish(
                 runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? runOptions.shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
-                logger: logger)
+                credentials: pushCredentials, logger: logger)
             return result.exitStatus
         }
     }

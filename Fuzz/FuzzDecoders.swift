@@ -1,0 +1,209 @@
+// libFuzzer target over every decoder of source answers (built by scripts/fuzz, not by SwiftPM).
+//
+// The first byte of an input picks the decoder (its value mod 8; the committed corpus uses the digits '0'...'7'),
+// the rest is the answer as a source would send it:
+//   0 RevenueCat subscriber body       1 RevenueCat error body + a `Retry-After` value (its last line): the 429 parse
+//   2 App Store status response body   3 App Store error body
+//   4 decoded JWS transaction payload  5 decoded JWS renewal info payload
+//   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
+// Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
+// date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
+import Foundation
+import SubreconCore
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    guard count > 0 else { return 0 }
+    let bytes = Data(bytes: start, count: count)
+    let selector = bytes[bytes.startIndex] % 8
+    let body = Data(bytes.dropFirst())
+    switch selector {
+    case 0: revenueCatSubscriber(body)
+    case 1: revenueCatError(body)
+    case 2: appStoreStatus(body)
+    case 3: appStoreError(body)
+    case 4: transactionPayload(body)
+    case 5: renewalPayload(body)
+    case 6: receipt(body)
+    default: text(body)
+    }
+    return 0
+}
+
+private func check(_ text: String?, _ what: StaticString) {
+    guard let text else { return }
+    precondition(!text.unicodeScalars.contains("\u{0}"), "NUL survived in \(what)")
+}
+
+private func check(_ date: Date?, _ what: StaticString) {
+    guard let date else { return }
+    precondition(SourceNumber.isPlausible(date), "implausible date kept in \(what)")
+    _ = ISO8601.string(date)
+}
+
+private func checkJSONB(_ json: Data) {
+    let text = SourceText.jsonbText(json)
+    // A NUL escape is `\u0000` preceded by an odd number of backslashes; after jsonbText there is none.
+    let scalars = Array(text.unicodeScalars)
+    var index = 0
+    while index < scalars.count {
+        if scalars[index] == "\\" {
+            if index + 5 < scalars.count, scalars[index + 1] == "u", scalars[(index + 2)...(index + 5)].allSatisfy({ $0 == "0" }) {
+                preconditionFailure("NUL escape left in jsonb text")
+            }
+            index += 2
+        } else {
+            index += 1
+        }
+    }
+}
+
+private func revenueCatSubscriber(_ body: Data) {
+    guard let response = try? RevenueCatSubscriberResponse.decode(body: body) else { return }
+    let subscriber = response.subscriber
+    check(response.requestDate, "request_date")
+    check(subscriber.originalAppUserID, "original_app_user_id")
+    check(subscriber.managementURL, "management_url")
+    for (id, entitlement) in subscriber.entitlements {
+        check(id, "entitlement id")
+        check(entitlement.productIdentifier, "product_identifier")
+        check(entitlement.expiresDate, "expires_date")
+        check(entitlement.purchaseDate, "purchase_date")
+        check(entitlement.gracePeriodExpiresDate, "grace_period_expires_date")
+    }
+    for (id, subscription) in subscriber.subscriptions {
+        check(id, "subscription product id")
+        check(subscription.store, "store")
+        check(subscription.periodType, "period_type")
+        check(subscription.storeTransactionID, "store_transaction_id")
+        check(subscription.price?.currency, "currency")
+        for date in [
+            subscription.purchaseDate, subscription.originalPurchaseDate, subscription.expiresDate,
+            subscription.gracePeriodExpiresDate, subscription.refundedAt, subscription.unsubscribeDetectedAt,
+            subscription.billingIssuesDetectedAt, subscription.autoResumeDate,
+        ] { check(date, "subscription date") }
+    }
+    for (id, purchases) in subscriber.nonSubscriptions {
+        check(id, "non-subscription product id")
+        for purchase in purchases {
+            check(purchase.id, "id")
+            check(purchase.store, "store")
+            check(purchase.purchaseDate, "purchase_date")
+            check(purchase.refundedAt, "refunded_at")
+        }
+    }
+}
+
+/// An error body; its last line, if any, is also read as a `Retry-After` header value (RevenueCat's seconds or
+/// milliseconds, and Apple's absolute Unix milliseconds or an HTTP-date).
+private func revenueCatError(_ body: Data) {
+    #if RATE_LIMIT_WAIT_V2
+    let errorBody = RevenueCatErrorBody.decode(body: body)
+    check(errorBody?.message, "message")
+    check(errorBody?.code, "code")
+    let text = String(decoding: body, as: UTF8.self)
+    let retryAfter = text.split(separator: "\n", omittingEmptySubsequences: false).last.map(String.init)
+    for cap in [Duration.seconds(60), .seconds(0), .seconds(Int64.max)] {
+        rateLimitWait(backoffMS: errorBody?.backoffMS, retryAfter: retryAfter, cap: cap)
+    }
+    #endif
+}
+
+#if RATE_LIMIT_WAIT_V2
+// `RequestedWait` / `WaitText` in the core (the saturating 429 parse): scripts/fuzz defines RATE_LIMIT_WAIT_V2 when
+// Sources/SubreconCore/RequestedWait.swift exists.
+private func checkWait(_ asked: RequestedWait, cap: Duration) {
+    switch asked {
+    case .wait(let duration): precondition(duration >= .zero && duration <= cap, "a wait outside 0...cap")
+    case .tooLong(let seconds): _ = RequestedWait.tooLongDescription(seconds: seconds, cap: cap)
+    case .unspecified: break
+    }
+}
+
+private func rateLimitWait(backoffMS: Double?, retryAfter: String?, cap: Duration) {
+    let now = Date(timeIntervalSince1970: 1_772_000_000)
+    checkWait(RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: cap), cap: cap)
+    guard let retryAfter else { return }
+    // Apple's Retry-After: absolute Unix milliseconds, or an HTTP-date.
+    if let milliseconds = WaitText.number(retryAfter) {
+        checkWait(RequestedWait.untilUnixMilliseconds(milliseconds, now: now, cap: cap), cap: cap)
+    }
+    if let date = WaitText.httpDate(retryAfter) { checkWait(RequestedWait.until(date, now: now, cap: cap), cap: cap) }
+}
+#endif
+// Without RATE_LIMIT_WAIT_V2 (before the saturating 429 parse), `RevenueCatErrorBody` and `rateLimitWait` are known
+// to trap on `backoff_ms: 1e19` / `Retry-After: inf` (issue 8, bullet 3, fixed with RequestedWait): the error body
+// branch is then skipped so the other decoders are still fuzzed.
+
+private func appStoreStatus(_ body: Data) {
+    guard let response = try? AppStoreJSON.decode(StatusResponse.self, from: body) else { return }
+    check(response.bundleId, "bundleId")
+    check(response.environment, "environment")
+    for group in response.data ?? [] {
+        check(group.subscriptionGroupIdentifier, "subscriptionGroupIdentifier")
+        for item in group.lastTransactions ?? [] {
+            check(item.originalTransactionId, "originalTransactionId")
+            check(item.signedTransactionInfo, "signedTransactionInfo")
+            check(item.signedRenewalInfo, "signedRenewalInfo")
+        }
+    }
+    if let json = try? JSONEncoder().encode(response) { checkJSONB(json) }
+}
+
+private func appStoreError(_ body: Data) {
+    guard let payload = try? AppStoreJSON.decode(AppStoreErrorPayload.self, from: body) else { return }
+    check(payload.errorMessage, "errorMessage")
+    _ = payload.errorCode.map(AppStoreErrorPayload.retryableCodes.contains)
+}
+
+private func transactionPayload(_ body: Data) {
+    guard let payload = try? AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: body) else { return }
+    for text in [
+        payload.originalTransactionId, payload.transactionId, payload.bundleId, payload.productId, payload.type,
+        payload.environment, payload.currency, payload.storefront, payload.offerIdentifier, payload.revocationType,
+    ] { check(text, "transaction text") }
+    for date in [payload.purchaseDate, payload.originalPurchaseDate, payload.expiresDate, payload.signedDate, payload.revocationDate] {
+        check(date, "transaction date")
+    }
+    if let json = try? JSONEncoder().encode(payload) { checkJSONB(json) }
+}
+
+private func renewalPayload(_ body: Data) {
+    guard let payload = try? AppStoreJSON.decode(JWSRenewalInfoDecodedPayload.self, from: body) else { return }
+    for text in [payload.originalTransactionId, payload.productId, payload.autoRenewProductId, payload.environment, payload.currency] {
+        check(text, "renewal text")
+    }
+    for date in [payload.gracePeriodExpiresDate, payload.signedDate, payload.recentSubscriptionStartDate, payload.renewalDate] {
+        check(date, "renewal date")
+    }
+    if let json = try? JSONEncoder().encode(payload) { checkJSONB(json) }
+}
+
+private func receipt(_ body: Data) {
+    guard let response = VerifyReceiptResponse.decode(body: body) else { return }
+    for environment in [StoreEnvironmentName.production, .sandbox] {
+        let answer = ReceiptMapping.answer(response, environment: environment, productID: "pro.monthly")
+        check(answer.originalTransactionID, "receipt original transaction id")
+        for fact in answer.purchases { check(fact.productID, "receipt product id") }
+        for entry in response.latestReceiptInfo ?? [] {
+            for key in ["purchase_date_ms", "expires_date_ms", "cancellation_date_ms"] {
+                check(ReceiptMapping.date(entry[key]?.text), "receipt date")
+            }
+        }
+    }
+}
+
+private func text(_ body: Data) {
+    let sanitized = SourceText.sanitizedJSON(body)
+    precondition(String(data: sanitized, encoding: .utf8) != nil, "sanitized body is not UTF-8")
+    checkJSONB(sanitized)
+    let string = String(decoding: body, as: UTF8.self)
+    check(SourceText.sanitized(string), "sanitized text")
+    check(SourceNumber.date(unixMilliseconds: string), "ms string")
+    if let value = Double(string) {
+        check(SourceNumber.date(unixMilliseconds: value), "ms number")
+        _ = SourceNumber.int64(value)
+        _ = SourceNumber.saturatingInt64(value)
+    }
+    if let value = Int64(string) { check(SourceNumber.date(unixMilliseconds: value), "ms integer") }
+}
