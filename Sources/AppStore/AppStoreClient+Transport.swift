@@ -19,8 +19,10 @@ extension AppStoreClient {
         let encodedID = transactionID.addingPercentEncoding(withAllowedCharacters: allowed) ?? transactionID
         let url = configuration.baseURL(for: environment) + "/inApps/v1/subscriptions/" + encodedID
         var attempt = 0
+        var failures = 0  // 5xx, network errors, retryable codes: bounded by maxAttempts
+        var rateLimited = RateLimitChain(budget: configuration.rateLimitBudget)  // 429s: bounded by time, not attempts
         var lastProblem = "no attempt made"
-        while attempt < configuration.maxAttempts {
+        while failures < configuration.maxAttempts {
             attempt += 1
             if Task.isCancelled { return .failure(fetchError("cancelled")) }
             do {
@@ -53,7 +55,8 @@ extension AppStoreClient {
                 observer?.requestFinished(source: Self.source, status: nil, retried: retried)
                 lastProblem = "network error (\(type(of: error)))"
                 logger.debug("app store request failed", metadata: ["http.attempt": "\(attempt)", "error": "\(error)"])
-                if attempt < configuration.maxAttempts { await backoff(attempt: attempt) }
+                failures += 1
+                if failures < configuration.maxAttempts { await backoff(attempt: failures) }
                 continue
             }
             observer?.requestFinished(source: Self.source, status: status, retried: retried)
@@ -72,13 +75,32 @@ extension AppStoreClient {
             if code == AppStoreErrorPayload.transactionIDNotFound { return .success(.notFound) }
             let named = code.map { "HTTP \(status), error \($0)" } ?? "HTTP \(status)"
             if status == 429 {
-                lastProblem = "rate limited (\(named))"
-                if attempt < configuration.maxAttempts { await waitForRetryAfter(headers, attempt: attempt) }
+                let asked = Self.requestedWait(retryAfter: headers.first(name: "Retry-After"), now: now(), cap: configuration.maxRateLimitWait)
+                // Every 429 lowers the shared rate; a granted wait also pauses everybody for it.
+                let step = rateLimited.next(asked, ownBackoff: { backoffDuration(attempt: $0) })
+                if case .wait(let wait) = step {
+                    await gate?.backOff(source: Self.source, for: wait)
+                    try? await sleep(wait)
+                } else {
+                    await gate?.backOff(source: Self.source, for: .zero)
+                }
+                switch step {
+                case .wait: break
+                case .tooLong(let seconds):
+                    return .failure(
+                        fetchError(
+                            "rate limited (\(named)): Apple "
+                                + RequestedWait.tooLongDescription(seconds: seconds, cap: configuration.maxRateLimitWait)
+                                + " (Retry-After); retried on the next run"))
+                case .budgetSpent:
+                    return .failure(fetchError("rate limited (\(named)) until this lookup's wait budget ran out after \(attempt) attempts"))
+                }
                 continue
             }
             if status >= 500 || code.map(AppStoreErrorPayload.retryableCodes.contains) == true {
                 lastProblem = named
-                if attempt < configuration.maxAttempts { await backoff(attempt: attempt) }
+                failures += 1
+                if failures < configuration.maxAttempts { await backoff(attempt: failures) }
                 continue
             }
             let message = payload?.errorMessage.map { ": \($0)" } ?? ""
@@ -88,20 +110,22 @@ extension AppStoreClient {
     }
 
     private func backoff(attempt: Int) async {
-        let base = configuration.baseBackoff * (1 << min(attempt - 1, 10))
-        let jittered = base * Double.random(in: 0.5...1.0)
-        try? await sleep(min(jittered, configuration.maxRetryWait))
+        try? await sleep(backoffDuration(attempt: attempt))
     }
 
-    /// `Retry-After` is an absolute Unix time in milliseconds (apple.md §1.9); waits until then, capped.
-    private func waitForRetryAfter(_ headers: HTTPHeaders, attempt: Int) async {
-        guard let value = headers.first(name: "Retry-After"), let milliseconds = Int64(value.trimmingCharacters(in: .whitespaces)) else {
-            await backoff(attempt: attempt)
-            return
-        }
-        let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded())
-        let wait = min(Duration.milliseconds(max(0, milliseconds - nowMilliseconds)), configuration.maxRetryWait)
-        await gate?.backOff(source: Self.source, for: wait)
-        try? await sleep(wait)
+    /// Exponential backoff with jitter after the `attempt`-th failure (1-based), capped by `maxRetryWait`.
+    private func backoffDuration(attempt: Int) -> Duration {
+        let base = configuration.baseBackoff * (1 << min(max(attempt - 1, 0), 10))
+        return min(base * Double.random(in: 0.5...1.0), configuration.maxRetryWait)
+    }
+
+    /// What a 429's `Retry-After` asks for: an absolute Unix time in milliseconds (apple.md §1.9; an HTTP-date is
+    /// read too), judged against `cap`. Never traps: `inf`, huge values and instants far ahead are `.tooLong`; an
+    /// instant already past is a wait of zero; anything unreadable is `.unspecified` (the client's own backoff).
+    static func requestedWait(retryAfter value: String?, now: Date, cap: Duration) -> RequestedWait {
+        guard let value else { return .unspecified }
+        if let milliseconds = WaitText.number(value) { return .untilUnixMilliseconds(milliseconds, now: now, cap: cap) }
+        if let date = WaitText.httpDate(value) { return .until(date, now: now, cap: cap) }
+        return .unspecified
     }
 }

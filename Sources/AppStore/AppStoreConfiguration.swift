@@ -25,12 +25,18 @@ public struct AppStoreConfiguration: Sendable, CustomStringConvertible {
     public var rootCertificates: [Certificate]
     /// Timeout of one HTTP request.
     public var requestTimeout: Duration
-    /// Attempts per environment for retryable failures (5xx, network, retryable error codes, 429).
+    /// Attempts per environment for retryable failures (5xx, network, retryable error codes). 429 answers do not
+    /// count: they are flow control, bounded by `maxRateLimitWait` and `rateLimitBudget`.
     public var maxAttempts: Int
     /// First backoff step; doubles per attempt, with jitter.
     public var baseBackoff: Duration
-    /// Upper bound of one backoff or `Retry-After` wait.
+    /// Upper bound of one backoff.
     public var maxRetryWait: Duration
+    /// Longest wait a 429's `Retry-After` may ask for: a longer one gives the user up for this run (a fetch error
+    /// saying Apple asked for too long a wait), never a sleep that long.
+    public var maxRateLimitWait: Duration
+    /// Total time one lookup may spend waiting on 429s before the user is given up for this run.
+    public var rateLimitBudget: Duration
 
     /// Apple's production host.
     public static let productionURL = "https://api.storekit.itunes.apple.com"
@@ -42,7 +48,8 @@ public struct AppStoreConfiguration: Sendable, CustomStringConvertible {
         environment: StoreEnvironment = .production, baseURLOverride: String? = nil,
         sandboxBaseURLOverride: String? = nil, rootCertificates: [Certificate]? = nil,
         requestTimeout: Duration = .seconds(30), maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(250),
-        maxRetryWait: Duration = .seconds(30)
+        maxRetryWait: Duration = .seconds(30), maxRateLimitWait: Duration = .seconds(60),
+        rateLimitBudget: Duration = .seconds(300)
     ) throws(AppStoreConfigurationError) {
         self.issuerID = issuerID
         self.keyID = keyID
@@ -60,6 +67,8 @@ public struct AppStoreConfiguration: Sendable, CustomStringConvertible {
         self.maxAttempts = max(1, maxAttempts)
         self.baseBackoff = baseBackoff
         self.maxRetryWait = maxRetryWait
+        self.maxRateLimitWait = maxRateLimitWait
+        self.rateLimitBudget = rateLimitBudget
     }
 
     /// The base URL (no trailing slash) used for `environment`.

@@ -1,4 +1,5 @@
 import Foundation
+import SubreconCore
 
 /// The waits between attempts: pure arithmetic, tested on its own.
 enum RetryPolicy {
@@ -14,17 +15,21 @@ enum RetryPolicy {
         .seconds(ceiling.seconds * Swift.min(Swift.max(unit, 0), 1))
     }
 
-    /// What a 429 asks for: body `backoff_ms` first, else `Retry-After` in seconds (a value above 300 is read as
-    /// milliseconds, as some RevenueCat documents and SDKs do), capped by `cap`. Nil when neither says anything usable.
-    static func rateLimitWait(backoffMS: Int?, retryAfter: String?, cap: Duration) -> Duration? {
-        var wait: Duration?
-        if let backoffMS, backoffMS >= 0 {
-            wait = .milliseconds(backoffMS)
-        } else if let retryAfter, let value = Double(retryAfter.trimmingCharacters(in: .whitespaces)), value >= 0 {
-            wait = value > 300 ? .milliseconds(Int64(value)) : .seconds(value)
+    /// What a 429 asks for, judged against `cap`: the body's `backoff_ms` first (milliseconds), else `Retry-After`:
+    /// a number of seconds (a value above 300 is read as milliseconds, as some RevenueCat documents and SDKs do) or
+    /// an HTTP-date (a wait until then). Anything unusable in one falls through to the other, then `.unspecified`.
+    /// Never traps: `1e19`, `inf`, huge integers and dates far ahead are `.tooLong`.
+    static func rateLimitWait(backoffMS: Double?, retryAfter: String?, now: Date, cap: Duration) -> RequestedWait {
+        if let backoffMS {
+            let asked = RequestedWait.milliseconds(backoffMS, cap: cap)
+            if asked != .unspecified { return asked }
         }
-        guard let wait else { return nil }
-        return Swift.min(wait, cap)
+        guard let retryAfter else { return .unspecified }
+        if let value = WaitText.number(retryAfter) {
+            return value > 300 ? .milliseconds(value, cap: cap) : .seconds(value, cap: cap)
+        }
+        if let date = WaitText.httpDate(retryAfter) { return .until(date, now: now, cap: cap) }
+        return .unspecified
     }
 }
 

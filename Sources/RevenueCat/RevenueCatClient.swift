@@ -16,8 +16,9 @@ public struct RevenueCatFetchResult: Sendable, Hashable {
 
 /// Client for RevenueCat's v1 `GET /v1/subscribers/{app_user_id}`.
 ///
-/// Retries 5xx, network errors and timeouts with exponential backoff and full jitter, honours 429 waits,
-/// and never retries other 4xx. Does not send `X-Platform` (it would touch `last_seen`). The caller owns the
+/// Retries 5xx, network errors and timeouts (at most `maxAttempts` tries) with exponential backoff and full jitter;
+/// honours 429 waits without counting them as attempts (bounded by `max429Wait` per wait and `rateLimitBudget` in
+/// total); never retries other 4xx. Does not send `X-Platform` (it would touch `last_seen`). The caller owns the
 /// `HTTPClient`. Never logs or reports the API key.
 public struct RevenueCatClient: Sendable {
     /// The name given to `RequestObserver`.
@@ -66,6 +67,8 @@ public struct RevenueCatClient: Sendable {
         request.headers.add(name: "Accept", value: "application/json")
 
         var attempt = 0
+        var failures = 0  // 5xx, timeouts, network errors: bounded by maxAttempts
+        var rateLimited = RateLimitChain(budget: configuration.rateLimitBudget)  // 429s: bounded by time, not attempts
         while true {
             attempt += 1
             if let gate {
@@ -82,15 +85,25 @@ public struct RevenueCatClient: Sendable {
                     return RevenueCatFetchResult(status: status, response: try decode(body), attempts: attempt)
                 case 429:
                     let errorBody = try? JSONDecoder().decode(RevenueCatErrorBody.self, from: body)
-                    guard attempt < configuration.maxAttempts else { throw RevenueCatError.rateLimited(attempts: attempt) }
-                    wait =
-                        RetryPolicy.rateLimitWait(
-                            backoffMS: errorBody?.backoffMS, retryAfter: headers.first(name: "retry-after"),
-                            cap: configuration.max429Wait) ?? backoff(failures: attempt)
-                    await gate?.backOff(for: wait)
+                    let asked = RetryPolicy.rateLimitWait(
+                        backoffMS: errorBody?.backoffMS, retryAfter: headers.first(name: "retry-after"), now: Date(),
+                        cap: configuration.max429Wait)
+                    // Every 429 lowers the shared rate; a granted wait also pauses everybody for it.
+                    switch rateLimited.next(asked, ownBackoff: { backoff(failures: $0) }) {
+                    case .wait(let duration):
+                        wait = duration
+                        await gate?.backOff(for: duration)
+                    case .tooLong(let seconds):
+                        await gate?.backOff(for: .zero)
+                        throw RevenueCatError.rateLimitWaitTooLong(seconds: seconds, cap: configuration.max429Wait, attempts: attempt)
+                    case .budgetSpent:
+                        await gate?.backOff(for: .zero)
+                        throw RevenueCatError.rateLimited(attempts: attempt)
+                    }
                 case 500...599:
-                    guard attempt < configuration.maxAttempts else { throw httpError(status, body, attempts: attempt) }
-                    wait = backoff(failures: attempt)
+                    failures += 1
+                    guard failures < configuration.maxAttempts else { throw httpError(status, body, attempts: attempt) }
+                    wait = backoff(failures: failures)
                 default:
                     throw httpError(status, body, attempts: attempt)
                 }
@@ -99,14 +112,16 @@ public struct RevenueCatClient: Sendable {
                     metadata: ["user.id": "\(appUserID)", "http.status": "\(status)", "retry.attempt": "\(attempt)"])
             case .timedOut:
                 observer?.requestFinished(source: Self.sourceName, status: nil, retried: retried)
-                guard attempt < configuration.maxAttempts else { throw RevenueCatError.timedOut(attempts: attempt) }
-                wait = backoff(failures: attempt)
+                failures += 1
+                guard failures < configuration.maxAttempts else { throw RevenueCatError.timedOut(attempts: attempt) }
+                wait = backoff(failures: failures)
             case .network(let reason):
                 observer?.requestFinished(source: Self.sourceName, status: nil, retried: retried)
-                guard attempt < configuration.maxAttempts else {
+                failures += 1
+                guard failures < configuration.maxAttempts else {
                     throw RevenueCatError.network(reason, attempts: attempt)
                 }
-                wait = backoff(failures: attempt)
+                wait = backoff(failures: failures)
                 logger.debug(
                     "revenuecat request failed below HTTP, will be retried",
                     metadata: ["user.id": "\(appUserID)", "error.message": "\(reason)", "retry.attempt": "\(attempt)"])

@@ -1,9 +1,13 @@
+import SubreconCore
+
 /// Why a RevenueCat fetch failed. `description` is written for the operator and never contains the API key.
 public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A non-retryable HTTP status (or the last of several retryable ones), with RevenueCat's error code and message.
     case http(status: Int, code: String?, message: String?, attempts: Int)
-    /// Still rate limited (429) after every attempt.
+    /// Still rate limited (429) when the lookup's time budget for 429 waits (`rateLimitBudget`) ran out.
     case rateLimited(attempts: Int)
+    /// A 429 asked for a wait longer than `max429Wait` (`description` says how long): given up for this run.
+    case rateLimitWaitTooLong(seconds: Double, cap: Duration, attempts: Int)
     /// The last attempt did not finish within the request timeout.
     case timedOut(attempts: Int)
     /// The last attempt failed below HTTP (connection refused, reset, DNS, ...).
@@ -25,7 +29,10 @@ public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible 
             if let message, !message.isEmpty { text += ": \(message)" }
             return text + Self.after(attempts)
         case .rateLimited(let attempts):
-            return "rate limited (HTTP 429)" + Self.after(attempts)
+            return "rate limited (HTTP 429) until this lookup's wait budget ran out" + Self.after(attempts)
+        case .rateLimitWaitTooLong(let seconds, let cap, let attempts):
+            return "rate limited (HTTP 429): RevenueCat "
+                + RequestedWait.tooLongDescription(seconds: seconds, cap: cap) + "; retried on the next run" + Self.after(attempts)
         case .timedOut(let attempts):
             return "timed out" + Self.after(attempts)
         case .network(let reason, let attempts):

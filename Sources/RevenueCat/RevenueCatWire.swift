@@ -281,8 +281,10 @@ public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
 public struct RevenueCatErrorBody: Decodable, Sendable, Hashable {
     public var code: String?
     public var message: String?
-    /// Milliseconds to wait before retrying, when the server says so (429).
-    public var backoffMS: Int?
+    /// Milliseconds to wait before retrying, when the server says so (429): a JSON number (integer or not, any
+    /// size: `1e19` stays `1e19`) or a numeric string (`"  5 "`); nil when absent or unreadable. Never rounded or
+    /// converted to an integer here; `RequestedWait` judges it.
+    public var backoffMS: Double?
 
     enum CodingKeys: String, CodingKey {
         case code, message
@@ -297,12 +299,12 @@ public struct RevenueCatErrorBody: Decodable, Sendable, Hashable {
             code = try? container.decodeIfPresent(String.self, forKey: .code)
         }
         message = try? container.decodeIfPresent(String.self, forKey: .message)
-        if let millis = try? container.decodeIfPresent(Int.self, forKey: .backoffMS) {
+        if let millis = try? container.decodeIfPresent(Double.self, forKey: .backoffMS) {
             backoffMS = millis
-        } else if let millis = try? container.decodeIfPresent(Double.self, forKey: .backoffMS) {
-            backoffMS = Int(millis)
+        } else if let text = try? container.decodeIfPresent(String.self, forKey: .backoffMS) {
+            backoffMS = WaitText.number(text)
         } else {
-            backoffMS = nil
+            backoffMS = nil  // absent, null, or a number no Double holds (1e400): the client's own backoff
         }
     }
 }

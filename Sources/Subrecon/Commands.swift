@@ -86,12 +86,20 @@ public enum Commands {
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
                 let appStoreRate =
                     options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
+                // The --*-rps values are the app's whole budget: this shard takes 1/N of each.
                 let source = try StoreFactSource(
                     configuration: config, httpClient: http, stats: stats, logger: logger,
-                    revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(options.revenueCatRequestsPerSecond),
-                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(appStoreRate), receipts: store)
+                    revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(
+                        RequestBudget.perShard(options.revenueCatRequestsPerSecond, shard: options.shard)),
+                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(appStoreRate, shard: options.shard)),
+                    receipts: store)
+                var notes = source.notes
+                notes["revenuecat"]? += "; " + RequestBudget.describe(options.revenueCatRequestsPerSecond, shard: options.shard)
+                if source.appStore != nil {
+                    notes["app_store"]? += "; " + RequestBudget.describe(appStoreRate, shard: options.shard)
+                }
                 let job = ReconcileJob(
-                    database: store, source: source, stats: stats, sourcesNote: source.notes, logger: logger, progress: progress)
+                    database: store, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
                 let stop = finalOptions.stop
                 guard
                     let result = try await ShardLock.withLock(

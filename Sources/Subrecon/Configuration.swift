@@ -36,16 +36,22 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         let timeout = try env.number("SUBRECON_HTTP_TIMEOUT_SECONDS", default: 10, range: 0.01...600)
         let attempts = Int(try env.number("SUBRECON_HTTP_MAX_ATTEMPTS", default: 4, range: 1...20))
         let backoff = try env.number("SUBRECON_HTTP_BACKOFF_SECONDS", default: 0.5, range: 0...60)
+        // 429: the longest single wait a source may ask for, and the total a lookup may spend waiting on 429s.
+        let maxRateLimitWait = try env.number("SUBRECON_HTTP_MAX_429_WAIT_SECONDS", default: 60, range: 0...3600)
+        let rateLimitBudget = try env.number("SUBRECON_HTTP_429_BUDGET_SECONDS", default: 300, range: 0...86_400)
         var revenueCat: RevenueCatConfiguration?
         if let key = try env.secret("REVENUECAT_API_KEY") {
             let base = try env.baseURL("REVENUECAT_BASE_URL", default: RevenueCatConfiguration.defaultBaseURL)!
             revenueCat = RevenueCatConfiguration(
                 baseURL: base, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
-                baseBackoff: .milliseconds(Int64(backoff * 1000)))
+                baseBackoff: .milliseconds(Int64(backoff * 1000)), max429Wait: .milliseconds(Int64(maxRateLimitWait * 1000)),
+                rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
         } else if requireRevenueCat {
             throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
         }
-        let apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
+        var apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
+        apple?.maxRateLimitWait = .milliseconds(Int64(maxRateLimitWait * 1000))
+        apple?.rateLimitBudget = .milliseconds(Int64(rateLimitBudget * 1000))
         var receipts: ReceiptVerifierConfiguration?
         let receiptURL = try env.baseURL("APPLE_VERIFY_RECEIPT_URL", default: nil)
         if let secret = try env.secret("APPLE_SHARED_SECRET") {

@@ -20,11 +20,12 @@ public struct RunOptions: Sendable {
     public var lookbackDays = 60
     public var environment: StoreEnvironment = .production
     public var pageSize = 500
-    /// RevenueCat requests per second shared by all workers; 0 = unlimited. RevenueCat does not document v1
-    /// limits (v2 allows 480/min = 8/s per project); 10/s is a cautious default for one nightly job.
+    /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
+    /// by all workers; 0 = unlimited. RevenueCat does not document v1 limits (v2 allows 480/min = 8/s per project);
+    /// 10/s is a cautious default for one nightly job.
     public var revenueCatRequestsPerSecond = RunOptions.defaultRevenueCatRequestsPerSecond
-    /// App Store Server API requests per second; nil = Apple's published budget for the environment
-    /// (50/s production, 5/s sandbox); 0 = unlimited.
+    /// App Store Server API requests per second for the whole app (a `--shard I/N` run takes 1/N); nil = Apple's
+    /// published budget for the environment (50/s production, 5/s sandbox); 0 = unlimited.
     public var appStoreRequestsPerSecond: Double?
     public static let defaultRevenueCatRequestsPerSecond = 10.0
 

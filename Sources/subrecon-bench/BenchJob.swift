@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Subrecon
 import SubreconReports
+import SubreconStore
 
 /// What one measured run of the job reports back from its own process.
 struct JobMeasurement: Codable, Sendable {
@@ -18,6 +19,26 @@ struct JobMeasurement: Codable, Sendable {
     var peakRSSKB = 0
 }
 
+extension JobMeasurement {
+    /// Several shard processes started together, as one: counts add up, times and peak RSS are the largest.
+    static func combined(_ parts: [JobMeasurement]) -> JobMeasurement {
+        var total = JobMeasurement()
+        for part in parts {
+            total.candidates += part.candidates
+            total.validateSeconds = max(total.validateSeconds, part.validateSeconds)
+            total.totalSeconds = max(total.totalSeconds, part.totalSeconds)
+            total.revenueCatRequests += part.revenueCatRequests
+            total.appStoreRequests += part.appStoreRequests
+            total.rateLimited += part.rateLimited
+            total.applied += part.applied
+            total.errors += part.errors
+            total.exitCode = max(total.exitCode, part.exitCode)
+            total.peakRSSKB = max(total.peakRSSKB, part.peakRSSKB)
+        }
+        return total
+    }
+}
+
 /// Runs the real job (`Commands.run`, the `subrecon run` code path) in a child process of its own, so that its
 /// peak RSS is the job's alone (the simulator and the seeding stay in the parent).
 enum BenchJob {
@@ -27,6 +48,8 @@ enum BenchJob {
         var appStoreRPS: Double
         var limit: Int?
         var asOf: Date
+        /// `I/N` for a shard process (`--shard`); nil: the whole table.
+        var shard: String? = nil
     }
 
     /// Parent side: starts `/proc/self/exe --child-job RESULT ...` with `environment` and waits for it.
@@ -40,6 +63,7 @@ enum BenchJob {
             "--as-of-epoch", String(settings.asOf.timeIntervalSince1970), "--report-dir", directory.path,
         ]
         if let limit = settings.limit { arguments += ["--limit", String(limit)] }
+        if let shard = settings.shard { arguments += ["--shard", shard] }
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
@@ -62,6 +86,7 @@ enum BenchJob {
         options.limit = settings.limit
         options.revenueCatRequestsPerSecond = settings.revenueCatRPS
         options.appStoreRequestsPerSecond = settings.appStoreRPS
+        if let shard = settings.shard.flatMap(ShardSpec.init(parsing:)) { options.shard = shard }
         let result = try await Commands.run(
             environment: Environment(ProcessInfo.processInfo.environment), options: options, logger: logger)
         let summary = result.summary

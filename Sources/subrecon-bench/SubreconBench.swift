@@ -22,6 +22,14 @@ struct SubreconBench: AsyncParsableCommand {
     @Flag(help: "RevenueCat only: no App Store credentials (no Apple calls, no JWS verification).") var noAppStore = false
     @Flag(help: "Time the candidate scan alone (seed, stream every candidate, EXPLAIN ANALYZE one page).") var scanOnly = false
     @Option(help: "Scan page size.") var pageSize = 500
+    @Option(
+        help: """
+            Instead of the concurrency and sequential rows: N shard processes at once (--shard 0/N ... N-1/N, the \
+            Kubernetes CronJob layout), each given the app's whole --rate-limit as its --*-rps (each takes 1/N).
+            """)
+    var shards = 0
+    @Flag(help: "With --shards: add a row where every shard paces at the whole budget (N times oversubscribed).")
+    var overBudget = false
 
     // The job's own process (internal).
     @Option(help: .hidden) var childJob: String?
@@ -30,12 +38,13 @@ struct SubreconBench: AsyncParsableCommand {
     @Option(help: .hidden) var asOfEpoch = 0.0
     @Option(help: .hidden) var reportDir = ""
     @Option(help: .hidden) var limit: Int?
+    @Option(help: .hidden) var shard: String?
 
     func run() async throws {
         if let childJob {
             let settings = BenchJob.Settings(
                 concurrency: concurrency, revenueCatRPS: clientRevenuecatRps, appStoreRPS: clientAppStoreRps, limit: limit,
-                asOf: Date(timeIntervalSince1970: asOfEpoch))
+                asOf: Date(timeIntervalSince1970: asOfEpoch), shard: shard)
             try await BenchJob.runChild(settings, reportDirectory: URL(fileURLWithPath: reportDir), resultPath: childJob)
             return
         }
@@ -79,6 +88,24 @@ struct SubreconBench: AsyncParsableCommand {
         var rows: [BenchRow] = []
         let settings = BenchJob.Settings(
             concurrency: concurrency, revenueCatRPS: rateLimit, appStoreRPS: rateLimit, limit: nil, asOf: asOf)
+        if shards > 0 {
+            rows.append(
+                try await measureShards(
+                    settings, label: "\(shards) shards", database: database, simulator: simulator, environment: environment,
+                    candidates: all, asOf: asOf, stride: stride, directory: directory, logger: logger))
+            if overBudget {
+                var whole = settings
+                whole.revenueCatRPS = rateLimit * Double(shards)
+                whole.appStoreRPS = rateLimit * Double(shards)
+                rows.append(
+                    try await measureShards(
+                        whole, label: "\(shards) shards × whole budget", database: database, simulator: simulator,
+                        environment: environment, candidates: all, asOf: asOf, stride: stride, directory: directory, logger: logger))
+            }
+            await simulator.server.shutdown()
+            print(BenchRow.table(rows))
+            return
+        }
         _ = await simulator.observe(candidates: all[...], withApple: withApple)
         let concurrent = try await BenchJob.measure(settings, environment: environment, directory: directory)
         let seen = await simulator.observe(candidates: all[...], withApple: withApple)
@@ -96,6 +123,31 @@ struct SubreconBench: AsyncParsableCommand {
         }
         await simulator.server.shutdown()
         print(BenchRow.table(rows))
+    }
+}
+
+extension SubreconBench {
+    /// `shards` job processes at once, `--shard 0/N` ... `N-1/N`, each with `settings`' rates as its `--*-rps`.
+    fileprivate func measureShards(
+        _ settings: BenchJob.Settings, label: String, database: BenchDatabase, simulator: BenchSimulator,
+        environment: [String: String], candidates all: [BenchCandidate], asOf: Date, stride: Int, directory: URL, logger: Logger
+    ) async throws -> BenchRow {
+        try await database.seedUsers(users: users, stride: stride, asOf: asOf, logger: logger)
+        _ = await simulator.observe(candidates: all[...], withApple: !noAppStore)
+        say("\(label): \(shards) processes, --revenuecat-rps \(settings.revenueCatRPS) --app-store-rps \(settings.appStoreRPS) each ...")
+        let count = shards
+        let parts = try await withThrowingTaskGroup(of: JobMeasurement.self) { group in
+            for index in 0..<count {
+                var shard = settings
+                shard.shard = "\(index)/\(count)"
+                group.addTask { try await BenchJob.measure(shard, environment: environment, directory: directory) }
+            }
+            var parts: [JobMeasurement] = []
+            for try await part in group { parts.append(part) }
+            return parts
+        }
+        let seen = await simulator.observe(candidates: all[...], withApple: !noAppStore)
+        return BenchRow(label: label, job: .combined(parts), simulator: seen, rateLimit: rateLimit)
     }
 }
 

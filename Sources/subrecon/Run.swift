@@ -29,9 +29,9 @@ struct Run: AsyncParsableCommand {
     var metricsFile: String?
     @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
     var pushgatewayURL: String?
-    @Option(help: "RevenueCat requests per second, shared by all workers (0 = unlimited).")
+    @Option(help: "RevenueCat requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
-    @Option(help: "App Store Server API requests per second (default 50 production, 5 sandbox; 0 = unlimited).")
+    @Option(help: "App Store Server API requests per second for the whole app; a --shard I/N run takes 1/N (default 50 production, 5 sandbox; 0 = unlimited).")
     var appStoreRps: Double?
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?

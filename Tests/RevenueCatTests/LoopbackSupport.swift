@@ -44,14 +44,16 @@ struct Loopback {
 
     static func run(
         apiKey: String = Loopback.apiKey, maxAttempts: Int = 4, requestTimeout: Duration = .seconds(5),
-        productEntitlements: [String: String] = [:], _ body: (Loopback) async throws -> Void
+        productEntitlements: [String: String] = [:], max429Wait: Duration = .milliseconds(50),
+        rateLimitBudget: Duration = .seconds(300), _ body: (Loopback) async throws -> Void
     ) async throws {
         let simulator = RevenueCatSimulator(apiKey: Loopback.apiKey, productEntitlements: productEntitlements)
         let server = try await SimulatorServer.start(routes: [simulator])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let configuration = RevenueCatConfiguration(
             baseURL: server.baseURL, apiKey: apiKey, requestTimeout: requestTimeout, maxAttempts: maxAttempts,
-            baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20), max429Wait: .milliseconds(50))
+            baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20), max429Wait: max429Wait,
+            rateLimitBudget: rateLimitBudget)
         let observer = RecordingObserver()
         let gate = RecordingGate()
         let client = RevenueCatClient(

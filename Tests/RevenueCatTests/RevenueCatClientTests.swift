@@ -119,29 +119,83 @@ struct RevenueCatClientTests {
         }
     }
 
-    @Test("a 429 with backoff_ms is waited out (capped) and retried")
+    @Test("a 429 with backoff_ms or Retry-After is waited out and retried, and tells the gate")
     func rateLimitedThenSuccess() async throws {
-        try await Loopback.run { loop in
+        try await Loopback.run(max429Wait: .seconds(1)) { loop in
             await loop.simulator.setSubscriber(Self.subscriber, for: "u")
-            await loop.simulator.setFault(.rateLimited(backoffMS: 30, retryAfter: nil), for: "u", times: 1)
-            await loop.simulator.setFault(.rateLimited(backoffMS: nil, retryAfter: "120"), for: "u", times: 1)
+            await loop.simulator.setFault(.rateLimited(backoffMS: 80, retryAfter: nil), for: "u", times: 1)
+            await loop.simulator.setFault(.rateLimited(backoffMS: nil, retryAfter: "0.1"), for: "u", times: 1)
             let facts = await loop.client.facts(for: "u")
             #expect(facts.errors.isEmpty)
             let counters = await loop.simulator.counters()
             #expect(counters.totalRequests == 3)
             #expect(counters.rateLimitedAnswers == 2)
-            #expect(loop.gate.backOffDurations == [.milliseconds(30), .milliseconds(50)])
+            #expect(loop.gate.backOffDurations == [.milliseconds(80), .milliseconds(100)])
             #expect(loop.observer.entries.map(\.status) == [429, 429, 200])
         }
     }
 
-    @Test("429 on every attempt is a fetch error saying rate limited")
-    func rateLimitedForever() async throws {
+    @Test("429s do not use up the attempts meant for 5xx: more 429s than maxAttempts still end in an answer")
+    func rateLimitedMoreThanAttempts() async throws {
         try await Loopback.run(maxAttempts: 2) { loop in
+            await loop.simulator.setSubscriber(Self.subscriber, for: "u")
+            await loop.simulator.setFault(.rateLimited(backoffMS: 1, retryAfter: nil), for: "u", times: 5)
+            let result = try await loop.client.subscriber("u")
+            #expect(result.status == 200 && result.attempts == 6)
+            #expect(await loop.simulator.counters().rateLimitedAnswers == 5)
+        }
+    }
+
+    @Test("429 forever is given up when the lookup's wait budget is spent, saying rate limited")
+    func rateLimitedForever() async throws {
+        // Every wait is the 50 ms floor (asked 1 ms): 6 waits fill the 300 ms budget, the 7th 429 gives up.
+        try await Loopback.run(maxAttempts: 2, rateLimitBudget: .milliseconds(300)) { loop in
             await loop.simulator.setFault(.rateLimited(backoffMS: 1, retryAfter: "1"), for: "u")
             let facts = await loop.client.facts(for: "u")
-            #expect(facts.errors.first?.message.contains("rate limited") == true)
-            #expect(await loop.simulator.counters().totalRequests == 2)
+            let message = try #require(facts.errors.first?.message)
+            #expect(message.contains("rate limited") && message.contains("budget") && message.contains("7 attempts"))
+            #expect(await loop.simulator.counters().totalRequests == 7)
+            #expect(loop.gate.backOffDurations == Array(repeating: .milliseconds(50), count: 6) + [.zero])
+        }
+    }
+
+    @Test(
+        "a 429 asking for an absurd wait (backoff_ms 1e19, Retry-After inf, far HTTP-date) is a fetch error at once, never a trap or a sleep",
+        arguments: [
+            ([:], #"{"code": 7638, "message": "Rate limit", "backoff_ms": 1e19}"#, "asked to wait 1e+16 s"),
+            (["Retry-After": "inf"], #"{"code": 7638}"#, "unbounded wait"),
+            (["Retry-After": "99999999999999999999999"], "", "asked to wait"),
+            (["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"], "not json", "asked to wait"),
+            ([:], #"{"backoff_ms": "3600000"}"#, "asked to wait 3600 s"),
+        ] as [([String: String], String, String)])
+    func absurdWaits(headers: [String: String], body: String, says: String) async throws {
+        try await Loopback.run(max429Wait: .seconds(60)) { loop in
+            await loop.simulator.setSubscriber(Self.subscriber, for: "u")
+            await loop.simulator.setFault(.raw(status: 429, headers: headers, body: Data(body.utf8)), for: "u", times: 1)
+            let facts = await loop.client.facts(for: "u")
+            let error = try #require(facts.errors.first)
+            #expect(error.kind == .fetch)
+            #expect(error.message.contains("rate limited (HTTP 429)") && error.message.contains(says), "\(error.message)")
+            #expect(error.message.contains("60 s cap"))
+            #expect(await loop.simulator.counters().totalRequests == 1)
+            #expect(loop.gate.backOffDurations == [.zero], "the shared rate is lowered, nobody is paused for the absurd wait")
+        }
+    }
+
+    @Test("a 429 with NaN, negative or unreadable waits falls back to the client's own backoff and succeeds")
+    func unusableWaits() async throws {
+        try await Loopback.run { loop in
+            await loop.simulator.setSubscriber(Self.subscriber, for: "u")
+            for (headers, body) in [
+                (["Retry-After": "nan"], #"{"backoff_ms": -5}"#), (["Retry-After": "-inf"], #"{"backoff_ms": 1e400}"#),
+                (["Retry-After": ""], #"{"backoff_ms": "soon"}"#),
+            ] {
+                await loop.simulator.setFault(.raw(status: 429, headers: headers, body: Data(body.utf8)), for: "u", times: 1)
+            }
+            let result = try await loop.client.subscriber("u")
+            #expect(result.status == 200 && result.attempts == 4)
+            #expect(loop.gate.backOffDurations.count == 3)
+            #expect(loop.gate.backOffDurations == Array(repeating: .milliseconds(50), count: 3), "own backoff (<= 20 ms) raised to the floor")
         }
     }
 

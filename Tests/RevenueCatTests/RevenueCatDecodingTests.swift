@@ -78,4 +78,19 @@ struct RevenueCatDecodingTests {
         let bare = try JSONDecoder().decode(RevenueCatErrorBody.self, from: Data(#"{"message": "Bad parameters x"}"#.utf8))
         #expect(bare.code == nil)
     }
+
+    @Test(
+        "backoff_ms of any JSON shape decodes without trapping: int, float, huge, negative, string, null",
+        arguments: [
+            ("0", 0.0), ("1500", 1500), ("2.5", 2.5), ("-40", -40), ("1e19", 1e19), ("18446744073709551616", 18_446_744_073_709_551_616),
+            ("99999999999999999999999999999999999999999", 1e41), (#""  5 ""#, 5), (#""1e19""#, 1e19), (#""inf""#, .infinity),
+            (#""""#, nil), (#""nan""#, nil), (#""soon""#, nil), ("null", nil), ("1e400", nil), ("-1e400", nil), ("true", nil),
+            ("[1]", nil), (#"{"a": 1}"#, nil),
+        ] as [(String, Double?)])
+    func backoffShapes(json: String, expected: Double?) throws {
+        let body = try JSONDecoder().decode(
+            RevenueCatErrorBody.self, from: Data(#"{"code": 7638, "message": "slow down", "backoff_ms": \#(json)}"#.utf8))
+        #expect(body.backoffMS == expected)
+        #expect(body.code == "7638" && body.message == "slow down", "the rest of the body still decodes")
+    }
 }

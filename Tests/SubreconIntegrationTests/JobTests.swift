@@ -159,7 +159,8 @@ struct JobTests {
 
     @Test("faults — 500, 429, malformed JSON, timeout — leave users untouched and reported; exit 1")
     func faults() async throws {
-        try await Harness.with { h in
+        // 429 is bounded by time, not attempts: a small 429 budget lets "429 forever" end quickly.
+        try await Harness.with(extra: ["SUBRECON_HTTP_429_BUDGET_SECONDS": "0.5"]) { h in
             let ids = ["f-500", "f-429-forever", "f-malformed", "f-timeout", "f-429-once"]
             for id in ids {
                 try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(expires: -2))
