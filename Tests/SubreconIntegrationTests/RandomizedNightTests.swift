@@ -9,7 +9,8 @@ import Testing
 
 /// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test
 /// --filter RandomizedNight`): users whose truth the stores state, users whose evidence is unusable, random source
-/// faults, and a webhook writer racing the job. Then the invariants: nobody ends below the tier the stores entitle,
+/// faults, a webhook writer racing the job, and the real binary stopped at a random moment (SIGTERM, kill -9, or
+/// not at all) and resumed. Then the invariants: nobody ends below the tier the stores entitle,
 /// unusable evidence leaves the row untouched, one audit row and at most one intent of a kind per change, webhook
 /// writes win, and a rerun changes nothing.
 @Suite("A randomized night", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
@@ -45,8 +46,9 @@ struct RandomizedNightTests {
         let seed = Self.seed
         var rng = SeededRandom(seed: seed)
         let replay = "replay with SUBRECON_E2E_SEED=\(seed)"
+        print("randomized night: seed \(seed)")
         try await Harness.with { h in
-            await h.revenueCat.setLatency(.milliseconds(15))
+            await h.revenueCat.setLatency(.milliseconds(25))
             var users: [String: Generated] = [:]
             for index in 0..<60 {
                 let id = String(format: "n-%03d", index)
@@ -58,13 +60,36 @@ struct RandomizedNightTests {
             let racing = Set(users.keys.sorted().filter { _ in rng.chance(0.15) })
 
             // The webhook writer: while the job runs, each racing user's row is rewritten once, at a random moment.
-            let delays = racing.sorted().map { ($0, Int.random(in: 0...400, using: &rng)) }
+            let delays = racing.sorted().map { ($0, Int.random(in: 0...1_500, using: &rng)) }
+            // The real binary, stopped at a random moment by SIGTERM or kill -9 (or not at all), then resumed.
+            let interruption = rng.int(0...2)
+            let stopAfter = rng.int(4...60)
             async let written: [String: Int64] = Self.webhookWrites(delays, client: h.client)
-            let first = try await h.run { $0.maxDowngradeRatio = 1 }
+            let arguments = [
+                "run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1",
+                "--concurrency", "4", "--revenuecat-rps", "200", "--report-dir", h.reportDirectory.path,
+            ]
+            let (process, _) = try SubreconBinary.start(arguments, environment: h.env.values, directory: h.reportDirectory)
+            if interruption > 0 {
+                while process.isRunning, await h.revenueCat.counters().totalRequests < stopAfter {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                kill(process.processIdentifier, interruption == 1 ? SIGTERM : SIGKILL)
+            }
+            let status = try await SubreconBinary.wait(process, limit: .seconds(120))
+            let runID = try await Self.onlyRunID(h)
+            if status != 0 && status != 1 {
+                #expect(interruption == 2 || status == 75, "a stopped run exits 75, got \(status.map(String.init) ?? "none") — \(replay)")
+                let (resume, _) = try SubreconBinary.start(
+                    ["run", "--resume", runID, "--report-dir", h.reportDirectory.path], environment: h.env.values,
+                    directory: h.reportDirectory)
+                let resumed = try await SubreconBinary.wait(resume, limit: .seconds(120))
+                #expect(resumed == 0 || resumed == 1, "the resumed run finishes — \(replay)")
+            }
             let webhookVersions = try await written
 
-            #expect(first.exitStatus == .ok || first.exitStatus == .userErrors, Comment(rawValue: replay))
-            let rows = try h.report(first)
+            let rows = try Self.report(h, runID: runID)
+            #expect(try await h.count("select count(*)::int from reconcile_verdicts") == rows.count, "one verdict per user — \(replay)")
             // A webhook write may take a racing user out of the candidates before the scan reaches them.
             #expect(rows.count >= users.count - racing.count && rows.count <= users.count, "every candidate is in the report — \(replay)")
 
@@ -95,7 +120,10 @@ struct RandomizedNightTests {
 
             // A rerun changes nothing for anyone the webhook did not touch, and queues no intent twice.
             let intentsBefore = try await h.count("select count(*)::int from push_intents")
-            let second = try await h.run { $0.maxDowngradeRatio = 1 }
+            let second = try await h.run {
+                $0.maxDowngradeRatio = 1
+                $0.revenueCatRequestsPerSecond = 200
+            }
             let again = try h.report(second)
             for (id, row) in again where webhookVersions[id] == nil {
                 #expect(row.applied == false || row.action == "none", "\(id): the rerun changed \(row.action) — \(replay)")
@@ -186,6 +214,20 @@ struct RandomizedNightTests {
             for try await (id, version) in group { versions[id] = version }
             return versions
         }
+    }
+
+    static func onlyRunID(_ h: Harness) async throws -> String {
+        var ids: [String] = []
+        for try await id in try await h.client.query("select id from reconcile_runs").decode(String.self) { ids.append(id) }
+        #expect(ids.count == 1)
+        return try #require(ids.first)
+    }
+
+    /// The run's drift report, keyed by user id.
+    static func report(_ h: Harness, runID: String) throws -> [String: ReportRow] {
+        let data = try Data(contentsOf: h.reportDirectory.appendingPathComponent(runID).appendingPathComponent("drift.json"))
+        let rows = try JSONDecoder().decode([ReportRow].self, from: data)
+        return Dictionary(uniqueKeysWithValues: rows.map { ($0.userID, $0) })
     }
 
     static func intentKinds(_ id: String, client: PostgresClient) async throws -> [String: Int] {
