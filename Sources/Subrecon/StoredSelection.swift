@@ -15,6 +15,9 @@ struct StoredSelection: Codable {
     var limit: Int?
     var maxDowngradeRatio: Double
     var environment: String
+    /// The app's request budgets (`--revenuecat-rps`, `--app-store-rps`); nil in selections stored before they were.
+    var revenueCatRPS: Double?
+    var appStoreRPS: Double?
 
     init(_ options: RunOptions) {
         mode = options.mode.rawValue
@@ -28,6 +31,8 @@ struct StoredSelection: Codable {
         limit = options.limit
         maxDowngradeRatio = options.maxDowngradeRatio
         environment = options.environment.rawValue
+        revenueCatRPS = options.revenueCatRequestsPerSecond
+        appStoreRPS = options.appStoreRequestsPerSecond
     }
 
     func encoded() throws -> Data {
@@ -43,7 +48,8 @@ struct StoredSelection: Codable {
         return try decoder.decode(StoredSelection.self, from: data)
     }
 
-    /// Applies the stored selection to `options` (report folder, concurrency and the like stay the caller's).
+    /// Applies the stored selection to `options`, budgets included (report folder, concurrency and the like stay the
+    /// caller's).
     func apply(to options: inout RunOptions) {
         options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
         options.asOf = asOf
@@ -55,5 +61,7 @@ struct StoredSelection: Codable {
         options.limit = limit
         options.maxDowngradeRatio = maxDowngradeRatio
         options.environment = StoreEnvironment(rawValue: environment) ?? .production
+        if let revenueCatRPS { options.revenueCatRequestsPerSecond = revenueCatRPS }
+        if let appStoreRPS { options.appStoreRequestsPerSecond = appStoreRPS }
     }
 }

@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+@testable import Subrecon
+
+@Suite("--resume keeps the original run's request budgets")
+struct StoredBudgetTests {
+    @Test("the stored selection carries --revenuecat-rps and --app-store-rps back to the resumed run")
+    func roundTrip() throws {
+        var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        original.revenueCatRequestsPerSecond = 40
+        original.appStoreRequestsPerSecond = 30
+        let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
+        var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        stored.apply(to: &resumed)
+        #expect(resumed.revenueCatRequestsPerSecond == 40)
+        #expect(resumed.appStoreRequestsPerSecond == 30)
+    }
+
+    @Test("a selection stored before budgets were leaves the resuming command's budgets")
+    func olderSelection() throws {
+        let json = #"""
+            {"asOf": 1800000000000, "environment": "production", "lookbackDays": 60, "maxDowngradeRatio": 0.5,
+             "mode": "nightly", "shardCount": 1, "shardIndex": 0}
+            """#
+        let stored = try StoredSelection.decode(Data(json.utf8))
+        var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        resumed.revenueCatRequestsPerSecond = 7
+        stored.apply(to: &resumed)
+        #expect(resumed.revenueCatRequestsPerSecond == 7)
+        #expect(resumed.appStoreRequestsPerSecond == nil)
+    }
+}
