@@ -159,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
-            dependencies: ["Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat",
+            dependencies: ["Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Logging", package: "swift-log")],
