@@ -126,26 +126,21 @@ public enum Commands {
                 throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
             }
             let record = stored.record
-            var summary = RunSummary(
-                runID: runID, mode: record.mode.rawValue, asOf: record.asOf, shard: record.shard.description, dryRun: false,
-                startedAt: record.startedAt)
-            if let data = stored.summary, let previous = try? JSONDecoder().decode(RunSummary.self, from: data) {
-                summary.sources = previous.sources
-                summary.requests = previous.requests
-                summary.timings = previous.timings
-                summary.valve = previous.valve
-                summary.status = previous.status
-                summary.exitCode = previous.exitCode
-                summary.finishedAt = previous.finishedAt
-            } else {
-                summary.status = record.status.rawValue
-            }
+            // The stored summary is the one value: its counts are rendered again from the ledger.
+            var summary =
+                stored.summary.flatMap { try? JSONDecoder().decode(RunSummary.self, from: $0) }?.withCountsCleared()
+                ?? {
+                    var fresh = RunSummary(
+                        runID: runID, mode: record.mode.rawValue, asOf: record.asOf, shard: record.shard.description,
+                        dryRun: false, startedAt: record.startedAt)
+                    fresh.status = record.status.rawValue
+                    return fresh
+                }()
             let folder = RunFolder(root: reportDirectory, runID: runID)
             try folder.create()
-            try await ReconcileJob.render(
+            try await ReportPhase.render(
                 ledger: DatabaseLedger(database: store, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
-            try folder.writeJSON(summary, to: "summary.json")
-            try await ReconcileJob.writeDerivedReports(summary, folder: folder, shard: record.shard, database: store, logger: logger)
+            try await ReportPhase(history: store, logger: logger).write(summary, folder: folder, shard: record.shard, markLatest: false)
             return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
         }
     }

@@ -1,3 +1,4 @@
+import SubreconCore
 import Foundation
 import Logging
 

@@ -15,7 +15,7 @@ protocol VerdictLedger: Sendable {
 }
 
 struct DatabaseLedger: VerdictLedger {
-    let database: any ReconcileDatabase
+    let database: any VerdictRecords
     let runID: String
 
     func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {

@@ -21,23 +21,8 @@ public struct RunSummary: Sendable, Codable {
         enum CodingKeys: String, CodingKey { case requests, rateLimited = "rate_limited", failures }
     }
 
-    public struct Valve: Sendable, Codable {
-        public var threshold: Double
-        public var heldTier: Int
-        public var wouldLoseTier: Int
-        public var ratio: Double
-        public var tripped: Bool
-        public init(threshold: Double, heldTier: Int, wouldLoseTier: Int) {
-            self.threshold = threshold
-            self.heldTier = heldTier
-            self.wouldLoseTier = wouldLoseTier
-            self.ratio = heldTier == 0 ? 0 : Double(wouldLoseTier) / Double(heldTier)
-            self.tripped = ratio > threshold
-        }
-        enum CodingKeys: String, CodingKey {
-            case threshold, heldTier = "held_tier", wouldLoseTier = "would_lose_tier", ratio, tripped
-        }
-    }
+    /// The safety valve (SPEC 5.5); the same value the job decided by.
+    public typealias Valve = SafetyValve
 
     public struct ErrorSample: Sendable, Codable {
         public var userID: String
@@ -91,6 +76,23 @@ public struct RunSummary: Sendable, Codable {
         self.startedAt = ISO8601.string(startedAt)
         for action in Action.allCases { actions[action.rawValue] = 0 }
         for kind in Drift.allCases { drift[kind.rawValue] = 0 }
+    }
+
+    /// The same run with every count rendered from its rows cleared (to render them again from the ledger).
+    public func withCountsCleared() -> RunSummary {
+        var copy = RunSummary(
+            runID: runID, mode: mode, asOf: ISO8601.date(asOf) ?? Date(timeIntervalSince1970: 0), shard: shard,
+            dryRun: dryRun, startedAt: ISO8601.date(startedAt) ?? Date(timeIntervalSince1970: 0))
+        copy.asOf = asOf
+        copy.startedAt = startedAt
+        copy.status = status
+        copy.exitCode = exitCode
+        copy.finishedAt = finishedAt
+        copy.timings = timings
+        copy.sources = sources
+        copy.requests = requests
+        copy.valve = valve
+        return copy
     }
 
     /// Counts one reported row.

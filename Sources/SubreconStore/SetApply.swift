@@ -159,7 +159,7 @@ struct SetApply {
         var users: [String] = [], names: [String] = [], queued: [String] = []
         for (userID, result) in outcomes {
             users.append(userID)
-            names.append(result.outcome.ledgerName)
+            names.append(result.outcome.ledgerOutcome.rawValue)
             queued.append(try SubscriptionStore.json(result.queuedIntents))
         }
         try await connection.query(
@@ -172,13 +172,13 @@ struct SetApply {
 }
 
 extension ApplyOutcome {
-    /// The outcome's name in `reconcile_verdicts.outcome`.
-    var ledgerName: String {
+    /// The outcome as the run's ledger keeps it (`reconcile_verdicts.outcome`).
+    public var ledgerOutcome: LedgerOutcome {
         switch self {
-        case .applied: "applied"
-        case .concurrentUpdate: "concurrent_update"
-        case .notFound: "not_found"
-        case .unchanged: "unchanged"
+        case .applied: .applied
+        case .concurrentUpdate: .concurrentUpdate
+        case .notFound: .notFound
+        case .unchanged: .unchanged
         }
     }
 }

@@ -32,10 +32,11 @@ public struct LedgerTail: Sendable, Hashable {
 public struct LedgerEntry: Sendable, Hashable {
     public var seq: Int64
     public var verdict: Verdict
-    public var outcome: String?
+    /// nil until the apply phase decided it.
+    public var outcome: LedgerOutcome?
     public var queuedIntents: [PushIntent]
 
-    public init(seq: Int64, verdict: Verdict, outcome: String?, queuedIntents: [PushIntent]) {
+    public init(seq: Int64, verdict: Verdict, outcome: LedgerOutcome?, queuedIntents: [PushIntent]) {
         self.seq = seq
         self.verdict = verdict
         self.outcome = outcome
@@ -112,6 +113,12 @@ extension SubscriptionStore {
         }
     }
 
+    /// The typed outcome of a `reconcile_verdicts.outcome` text; an unknown one is an error, never a guess.
+    static func ledgerOutcome(_ text: String) throws -> LedgerOutcome {
+        guard let outcome = LedgerOutcome(rawValue: text) else { throw StoreError.database(operation: "read verdicts", reason: "unknown outcome \(text.prefix(40))") }
+        return outcome
+    }
+
     /// The ledger in seq order, `limit` entries after `afterSeq`.
     public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
         try await run("read verdicts") {
@@ -125,7 +132,8 @@ extension SubscriptionStore {
             for try await (seq, verdict, outcome, queued) in rows.decode((Int64, String, String?, String?).self) {
                 entries.append(
                     LedgerEntry(
-                        seq: seq, verdict: try decoder.decode(Verdict.self, from: Data(verdict.utf8)), outcome: outcome,
+                        seq: seq, verdict: try decoder.decode(Verdict.self, from: Data(verdict.utf8)),
+                        outcome: try outcome.map(Self.ledgerOutcome),
                         queuedIntents: try queued.map { try decoder.decode([PushIntent].self, from: Data($0.utf8)) } ?? []))
             }
             return entries

@@ -1,3 +1,4 @@
+import SubreconCore
 import Dispatch
 import Foundation
 import Subrecon

@@ -48,11 +48,13 @@ struct ResumeTests {
         return expected
     }
 
-    func job(_ h: Harness, http: HTTPClient, source: (any FactSource)? = nil, database: (any ReconcileDatabase)? = nil) throws -> ReconcileJob {
+    func job(_ h: Harness, http: HTTPClient, source: (any FactSource)? = nil, verdicts: (any VerdictRecords)? = nil) throws -> ReconcileJob {
         let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
         let stats = RequestStats()
         let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
-        return ReconcileJob(database: database ?? h.store, source: source ?? real, stats: stats, sourcesNote: real.notes, logger: h.logger)
+        var ports = JobPorts(h.store)
+        if let verdicts { ports.verdicts = verdicts }  // one port replaced; the others stay the real database
+        return ReconcileJob(ports: ports, source: source ?? real, stats: stats, sourcesNote: real.notes, logger: h.logger)
     }
 
     func options(_ h: Harness) -> RunOptions {
@@ -115,7 +117,7 @@ struct ResumeTests {
             try await HTTPClientScope.with { http in
                 let failing = FailingApply(store: h.store, failOnCall: 2)
                 await #expect(throws: (any Error).self) {
-                    try await job(h, http: http, database: failing).run(options(h), runID: "run-broken")
+                    try await job(h, http: http, verdicts: failing).run(options(h), runID: "run-broken")
                 }
             }
             #expect(try await h.count("select count(*)::int from reconcile_runs where id = 'run-broken' and status = 'failed'") == 1)
@@ -181,7 +183,7 @@ final class Counter: Sendable {
 }
 
 /// The real store, except that its `failOnCall`-th apply fails (the database went away mid-run).
-struct FailingApply: ReconcileDatabase {
+struct FailingApply: VerdictRecords {
     let store: SubscriptionStore
     let failOnCall: Int
     let calls = Counter()
@@ -191,17 +193,6 @@ struct FailingApply: ReconcileDatabase {
         if calls.next() == failOnCall { throw Broken() }
         return try await store.applyDetailed(verdicts, runID: runID, ledger: ledger)
     }
-    func loadCatalog() async throws -> ProductCatalog { try await store.loadCatalog() }
-    func countCandidates(_ query: CandidateQuery) async throws -> Int { try await store.countCandidates(query) }
-    func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow] {
-        try await store.candidatePage(query, after: lastID, limit: limit)
-    }
-    func startRun(_ record: RunRecord) async throws { try await store.startRun(record) }
-    func finishRun(id: String, status: RunStatus, summary: Data, finishedAt: Date) async throws {
-        try await store.finishRun(id: id, status: status, summary: summary, finishedAt: finishedAt)
-    }
-    func setRunStatus(id: String, _ status: RunStatus) async throws { try await store.setRunStatus(id: id, status) }
-    func recordSelection(runID: String, selection: Data) async throws { try await store.recordSelection(runID: runID, selection: selection) }
     func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
         try await store.appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
     }
@@ -212,5 +203,4 @@ struct FailingApply: ReconcileDatabase {
         try await store.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
     }
     func markUnchanged(runID: String, seqs: [Int64]) async throws { try await store.markUnchanged(runID: runID, seqs: seqs) }
-    func storedRun(id: String) async throws -> StoredRun? { try await store.storedRun(id: id) }
 }

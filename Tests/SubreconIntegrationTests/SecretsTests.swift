@@ -27,7 +27,7 @@ struct SecretsTests {
     ]
 
     /// What the executable prints for a failure of `Commands.run` (`subrecon: LINE`) and the exit status.
-    func failureLine(_ env: [String: String]) async -> (Subrecon.ExitStatus, String)? {
+    func failureLine(_ env: [String: String]) async -> (SubreconCore.ExitStatus, String)? {
         let options = RunOptions(asOf: Date(), reportDirectory: FileManager.default.temporaryDirectory)
         do {
             _ = try await Commands.run(environment: Environment(env), options: options, logger: Logger(label: "subrecon.secrets.tests"))

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import SubreconCore
+import SubreconReports
+import SubreconStore
+
+/// The life of one run's record: its folder, its row in `reconcile_runs` (started or resumed, finished, failed),
+/// its clock, and the one place a failure after start becomes an exit status (SPEC 5.8).
+///
+/// The clock is injected: the instants written (`finished_at`) are read from it when they happen, never derived
+/// from the start (a resumed run finishes long after its first start).
+struct RunLifecycle: Sendable {
+    let runID: String
+    let options: RunOptions
+    /// nil for a dry run: it writes nothing to the database.
+    let journal: (any RunJournal)?
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let startedAt: Date
+
+    /// The run folder, created; a folder that cannot be written is a configuration error before anything is touched.
+    func createFolder() throws -> RunFolder {
+        let folder = RunFolder(root: options.reportDirectory, runID: runID)
+        do {
+            try folder.create()
+        } catch {
+            throw CommandFailure(.config, "the run folder \(folder.url.path) cannot be written (\(error)); nothing done")
+        }
+        return folder
+    }
+
+    func newSummary(sources: [String: String]) -> RunSummary {
+        var summary = RunSummary(
+            runID: runID, mode: options.mode.rawValue, asOf: options.asOf, shard: options.shard.description,
+            dryRun: options.dryRun, startedAt: startedAt)
+        summary.sources = sources
+        return summary
+    }
+
+    /// Records the run as started (with the selection `--resume` reuses) or as running again.
+    func begin(resuming resume: RunProgress?) async throws {
+        if let journal {
+            if resume == nil {
+                try await journal.startRun(
+                    RunRecord(
+                        id: runID, mode: options.mode, asOf: options.asOf, shard: options.shard, dryRun: false,
+                        status: .running, startedAt: startedAt,
+                        options: [
+                            "concurrency": String(options.concurrency), "lookback_days": String(options.lookbackDays),
+                            "max_downgrade_ratio": String(options.maxDowngradeRatio),
+                            "limit": options.limit.map(String.init) ?? "",
+                        ]))
+                try await journal.recordSelection(runID: runID, selection: try StoredSelection(options).encoded())
+            } else {
+                try await journal.setRunStatus(id: runID, .running)
+            }
+        }
+        logger.info(
+            resume == nil ? "run started" : "run resumed",
+            metadata: [
+                "run.mode": "\(options.mode.rawValue)", "run.as_of": "\(ISO8601.string(options.asOf))",
+                "run.shard": "\(options.shard)", "run.dry_run": "\(options.dryRun)",
+                "run.concurrency": "\(options.concurrency)", "run.validated_before": "\(resume?.validated ?? 0)",
+            ])
+    }
+
+    /// Logs the valve's decision when it tripped.
+    func logValve(_ valve: SafetyValve) {
+        guard valve.tripped else { return }
+        let overridden = valve.allowsApply(acceptingDowngrades: options.acceptDowngrades)
+        logger.log(
+            level: overridden ? .warning : .error,
+            overridden ? "safety valve tripped, overridden by --accept-downgrades" : "safety valve tripped: nothing applied",
+            metadata: [
+                "valve.ratio": "\(valve.ratio)", "valve.threshold": "\(valve.threshold)",
+                "valve.held_tier": "\(valve.heldTier)", "valve.would_lose_tier": "\(valve.wouldLoseTier)",
+            ])
+    }
+
+    /// Stamps how the run ended on its summary, with the finish instant read from the clock now.
+    func conclude(_ summary: inout RunSummary, end: RunEnd, totalSeconds: Double) {
+        summary.exitCode = Int(end.exitStatus.rawValue)
+        summary.status = end.rawValue
+        summary.timings.totalSeconds = totalSeconds
+        summary.finishedAt = ISO8601.string(now())
+    }
+
+    /// Records the run as finished with its summary.
+    func finish(_ summary: RunSummary, end: RunEnd) async throws {
+        if let journal {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try await journal.finishRun(
+                id: runID, status: end == .valveTripped ? .valveTripped : .completed, summary: try encoder.encode(summary),
+                finishedAt: summary.finishedAt.flatMap(ISO8601.date) ?? now())
+        }
+        logger.info(
+            "run finished",
+            metadata: [
+                "run.status": "\(summary.status)", "run.candidates": "\(summary.candidates)",
+                "run.applied": "\(summary.applied)", "run.errors": "\(summary.errors)",
+                "run.seconds": "\(summary.timings.totalSeconds)",
+            ])
+    }
+
+    /// The one place a failure after start becomes the command's failure: typed failures keep their status; anything
+    /// else marks the run failed (resumable) and is exit 75 with the way to resume.
+    func fail(_ error: any Error) async -> CommandFailure {
+        if let failure = error as? CommandFailure { return failure }
+        if let journal { try? await journal.setRunStatus(id: runID, .failed) }
+        let reason = (error as? RunStopped)?.reason ?? ExitStatus.failure(error).line
+        logger.error("run stopped", metadata: ["error": "\(reason)"])
+        return CommandFailure(
+            .stopped,
+            options.dryRun
+                ? "dry run \(runID) stopped (\(reason)); nothing was changed"
+                : "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
+    }
+}

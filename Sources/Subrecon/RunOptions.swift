@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import SubreconCore
+import SubreconReports
+import SubreconStore
+
+/// Options of one `subrecon run`.
+public struct RunOptions: Sendable {
+    public var asOf: Date
+    public var dryRun = false
+    public var mode: CandidateQuery.Mode = .nightly
+    public var userIDs: [String]?
+    public var endAfter: Date?
+    public var endBefore: Date?
+    public var concurrency = 16
+    public var limit: Int?
+    public var shard: ShardSpec = .all
+    public var reportDirectory: URL
+    public var maxDowngradeRatio = 0.5
+    public var lookbackDays = 60
+    public var environment: StoreEnvironment = .production
+    public var pageSize = 500
+    /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
+    /// by all workers; 0 = unlimited. RevenueCat does not document v1 limits (v2 allows 480/min = 8/s per project);
+    /// 10/s is a cautious default for one nightly job.
+    public var revenueCatRequestsPerSecond = RunOptions.defaultRevenueCatRequestsPerSecond
+    /// App Store Server API requests per second for the whole app (a `--shard I/N` run takes 1/N); nil = Apple's
+    /// published budget for the environment (50/s production, 5/s sandbox); 0 = unlimited.
+    public var appStoreRequestsPerSecond: Double?
+    public static let defaultRevenueCatRequestsPerSecond = 10.0
+
+    /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.
+    public static func defaultAppStoreRequestsPerSecond(_ environment: StoreEnvironment) -> Double {
+        environment == .sandbox ? 5 : 50
+    }
+    public var applyBatchSize = 50
+    /// Verdicts written to the ledger per round trip (and the granularity of resume).
+    public var ledgerBatchSize = 200
+    /// Apply even if the safety valve trips (`--accept-downgrades RUN_ID`, after an operator reviewed the run).
+    public var acceptDowngrades = false
+    /// Apply the truth of an `asOf` far from now (`--apply-past`: deliberate replays and tests; SPEC 5.8).
+    public var applyPast = false
+    /// Time a user gets for all its requests together; past it the user is `fetch_error` tonight.
+    public var userDeadline: Duration = RunOptions.defaultUserDeadline
+    public static let defaultUserDeadline: Duration = .seconds(120)
+    /// How far the scan may run ahead of its oldest user still in flight (bounds what a resume must skip).
+    public var reorderWindow = 10_000
+    /// Asks the run to stop cleanly (signals, a lost shard lock): validated verdicts are kept, exit 75.
+    public var stop: StopSignal?
+
+    public init(asOf: Date, reportDirectory: URL) {
+        self.asOf = asOf
+        self.reportDirectory = reportDirectory
+    }
+
+    var selection: CandidateQuery {
+        CandidateQuery(
+            mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
+            endBefore: endBefore, shard: shard)
+    }
+}
+
+/// Progress of a run, for a terminal line or a log line.
+public struct ProgressSnapshot: Sendable {
+    public var phase: String
+    public var done: Int
+    public var total: Int?
+    public var errors: Int
+    public var elapsed: Double
+    public var rate: Double { elapsed > 0 ? Double(done) / elapsed : 0 }
+    public var eta: Double? {
+        guard let total, rate > 0, total >= done else { return nil }
+        return Double(total - done) / rate
+    }
+}
+
+/// What a run produced.
+public struct RunResult: Sendable {
+    public var summary: RunSummary
+    public var folder: URL
+    public var exitStatus: ExitStatus
+}
+
+/// A duration in (fractional) seconds, for reports and logs.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}

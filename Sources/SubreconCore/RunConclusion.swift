@@ -1,0 +1,85 @@
+/// The exit codes of SPEC 5.8 (64–78 follow sysexits.h).
+public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
+    case ok = 0
+    case userErrors = 1
+    case valveTripped = 3
+    case shardLocked = 4
+    case usage = 64
+    case unavailable = 69
+    case stopped = 75
+    case config = 78
+
+    public var meaning: String {
+        switch self {
+        case .ok: "all candidates processed"
+        case .userErrors: "finished, but some users errored (they are in the report, untouched)"
+        case .valveTripped: "safety valve tripped, nothing applied"
+        case .shardLocked: "another run holds this shard's lock; nothing done"
+        case .usage: "command-line usage error"
+        case .unavailable: "a dependency was unreachable at start, nothing done"
+        case .stopped: "the run stopped before it finished (signal, lost database, lost shard lock); resume it with --resume RUN_ID"
+        case .config: "configuration error, nothing touched"
+        }
+    }
+}
+
+
+/// The safety valve of SPEC 5.5 as a value: how many candidates holding a tier would lose it, against the threshold.
+public struct SafetyValve: Sendable, Hashable, Codable {
+    public var threshold: Double
+    public var heldTier: Int
+    public var wouldLoseTier: Int
+    public var ratio: Double
+    public var tripped: Bool
+
+    public init(threshold: Double, heldTier: Int, wouldLoseTier: Int) {
+        self.threshold = threshold
+        self.heldTier = heldTier
+        self.wouldLoseTier = wouldLoseTier
+        self.ratio = heldTier == 0 ? 0 : Double(wouldLoseTier) / Double(heldTier)
+        self.tripped = ratio > threshold
+    }
+
+    /// Whether the run may apply its verdicts: the valve held, or an operator accepted the downgrades after review.
+    public func allowsApply(acceptingDowngrades: Bool) -> Bool { !tripped || acceptingDowngrades }
+
+    enum CodingKeys: String, CodingKey {
+        case threshold, heldTier = "held_tier", wouldLoseTier = "would_lose_tier", ratio, tripped
+    }
+}
+
+/// How a run that reached its end ended (`summary.json` `status`, `reconcile_runs.status` and the exit code).
+public enum RunEnd: String, Sendable, Codable, CaseIterable {
+    case completed
+    case completedWithErrors = "completed_with_errors"
+    case valveTripped = "valve_tripped"
+
+    /// Decides the end from the valve, the operator's acceptance and the users that errored (SPEC 5.5, 5.8).
+    public init(valve: SafetyValve, acceptingDowngrades: Bool, userErrors: Int) {
+        if !valve.allowsApply(acceptingDowngrades: acceptingDowngrades) {
+            self = .valveTripped
+        } else {
+            self = userErrors > 0 ? .completedWithErrors : .completed
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .completed: .ok
+        case .completedWithErrors: .userErrors
+        case .valveTripped: .valveTripped
+        }
+    }
+}
+
+/// What happened to one verdict when the run applied it, as kept in the run's ledger.
+public enum LedgerOutcome: String, Sendable, Codable, CaseIterable {
+    /// The row, its audit row and its intents were written.
+    case applied
+    /// The row changed since it was read, or another writer held it: nothing was written.
+    case concurrentUpdate = "concurrent_update"
+    /// The row no longer exists: nothing was written.
+    case notFound = "not_found"
+    /// The verdict does not change the row: nothing to write.
+    case unchanged
+}
