@@ -17,6 +17,8 @@ struct JobMeasurement: Codable, Sendable {
     var exitCode = 0
     /// `VmHWM` of the job's process, in kB.
     var peakRSSKB = 0
+    /// CPU time (user + system) of the job's process, seconds: the job alone, not the simulator or PostgreSQL.
+    var cpuSeconds = 0.0
 }
 
 extension JobMeasurement {
@@ -34,6 +36,7 @@ extension JobMeasurement {
             total.errors += part.errors
             total.exitCode = max(total.exitCode, part.exitCode)
             total.peakRSSKB = max(total.peakRSSKB, part.peakRSSKB)
+            total.cpuSeconds += part.cpuSeconds
         }
         return total
     }
@@ -101,8 +104,17 @@ enum BenchJob {
         measurement.errors = summary.errors
         measurement.exitCode = summary.exitCode
         measurement.peakRSSKB = peakRSSKB()
+        measurement.cpuSeconds = cpuSeconds()
         try JSONEncoder().encode(measurement).write(to: URL(fileURLWithPath: resultPath))
         try? FileManager.default.removeItem(at: result.folder)
+    }
+
+    /// User + system CPU time of this process so far, in seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// `VmHWM` from /proc/self/status, in kB (0 when unavailable).

@@ -19,7 +19,7 @@ struct BenchRow {
     static func table(_ rows: [BenchRow]) -> String {
         let header = [
             "row", "candidates", "validate s", "total s", "users/s", "RC req/s", "Apple req/s", "efficiency",
-            "req/user", "429 share", "1 call each", "peak RSS MB",
+            "req/user", "429 share", "1 call each", "peak RSS MB", "job CPU ms/user",
         ]
         var lines = [header]
         for row in rows {
@@ -30,6 +30,7 @@ struct BenchRow {
                 f(Double(row.totalRequests) / Double(max(row.job.candidates, 1)), 3),
                 f(100 * Double(row.simulator.rateLimited) / Double(max(row.totalRequests, 1)), 2) + "%",
                 row.simulator.exactlyOnce ? "yes" : "no", f(Double(row.job.peakRSSKB) / 1024, 1),
+                f(1000 * row.job.cpuSeconds / Double(max(row.job.candidates, 1)), 3),
             ])
         }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
