@@ -30,12 +30,22 @@ let package = Package(
     targets: [
         .target(name: "SubreconCore", swiftSettings: strict),
         .target(
-            name: "RevenueCat",
+            name: "SourceHTTP",
             dependencies: [
                 "SubreconCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RevenueCat",
+            dependencies: [
+                "SubreconCore", "SourceHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -54,7 +64,7 @@ let package = Package(
         .target(
             name: "AppStore",
             dependencies: [
-                "SubreconCore",
+                "SubreconCore", "SourceHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -91,7 +101,7 @@ let package = Package(
         .target(
             name: "Subrecon",
             dependencies: [
-                "SubreconCore", "RevenueCat", "AppStore", "SubreconStore", "SubreconReports", "StoreSimulator",
+                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconStore", "SubreconReports", "StoreSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -136,18 +146,26 @@ let package = Package(
         ),
         .testTarget(
             name: "RevenueCatTests",
-            dependencies: ["RevenueCat", "StoreSimulator", "SubreconCore",
+            dependencies: ["RevenueCat", "SourceHTTP", "StoreSimulator", "SubreconCore",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "StoreSimulator", "SubreconCore",
+            dependencies: ["AppStore", "SourceHTTP", "StoreSimulator", "SubreconCore",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "X509", package: "swift-certificates"),
                            .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SourceHTTPTests",
+            dependencies: ["SourceHTTP", "StoreSimulator", "SubreconCore",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,25 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
+import SourceHTTP
 import SubreconCore
-
-/// Told about every HTTP request the client finished (for the run summary's per-source counts).
-public protocol AppStoreRequestObserver: Sendable {
-    func requestFinished(source: String, status: Int?, retried: Bool)
-}
-
-/// Asked before every HTTP request; may wait (rate limits). Throwing ends the lookup with a fetch error.
-public protocol AppStoreRequestGate: Sendable {
-    func acquire(source: String) async throws
-    /// The source answered 429 and asked for `duration` of quiet (a shared limiter pauses everybody).
-    func backOff(source: String, for duration: Duration) async
-}
-
-extension AppStoreRequestGate {
-    /// Default: nothing to share; the client still waits on its own.
-    public func backOff(source: String, for duration: Duration) async {}
-}
 
 /// App Store Server API client: `Get All Subscription Statuses` → verified `AppleSubscriptionFact`s.
 ///
@@ -34,33 +17,34 @@ public struct AppStoreClient: Sendable {
     static let maxBodyBytes = 1 << 20
 
     public let configuration: AppStoreConfiguration
-    let httpClient: HTTPClient
     let logger: Logger
-    let observer: (any AppStoreRequestObserver)?
-    let gate: (any AppStoreRequestGate)?
+    let transport: SourceTransport
     let verifier: JWSVerifier
     let tokens: AppStoreTokenCache
     let now: @Sendable () -> Date
-    let sleep: @Sendable (Duration) async throws -> Void
 
     /// - Parameters:
     ///   - now: the wall clock (token times, `Retry-After`, cache ages); injected in tests.
     ///   - sleep: how to wait between attempts; `Task.sleep` by default.
     public init(
         configuration: AppStoreConfiguration, httpClient: HTTPClient, logger: Logger,
-        observer: (any AppStoreRequestObserver)? = nil, gate: (any AppStoreRequestGate)? = nil,
+        observer: (any RequestObserver)? = nil, gate: (any RequestGate)? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) throws(AppStoreConfigurationError) {
         self.configuration = configuration
-        self.httpClient = httpClient
         self.logger = logger
-        self.observer = observer
-        self.gate = gate
+        self.transport = SourceTransport(
+            source: Self.source, httpClient: httpClient,
+            policy: SourceRequestPolicy(
+                requestTimeout: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes,
+                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
+                maxBackoff: configuration.maxRetryWait, maxRateLimitWait: configuration.maxRateLimitWait,
+                rateLimitBudget: configuration.rateLimitBudget),
+            observer: observer, gate: gate, sleep: sleep)
         self.verifier = JWSVerifier(rootCertificates: configuration.rootCertificates, bundleID: configuration.bundleID)
         self.tokens = AppStoreTokenCache(signer: try AppStoreJWTSigner(configuration: configuration))
         self.now = now
-        self.sleep = sleep
     }
 
     /// Apple's verified view of the subscription(s) `transactionID` (an original or any transaction id) belongs to.

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import SourceHTTP
 import SubreconCore
 
 /// Settings of the legacy `verifyReceipt` bridge (`APPLE_SHARED_SECRET`, `APPLE_VERIFY_RECEIPT_URL`).
@@ -55,23 +56,26 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
 public struct ReceiptVerifier: Sendable {
     /// The name used in observer calls (the run summary's request counts).
     public static let source = "app_store_receipt"
+    static let maxBodyBytes = 1 << 22
 
     public let configuration: ReceiptVerifierConfiguration
-    let httpClient: HTTPClient
     let logger: Logger
-    let observer: (any AppStoreRequestObserver)?
-    let sleep: @Sendable (Duration) async throws -> Void
+    let transport: SourceTransport
 
     public init(
         configuration: ReceiptVerifierConfiguration, httpClient: HTTPClient, logger: Logger,
-        observer: (any AppStoreRequestObserver)? = nil,
+        observer: (any RequestObserver)? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.configuration = configuration
-        self.httpClient = httpClient
         self.logger = logger
-        self.observer = observer
-        self.sleep = sleep
+        self.transport = SourceTransport(
+            source: Self.source, httpClient: httpClient,
+            policy: SourceRequestPolicy(
+                requestTimeout: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes,
+                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
+                maxBackoff: configuration.maxRetryWait),
+            observer: observer, sleep: sleep)
     }
 
     /// Verifies `receiptData` and reads the latest transaction of each subscription in it.
@@ -115,53 +119,40 @@ public struct ReceiptVerifier: Sendable {
         return .success(ReceiptMapping.answer(response, environment: environment, productID: productID))
     }
 
-    /// One URL, with bounded retries on 5xx, network errors and the retryable statuses.
+    /// One URL, through `SourceTransport`: 5xx and the retryable statuses are retried, other HTTP statuses and
+    /// malformed bodies fail at once. The receipt and the secret travel only in the request body.
     private func post(_ receiptData: String, to url: String, asked: StoreEnvironmentName) async -> Result<VerifyReceiptResponse, SourceError> {
         let payload: [String: Any] = ["receipt-data": receiptData, "password": configuration.sharedSecret, "exclude-old-transactions": true]
         guard let body = try? JSONSerialization.data(withJSONObject: payload) else {
             return .failure(fetchError("could not encode the request"))
         }
-        var lastProblem = "no attempt made"
-        for attempt in 1...configuration.maxAttempts {
-            if Task.isCancelled { return .failure(fetchError("cancelled")) }
-            if attempt > 1 { await backoff(attempt: attempt - 1) }
-            var request = HTTPClientRequest(url: url)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.headers.add(name: "Accept", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
-            let status: Int
-            let data: Data
-            do {
-                // One deadline for the whole request, headers and body.
-                let response = try await httpClient.collect(request, deadline: configuration.requestTimeout, maxBodyBytes: 1 << 22)
-                status = response.status
-                data = response.body
-            } catch {
-                observer?.requestFinished(source: Self.source, status: nil, retried: attempt > 1)
-                lastProblem = "network error (\(type(of: error)))"
-                logger.debug("verifyReceipt request failed", metadata: ["http.attempt": "\(attempt)", "error": "\(type(of: error))"])
-                continue
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let environment = asked.rawValue.lowercased()
+        var logger = self.logger
+        logger[metadataKey: "appstore.environment"] = "\(asked.rawValue)"
+        let outcome = await transport.send(request, logger: logger) { answer -> AnswerClass<VerifyReceiptResponse> in
+            if answer.status >= 500 { return .retry(problem: "HTTP \(answer.status)") }
+            guard (200..<300).contains(answer.status) else { return .fail(reason: "HTTP \(answer.status) from \(environment)") }
+            guard let decoded = VerifyReceiptResponse.decode(body: answer.body) else {
+                return .fail(reason: "malformed body from \(environment)")
             }
-            observer?.requestFinished(source: Self.source, status: status, retried: attempt > 1)
-            logger.debug(
-                "verifyReceipt request finished",
-                metadata: ["http.status": "\(status)", "http.attempt": "\(attempt)", "appstore.environment": "\(asked.rawValue)"])
-            if status >= 500 {
-                lastProblem = "HTTP \(status)"
-                continue
-            }
-            guard (200..<300).contains(status) else { return .failure(fetchError("HTTP \(status) from \(asked.rawValue.lowercased())")) }
-            guard let decoded = VerifyReceiptResponse.decode(body: data) else {
-                return .failure(fetchError("malformed body from \(asked.rawValue.lowercased())"))
-            }
-            if Self.isRetryable(decoded) {
-                lastProblem = "status \(decoded.status)\(Self.meaning(decoded.status))"
-                continue
-            }
+            if Self.isRetryable(decoded) { return .retry(problem: "status \(decoded.status)\(Self.meaning(decoded.status))") }
             return .success(decoded)
         }
-        return .failure(fetchError("gave up after \(configuration.maxAttempts) attempts at \(asked.rawValue.lowercased()): \(lastProblem)"))
+        switch outcome {
+        case .success(let delivery):
+            return .success(delivery.value)
+        case .failure(.rejected(_, let reason, _)):
+            return .failure(fetchError(reason))
+        case .failure(.exhausted(let last, let attempts)):
+            return .failure(fetchError("gave up after \(attempts) attempts at \(environment): \(last)"))
+        case .failure(let failure):
+            return .failure(fetchError(failure.description))
+        }
     }
 
     static func isRetryable(_ response: VerifyReceiptResponse) -> Bool {
@@ -187,11 +178,6 @@ public struct ReceiptVerifier: Sendable {
         case 21100...21199: " (internal data access error)"
         default: ""
         }
-    }
-
-    private func backoff(attempt: Int) async {
-        let base = configuration.baseBackoff * (1 << min(attempt - 1, 10))
-        try? await sleep(min(base * Double.random(in: 0.5...1.0), configuration.maxRetryWait))
     }
 
     func fetchError(_ message: String) -> SourceError {

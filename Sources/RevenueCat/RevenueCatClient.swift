@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
 import NIOHTTP1
+import SourceHTTP
 import SubreconCore
 
 /// One successful answer of `GET /v1/subscribers/{id}`.
@@ -14,31 +14,35 @@ public struct RevenueCatFetchResult: Sendable, Hashable {
     public var attempts: Int
 }
 
-/// Client for RevenueCat's v1 `GET /v1/subscribers/{app_user_id}`.
+/// Client for RevenueCat's v1 `GET /v1/subscribers/{app_user_id}`: builds the request, classifies the answer,
+/// decodes; `SourceTransport` does the rest.
 ///
 /// Retries 5xx, network errors and timeouts (at most `maxAttempts` tries) with exponential backoff and full jitter;
 /// honours 429 waits without counting them as attempts (bounded by `max429Wait` per wait and `rateLimitBudget` in
 /// total); never retries other 4xx. Does not send `X-Platform` (it would touch `last_seen`). The caller owns the
 /// `HTTPClient`. Never logs or reports the API key.
 public struct RevenueCatClient: Sendable {
-    /// The name given to `RequestObserver`.
+    /// The name given to the `RequestObserver`.
     public static let sourceName = "revenuecat"
 
-    private let httpClient: HTTPClient
     private let configuration: RevenueCatConfiguration
     private let logger: Logger
-    private let observer: (any RequestObserver)?
-    private let gate: (any RequestGate)?
+    private let transport: SourceTransport
 
     public init(
         httpClient: HTTPClient, configuration: RevenueCatConfiguration, logger: Logger,
         observer: (any RequestObserver)? = nil, gate: (any RequestGate)? = nil
     ) {
-        self.httpClient = httpClient
         self.configuration = configuration
         self.logger = logger
-        self.observer = observer
-        self.gate = gate
+        self.transport = SourceTransport(
+            source: Self.sourceName, httpClient: httpClient,
+            policy: SourceRequestPolicy(
+                requestTimeout: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes,
+                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
+                maxBackoff: configuration.maxBackoff, maxRateLimitWait: configuration.max429Wait,
+                rateLimitBudget: configuration.rateLimitBudget),
+            observer: observer, gate: gate)
     }
 
     /// What RevenueCat says about `appUserID`. Never throws: a failure becomes `SourceFacts.failed` with an
@@ -65,71 +69,51 @@ public struct RevenueCatClient: Sendable {
         request.method = .GET
         request.headers.add(name: "Authorization", value: "Bearer \(configuration.apiKey)")
         request.headers.add(name: "Accept", value: "application/json")
+        var logger = self.logger
+        logger[metadataKey: "user.id"] = "\(appUserID)"
+        switch await transport.send(request, logger: logger, classify: classify) {
+        case .success(let delivery):
+            let answer = delivery.value
+            return RevenueCatFetchResult(status: answer.status, response: try decode(answer.body), attempts: delivery.attempts)
+        case .failure(let failure):
+            throw revenueCatError(for: failure)
+        }
+    }
 
-        var attempt = 0
-        var failures = 0  // 5xx, timeouts, network errors: bounded by maxAttempts
-        var rateLimited = RateLimitChain(budget: configuration.rateLimitBudget)  // 429s: bounded by time, not attempts
-        while true {
-            attempt += 1
-            if let gate {
-                do { try await gate.acquire() } catch { throw RevenueCatError.cancelled }
-            }
-            let outcome = await perform(request)
-            let retried = attempt > 1
-            let wait: Duration
-            switch outcome {
-            case .answer(let status, let headers, let body):
-                observer?.requestFinished(source: Self.sourceName, status: status, retried: retried)
-                switch status {
-                case 200, 201:
-                    return RevenueCatFetchResult(status: status, response: try decode(body), attempts: attempt)
-                case 429:
-                    let errorBody = try? JSONDecoder().decode(RevenueCatErrorBody.self, from: body)
-                    let asked = RetryPolicy.rateLimitWait(
-                        backoffMS: errorBody?.backoffMS, retryAfter: headers.first(name: "retry-after"), now: Date(),
-                        cap: configuration.max429Wait)
-                    // Every 429 lowers the shared rate; a granted wait also pauses everybody for it.
-                    switch rateLimited.next(asked, ownBackoff: { backoff(failures: $0) }) {
-                    case .wait(let duration):
-                        wait = duration
-                        await gate?.backOff(for: duration)
-                    case .tooLong(let seconds):
-                        await gate?.backOff(for: .zero)
-                        throw RevenueCatError.rateLimitWaitTooLong(seconds: seconds, cap: configuration.max429Wait, attempts: attempt)
-                    case .budgetSpent:
-                        await gate?.backOff(for: .zero)
-                        throw RevenueCatError.rateLimited(attempts: attempt)
-                    }
-                case 500...599:
-                    failures += 1
-                    guard failures < configuration.maxAttempts else { throw httpError(status, body, attempts: attempt) }
-                    wait = backoff(failures: failures)
-                default:
-                    throw httpError(status, body, attempts: attempt)
-                }
-                logger.debug(
-                    "revenuecat request will be retried",
-                    metadata: ["user.id": "\(appUserID)", "http.status": "\(status)", "retry.attempt": "\(attempt)"])
-            case .timedOut:
-                observer?.requestFinished(source: Self.sourceName, status: nil, retried: retried)
-                failures += 1
-                guard failures < configuration.maxAttempts else { throw RevenueCatError.timedOut(attempts: attempt) }
-                wait = backoff(failures: failures)
-            case .network(let reason):
-                observer?.requestFinished(source: Self.sourceName, status: nil, retried: retried)
-                failures += 1
-                guard failures < configuration.maxAttempts else {
-                    throw RevenueCatError.network(reason, attempts: attempt)
-                }
-                wait = backoff(failures: failures)
-                logger.debug(
-                    "revenuecat request failed below HTTP, will be retried",
-                    metadata: ["user.id": "\(appUserID)", "error.message": "\(reason)", "retry.attempt": "\(attempt)"])
-            case .failed(let error):
-                observer?.requestFinished(source: Self.sourceName, status: nil, retried: retried)
-                throw error
-            }
-            do { try await Task.sleep(for: wait) } catch { throw RevenueCatError.cancelled }
+    /// 200 and 201 are answers; 429 waits what `backoff_ms` or `Retry-After` asks; 5xx is retried; the rest fails.
+    private func classify(_ answer: SourceAnswer) -> AnswerClass<SourceAnswer> {
+        switch answer.status {
+        case 200, 201:
+            return .success(answer)
+        case 429:
+            let errorBody = try? JSONDecoder().decode(RevenueCatErrorBody.self, from: answer.body)
+            return .rateLimited(
+                RetryPolicy.rateLimitWait(
+                    backoffMS: errorBody?.backoffMS, retryAfter: answer.headers.first(name: "retry-after"), now: Date(),
+                    cap: configuration.max429Wait))
+        case 500...599:
+            return .retry(problem: "HTTP \(answer.status)")
+        default:
+            return .fail(reason: "HTTP \(answer.status)")
+        }
+    }
+
+    private func revenueCatError(for failure: SourceRequestFailure) -> RevenueCatError {
+        switch failure {
+        case .rejected(let answer, _, let attempts), .exhausted(.answer(let answer, _), let attempts):
+            return httpError(answer.status, answer.body, attempts: attempts)
+        case .exhausted(.timedOut, let attempts):
+            return .timedOut(attempts: attempts)
+        case .exhausted(.network(let reason), let attempts):
+            return .network(redact(reason), attempts: attempts)
+        case .rateLimitWaitTooLong(let seconds, _, _, let attempts):
+            return .rateLimitWaitTooLong(seconds: seconds, cap: configuration.max429Wait, attempts: attempts)
+        case .rateLimitBudgetSpent(_, let attempts):
+            return .rateLimited(attempts: attempts)
+        case .bodyTooLarge(let limit, _):
+            return .bodyTooLarge(limit: limit)
+        case .notPermitted, .requestNotBuilt, .cancelled:
+            return .cancelled
         }
     }
 
@@ -141,42 +125,6 @@ public struct RevenueCatClient: Sendable {
 
     private static let unreserved = CharacterSet(
         charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    // MARK: - One attempt
-
-    private enum Outcome {
-        case answer(status: Int, headers: HTTPHeaders, body: Data)
-        case timedOut
-        case network(String)
-        case failed(RevenueCatError)
-    }
-
-    private func perform(_ request: HTTPClientRequest) async -> Outcome {
-        do {
-            // One deadline for the whole request, headers and body (a trickled body cannot hold it longer).
-            let response = try await httpClient.collect(
-                request, deadline: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes, logger: logger)
-            return .answer(status: response.status, headers: response.headers, body: response.body)
-        } catch is RequestDeadlineExceeded {
-            if Task.isCancelled { return .failed(.cancelled) }
-            return .timedOut
-        } catch let error as HTTPClientError {
-            if Task.isCancelled { return .failed(.cancelled) }
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout:
-                return .timedOut
-            default:
-                return .network(redact(String(describing: error)))
-            }
-        } catch is NIOTooManyBytesError {
-            return .failed(.bodyTooLarge(limit: configuration.maxBodyBytes))
-        } catch is CancellationError {
-            return .failed(.cancelled)
-        } catch {
-            if Task.isCancelled { return .failed(.cancelled) }
-            return .network(redact(String(describing: error)))
-        }
-    }
 
     private func decode(_ body: Data) throws -> RevenueCatSubscriberResponse {
         do {
@@ -193,12 +141,6 @@ public struct RevenueCatClient: Sendable {
         return .http(
             status: status, code: errorBody?.code.map { redact(String($0.prefix(40))) },
             message: errorBody?.message.map { redact(String($0.prefix(200))) }, attempts: attempts)
-    }
-
-    private func backoff(failures: Int) -> Duration {
-        let ceiling = RetryPolicy.ceiling(
-            failures: failures, base: configuration.baseBackoff, max: configuration.maxBackoff)
-        return RetryPolicy.jittered(ceiling, unit: Double.random(in: 0...1))
     }
 
     /// Removes the API key from text that came from elsewhere (server messages, error descriptions).

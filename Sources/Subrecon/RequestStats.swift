@@ -1,3 +1,4 @@
+import SourceHTTP
 import Synchronization
 import SubreconReports
 
@@ -20,4 +21,11 @@ public final class RequestStats: Sendable {
 
     /// The counts so far, per source, in the summary's shape.
     public var snapshot: [String: RunSummary.SourceRequests] { state.withLock { $0 } }
+}
+
+extension RequestStats: RequestObserver {
+    /// Every attempt of every source's `SourceTransport` is counted here.
+    public func requestFinished(source: String, status: Int?, retried: Bool) {
+        record(source: source, status: status)
+    }
 }

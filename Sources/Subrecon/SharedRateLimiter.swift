@@ -1,6 +1,5 @@
-import AppStore
 import Foundation
-import RevenueCat
+import SourceHTTP
 import SubreconStore
 
 /// The arithmetic of one source's request budget: a token bucket written as a schedule (GCRA) whose rate adapts
@@ -98,14 +97,14 @@ public struct TokenBucketSchedule: Sendable, Hashable {
     }
 }
 
-/// One source's request budget shared by every worker of a run: the `RequestGate` of the RevenueCat client and
-/// the `AppStoreRequestGate` of the App Store client.
+/// One source's request budget shared by every worker of a run: the `RequestGate` its `SourceTransport` asks
+/// (one limiter per source).
 ///
 /// `acquire` waits for the request's slot; a 429 (`backOff`) lowers the rate for everybody (see
 /// `TokenBucketSchedule`) and pauses the bucket for the wait the client computed from `Retry-After` / `backoff_ms`.
 /// It paces requests only: it does not limit how many are in flight (the job's concurrency does) and never
 /// serialises users. A `--shard I/N` run is given 1/N of the app's rate (`RequestBudget`).
-public actor SharedRateLimiter<C: Clock>: RequestGate, AppStoreRequestGate where C.Duration == Duration {
+public actor SharedRateLimiter<C: Clock>: RequestGate where C.Duration == Duration {
     private let clock: C
     private let origin: C.Instant
     private var schedule: TokenBucketSchedule
@@ -142,10 +141,6 @@ public actor SharedRateLimiter<C: Clock>: RequestGate, AppStoreRequestGate where
         schedule.slowDown(now: now)
         schedule.pause(until: now + duration)
     }
-
-    public func acquire(source: String) async throws { try await acquire() }
-
-    public func backOff(source: String, for duration: Duration) async { await backOff(for: duration) }
 }
 
 extension SharedRateLimiter where C == ContinuousClock {

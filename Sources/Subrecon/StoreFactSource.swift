@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import RevenueCat
+import SourceHTTP
 import SubreconCore
 
 /// The production `FactSource`: RevenueCat for every user, then, when Apple is configured and the user has an
@@ -22,7 +23,7 @@ public struct StoreFactSource: FactSource {
     ///   - receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
     public init(
         configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
-        revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any AppStoreRequestGate)? = nil,
+        revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any RequestGate)? = nil,
         receipts: (any ReceiptStore)? = nil
     ) throws {
         guard let revenueCatConfiguration = configuration.revenueCat else {
@@ -110,11 +111,5 @@ public struct StoreFactSource: FactSource {
             .filter { $0.isAppStoreSubscription && $0.storeTransactionID != nil }
             .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
             .storeTransactionID
-    }
-}
-
-extension RequestStats: RevenueCat.RequestObserver, AppStoreRequestObserver {
-    public func requestFinished(source: String, status: Int?, retried: Bool) {
-        record(source: source, status: status)
     }
 }

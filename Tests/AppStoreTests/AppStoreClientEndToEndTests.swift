@@ -220,6 +220,19 @@ struct AppStoreClientEndToEndTests {
         #expect(error.message.contains("malformed"))
         await harness.stop()
     }
+
+    @Test("a body over the 1 MiB limit is a fetch error naming the limit, asked once (not retried)")
+    func bodyTooLarge() async throws {
+        let harness = try await AppStoreHarness(scenarios: [Self.scenario("902", status: 1, expiresIn: Self.day)])
+        let huge = Data(repeating: UInt8(ascii: " "), count: (1 << 20) + 1)
+        await harness.simulator.setFault(.raw(status: 200, headers: ["content-type": "application/json"], body: huge, times: 3), for: "902")
+        let error = try #require(await harness.client.subscriptionFacts(transactionID: "902").failure)
+        await harness.stop()
+        #expect(error.kind == .fetch)
+        #expect(error.message == "App Store Server API: response body larger than 1048576 bytes")
+        #expect(await harness.simulator.requestCount(for: "902") == 1)
+        #expect(harness.observer.events.map(\.status) == [nil])
+    }
 }
 
 extension Result {

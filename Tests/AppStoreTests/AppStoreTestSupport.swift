@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SourceHTTP
 import X509
 
 @testable import AppStore
@@ -47,7 +48,7 @@ extension Date {
 }
 
 /// Collects what the client reports, for assertions.
-final class RecordingObserver: AppStoreRequestObserver, @unchecked Sendable {
+final class RecordingObserver: RequestObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var _events: [(status: Int?, retried: Bool)] = []
     var events: [(status: Int?, retried: Bool)] { lock.withLock { _events } }

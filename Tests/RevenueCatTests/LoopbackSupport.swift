@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import RevenueCat
+import SourceHTTP
 import StoreSimulator
 
 /// Records every attempt the client reports.

@@ -4,26 +4,8 @@ import Testing
 
 @testable import RevenueCat
 
-@Suite("Retry waits and configuration")
+@Suite("RevenueCat 429 waits and configuration")
 struct RetryPolicyTests {
-    @Test("the backoff ceiling doubles per failure and stops at the maximum")
-    func ceiling() {
-        let base = Duration.milliseconds(500)
-        #expect(RetryPolicy.ceiling(failures: 1, base: base, max: .seconds(30)) == .milliseconds(500))
-        #expect(RetryPolicy.ceiling(failures: 2, base: base, max: .seconds(30)) == .seconds(1))
-        #expect(RetryPolicy.ceiling(failures: 4, base: base, max: .seconds(30)) == .seconds(4))
-        #expect(RetryPolicy.ceiling(failures: 12, base: base, max: .seconds(30)) == .seconds(30))
-        #expect(RetryPolicy.ceiling(failures: 500, base: base, max: .seconds(30)) == .seconds(30))
-    }
-
-    @Test("full jitter stays within zero and the ceiling")
-    func jitter() {
-        #expect(RetryPolicy.jittered(.seconds(4), unit: 0) == .zero)
-        #expect(RetryPolicy.jittered(.seconds(4), unit: 0.5) == .seconds(2))
-        #expect(RetryPolicy.jittered(.seconds(4), unit: 1) == .seconds(4))
-        #expect(RetryPolicy.jittered(.seconds(4), unit: 7) == .seconds(4))
-    }
-
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func wait(_ backoffMS: Double?, _ retryAfter: String?) -> RequestedWait {

@@ -81,9 +81,9 @@ struct SharedRateLimiterTests {
         let gate = SharedRateLimiter(rate: 10, clock: clock)
         try await gate.acquire()
         await gate.backOff(for: .seconds(3))
-        try await gate.acquire(source: "app_store")
+        try await gate.acquire()
         #expect(clock.now.offset == .seconds(3))
-        await gate.backOff(source: "app_store", for: .seconds(1))
+        await gate.backOff(for: .seconds(1))
         try await gate.acquire()
         #expect(clock.now.offset == .seconds(4))
     }

@@ -6,32 +6,39 @@ import NIOHTTP1
 
 /// One HTTP request past its whole-request deadline (headers and body): AsyncHTTPClient's `execute(_:timeout:)`
 /// bounds only the head, so a peer trickling its body a byte at a time would otherwise hold the request forever.
-struct RequestDeadlineExceeded: Error, CustomStringConvertible {
-    var limit: Duration
-    var description: String { "no complete answer (headers and body) within \(limit)" }
+public struct RequestDeadlineExceeded: Error, Sendable, CustomStringConvertible {
+    public var limit: Duration
+    public var description: String { "no complete answer (headers and body) within \(limit)" }
 }
 
 /// What one request answered, body collected.
-struct CollectedResponse: Sendable {
-    var status: Int
-    var headers: HTTPHeaders
-    var body: Data
+public struct SourceAnswer: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: Data
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
 
 extension HTTPClient {
     /// Sends `request` and collects at most `maxBodyBytes` of its body, all within `deadline`; past it the request
     /// is cancelled (its connection closed) and `RequestDeadlineExceeded` is thrown. The head alone is bounded by
     /// `deadline` through AsyncHTTPClient, whose own error (connection refused, timeout) then names the cause; the
-    /// whole request gets a quarter of a second more. Cancellation of the caller cancels the request too.
-    func collect(
-        _ request: HTTPClientRequest, deadline: Duration, maxBodyBytes: Int, logger: Logger? = nil
-    ) async throws -> CollectedResponse {
+    /// whole request gets a quarter of a second more. A body over the limit throws `NIOTooManyBytesError`.
+    /// Cancellation of the caller cancels the request too. `logger` is AsyncHTTPClient's request logger.
+    public func collect(
+        _ request: HTTPClientRequest, deadline: Duration, maxBodyBytes: Int, logger: Logger?
+    ) async throws -> SourceAnswer {
         let millis = max(1, Int64(deadline / .milliseconds(1)))
-        return try await withThrowingTaskGroup(of: CollectedResponse?.self) { group in
+        return try await withThrowingTaskGroup(of: SourceAnswer?.self) { group in
             group.addTask {
                 let response = try await self.execute(request, timeout: .milliseconds(millis), logger: logger)
                 let buffer = try await response.body.collect(upTo: maxBodyBytes)
-                return CollectedResponse(
+                return SourceAnswer(
                     status: Int(response.status.code), headers: response.headers, body: Data(buffer.readableBytesView))
             }
             group.addTask {
@@ -39,10 +46,10 @@ extension HTTPClient {
                 return nil
             }
             defer { group.cancelAll() }
-            guard let first = try await group.next(), let response = first else {
+            guard let first = try await group.next(), let answer = first else {
                 throw RequestDeadlineExceeded(limit: deadline)
             }
-            return response
+            return answer
         }
     }
 }

@@ -1,0 +1,20 @@
+/// Paces the requests of one source (its rate budget), shared by every worker of a run; nil means unpaced.
+///
+/// The job's `SharedRateLimiter` is the production gate (one per source); `SourceTransport` asks it before every
+/// attempt and tells it about every 429.
+public protocol RequestGate: Sendable {
+    /// Waits until one more request may be sent. Throwing abandons the request (e.g. on cancellation).
+    func acquire() async throws
+    /// The source answered 429: lower the shared rate (AIMD), and, when `duration` is above zero, let nobody send
+    /// for that long (the wait this lookup was granted). `.zero` is the lookup giving up on a 429 (a wait too long
+    /// or its 429 budget spent): the rate still drops, but nobody is paused.
+    func backOff(for duration: Duration) async
+}
+
+/// Told about every HTTP attempt a source makes (the run summary's per-source request counts and metrics).
+public protocol RequestObserver: Sendable {
+    /// Called once per attempt sent. `status` is nil when no HTTP answer came (network error, timeout, a body
+    /// over the limit, cancellation); `retried` is true when this attempt was itself a retry of an earlier one
+    /// of the same lookup.
+    func requestFinished(source: String, status: Int?, retried: Bool)
+}
