@@ -13,7 +13,7 @@ import Testing
 /// not at all) and resumed. Then the invariants: nobody ends below the tier the stores entitle,
 /// unusable evidence leaves the row untouched, one audit row and at most one intent of a kind per change, webhook
 /// writes win, and a rerun changes nothing.
-@Suite("A randomized night", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("A randomized night", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct RandomizedNightTests {
     /// What the stores say about one generated user, and what the job must end with.
     enum Truth: CustomStringConvertible {

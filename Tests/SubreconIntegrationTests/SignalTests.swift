@@ -54,7 +54,7 @@ enum SubreconBinary {
 }
 
 /// Issue 8, bullet 4: SIGTERM and kill -9 in the middle of a run of the real binary, then `--resume`.
-@Suite("Stopping the real binary mid-run (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("Stopping the real binary mid-run (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct SignalTests {
     /// `count` users whose rows change: even ones lapsed, odd ones renewed.
     func seed(_ h: Harness, count: Int) async throws -> [String] {

@@ -12,7 +12,7 @@ import Testing
 /// Issue 8, bullet 4: nothing stalls the night. A peer trickling its body, a row held by another writer, a user
 /// whose lookups never end and a stop in the middle each leave the run finishing (or stopping) on time, with
 /// everyone else applied and every user reconciled once.
-@Suite("Nothing stalls the night (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("Nothing stalls the night (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct StallTests {
     /// Six users whose verdicts change their rows (three lapsed, three renewed).
     func seedOrdinary(_ h: Harness, prefix: String, count: Int = 6) async throws -> [String] {
