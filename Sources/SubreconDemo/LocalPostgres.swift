@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Subrecon
 
 /// A throwaway PostgreSQL cluster from the system's server binaries, for `subrecon demo`.
 ///
