@@ -102,7 +102,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // `subrecon demo` and the benchmark's throwaway PostgreSQL: the product's only door to the simulator.
+        // `subrecon demo` and LocalPostgres (the bench uses it too): the executable's only link to the simulator.
         .target(
             name: "SubreconDemo",
             dependencies: [

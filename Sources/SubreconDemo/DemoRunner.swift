@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 import Logging
 import StoreSimulator
+import Subrecon
 import SubreconCore
 import SubreconReports
-import Subrecon
 import SubreconStore
 
 /// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
