@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -57,7 +58,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -101,20 +101,41 @@ let package = Package(
         .target(
             name: "Subrecon",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconStore", "SubreconReports", "StoreSimulator",
+                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconStore", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: strict
+        ),
+        // `subrecon demo` and LocalPostgres (the bench uses it too): the executable's only link to the simulator.
+        .target(
+            name: "SubreconDemo",
+            dependencies: [
+                "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports", "StoreSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // What the test targets share (the throwaway schema, the Prometheus text parser); nothing in the product.
+        .target(
+            name: "SubreconTestSupport",
+            dependencies: [
+                "SubreconStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "subrecon",
             dependencies: [
-                "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports",
+                "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports", "SubreconDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,8 +144,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon-bench",
             dependencies: [
-                "Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "SubreconDemo",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -139,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconReportsTests",
-            dependencies: ["SubreconReports", "SubreconCore",
+            dependencies: ["SubreconReports", "SubreconCore", "SubreconTestSupport",
                            .product(name: "CoreMetrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus")],
             swiftSettings: strict
@@ -170,16 +190,19 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconStoreTests",
-            dependencies: ["SubreconStore", "SubreconCore",
+            dependencies: ["SubreconStore", "SubreconCore", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
             dependencies: ["Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
+                           "SubreconDemo", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

@@ -171,7 +171,8 @@ public enum Commands {
     }
 
     /// Opens a PostgreSQL client for the duration of `body`; an unreachable server is exit 69, a missing schema 78.
-    static func withStore<T: Sendable>(
+    /// (`package`: `subrecon demo` seeds its throwaway database through it.)
+    package static func withStore<T: Sendable>(
         _ settings: DatabaseSettings, logger: Logger, requireSchema: Bool = true,
         _ body: @Sendable (SubscriptionStore) async throws -> T
     ) async throws -> T {

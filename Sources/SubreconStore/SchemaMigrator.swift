@@ -71,7 +71,7 @@ public struct SchemaMigrator: Sendable {
     }
 
     /// The recorded versions; empty when the migrations table does not exist yet.
-    public func appliedVersions(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
+    package func appliedVersions(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
         do {
             return try await client.withConnection { connection in
                 let rows = try await connection.query(

@@ -33,7 +33,7 @@ extension SubscriptionStore {
     /// one probe, one audit insert, one intents insert, one ledger update): every row is still compare-and-set on
     /// its own and atomic with its audit row and intents; a lost CAS skips only that row.
     /// A database error rolls back the whole batch and is thrown.
-    public func applyBatch(_ verdicts: [Verdict], runID: String) async throws -> [ApplyOutcome] {
+    package func applyBatch(_ verdicts: [Verdict], runID: String) async throws -> [ApplyOutcome] {
         try await applyDetailed(verdicts, runID: runID).map(\.outcome)
     }
 

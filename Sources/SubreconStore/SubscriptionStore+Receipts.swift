@@ -32,7 +32,7 @@ extension SubscriptionStore {
     }
 
     /// Stores (or replaces) the legacy receipt of `userID` (tests and the demo; apps write this table themselves).
-    public func saveReceipt(_ receiptData: String, for userID: String) async throws {
+    package func saveReceipt(_ receiptData: String, for userID: String) async throws {
         try await run("save receipt") {
             var binds = PostgresBindings()
             binds.append(userID)

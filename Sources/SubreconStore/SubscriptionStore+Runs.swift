@@ -90,7 +90,7 @@ extension SubscriptionStore {
     }
 
     /// The `counts` JSON of one run as stored (the summary when finished with `summary:`), or nil.
-    public func runCountsJSON(id: String) async throws -> Data? {
+    package func runCountsJSON(id: String) async throws -> Data? {
         try await run("read run") {
             let rows = try await client.query("select counts::text from reconcile_runs where id = \(id)", logger: logger)
             for try await text in rows.decode(String.self) { return Data(text.utf8) }
@@ -99,7 +99,7 @@ extension SubscriptionStore {
     }
 
     /// The latest runs, newest first.
-    public func recentRuns(limit: Int = 20) async throws -> [RunRecord] {
+    package func recentRuns(limit: Int = 20) async throws -> [RunRecord] {
         try await run("read runs") {
             let rows = try await client.query(
                 """
@@ -128,7 +128,7 @@ extension SubscriptionStore {
     /// other), on one pooled connection leased for the whole body (the body's own queries use other connections).
     /// Returns nil at once, without running `body`, when another session holds this shard or one overlapping it.
     /// `subrecon run` uses `ShardLock.withLock`, which holds the lock on a dedicated connection and watches it.
-    public func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
+    package func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
         let unlock = ShardLock.unlock(shard)
         do {
             return try await client.withConnection { connection -> T? in

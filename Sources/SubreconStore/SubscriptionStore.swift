@@ -85,7 +85,7 @@ public struct SubscriptionStore: Sendable {
 
     /// The `EXPLAIN` text of one candidate page (the page after `lastID`), for operators, tests and benchmarks.
     /// `analyze` runs the query and adds actual times and buffers.
-    public func explainCandidateScan(
+    package func explainCandidateScan(
         _ query: CandidateQuery, pageSize: Int = 500, after lastID: String? = nil, analyze: Bool = false
     ) async throws -> String {
         try await run("explain candidate scan") {
@@ -101,7 +101,7 @@ public struct SubscriptionStore: Sendable {
     }
 
     /// The row of one user, or nil.
-    public func user(id: String) async throws -> UserRow? {
+    package func user(id: String) async throws -> UserRow? {
         try await run("read user") {
             let sql = "select \(CandidateQuery.userColumns) from users where id = $1"
             var binds = PostgresBindings()
@@ -117,7 +117,7 @@ public struct SubscriptionStore: Sendable {
 
     /// Inserts users (tests, `subrecon demo`). `updatedAtMicros == 0` means `now()`; any other value is stored
     /// exactly. Fails on an existing id.
-    public func insertUsers(_ users: [UserRow]) async throws {
+    package func insertUsers(_ users: [UserRow]) async throws {
         let columns = 10
         for chunk in stride(from: 0, to: users.count, by: 1000).map({ users[$0..<min($0 + 1000, users.count)] }) {
             var binds = PostgresBindings(capacity: chunk.count * columns)

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import Subrecon
 import SubreconCore
+import SubreconDemo
 import SubreconStore
 
 /// The benchmark's PostgreSQL: `DATABASE_URL` if given, else a throwaway local cluster; always a schema of its

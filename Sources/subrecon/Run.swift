@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Subrecon
 import SubreconCore
+import SubreconDemo
 import SubreconReports
 import SubreconStore
 
@@ -133,7 +134,7 @@ struct Demo: AsyncParsableCommand {
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let result = try await DemoRunner.run(
-                reportDirectory: URL(fileURLWithPath: reportDir), keep: keep, logger: logger,
+                environment: env, reportDirectory: URL(fileURLWithPath: reportDir), keep: keep, logger: logger,
                 progress: ProgressLine.makeIfTerminal(), say: { print($0) })
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))

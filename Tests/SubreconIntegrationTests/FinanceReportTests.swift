@@ -4,6 +4,7 @@ import StoreSimulator
 import SubreconCore
 import SubreconReports
 import SubreconStore
+import SubreconTestSupport
 import Testing
 @testable import Subrecon
 
@@ -12,7 +13,7 @@ import FoundationXML
 #endif
 
 /// Real PostgreSQL, real loopback HTTP to the RevenueCat simulator, the production `Commands.run` path.
-@Suite("Finance figures, derived reports and metrics from a real run", .serialized, .enabled(if: OpsDatabase.isEnabled))
+@Suite("Finance figures, derived reports and metrics from a real run", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct FinanceReportTests {
     static let products: [ProductCatalog.Entry] = [
         .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
@@ -74,7 +75,8 @@ struct FinanceReportTests {
     func financeFromSeededPrices() async throws {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
-        try await OpsDatabase.withSchema { url, store in
+        try await TestDatabase.withSchema(prefix: "ops_") { schema in
+            let (url, store) = (schema.databaseURL, schema.store)
             let (result, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports)
             await server.shutdown()
             let r = result.summary.runID
@@ -122,7 +124,8 @@ struct FinanceReportTests {
     func historyAcrossRuns() async throws {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
-        try await OpsDatabase.withSchema { url, store in
+        try await TestDatabase.withSchema(prefix: "ops_") { schema in
+            let (url, store) = (schema.databaseURL, schema.store)
             let (first, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports)
             await server.shutdown()
             let history = try await store.recentRunSummaries(shard: .all, limit: 30)
@@ -137,7 +140,8 @@ struct FinanceReportTests {
     func metricsFileAndPush() async throws {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
-        try await OpsDatabase.withSchema { url, store in
+        try await TestDatabase.withSchema(prefix: "ops_") { schema in
+            let (url, store) = (schema.databaseURL, schema.store)
             let gateway = RecordingPushgateway()
             let (result, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports, routes: [gateway])
             let file = reports.appendingPathComponent("subrecon.prom")

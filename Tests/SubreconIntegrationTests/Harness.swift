@@ -8,15 +8,14 @@ import Subrecon
 import SubreconCore
 import SubreconReports
 import SubreconStore
+import SubreconTestSupport
 import Testing
 
 /// A real PostgreSQL schema of its own, the loopback store simulator and an environment pointing at both:
 /// the job runs through `Commands.run` exactly as `subrecon run` does.
 struct Harness {
-    static let environment = ProcessInfo.processInfo.environment
-    static let url = environment["SUBRECON_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    static let isEnabled = url != nil || environment["SUBRECON_REQUIRE_DATABASE"] == "1"
-    static let skip: Comment = "SUBRECON_TEST_DATABASE_URL is not set: run scripts/test (it starts a PostgreSQL)"
+    static let isEnabled = TestDatabase.isEnabled
+    static let skip = TestDatabase.skipMessage
     static let asOf = ISO8601.date("2026-06-01T03:00:00Z")!
     static let bundleID = "com.example.subrecon.tests"
     static let sharedSecret = "it0shared0secret0it0shared0secret"
@@ -24,10 +23,6 @@ struct Harness {
         .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
         .init(productID: "pro_monthly", tier: 2, entitlement: "pro"),
     ]
-
-    struct Missing: Error, CustomStringConvertible {
-        var description: String { "SUBRECON_REQUIRE_DATABASE=1 but SUBRECON_TEST_DATABASE_URL is not set" }
-    }
 
     let store: SubscriptionStore
     let client: PostgresClient
@@ -42,15 +37,19 @@ struct Harness {
 
     static func day(_ n: Double) -> Date { asOf.addingTimeInterval(n * 86_400) }
 
-    /// Runs `body` with a fresh schema (dropped afterwards), a simulator and a report folder.
+    /// Runs `body` with a fresh migrated schema (dropped afterwards, `TestDatabase.withSchema`) holding the
+    /// harness's products, a simulator and a report folder.
     static func with(apple: Bool = false, receipts useReceipts: Bool = false, extra: [String: String] = [:], _ body: (Harness) async throws -> Void) async throws {
-        guard let url else { throw Missing() }
-        let schema = "it_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(schema)"
-        var settings = try DatabaseSettings(environment: ["DATABASE_URL": url])
-        settings.searchPath = schema
-        let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
-        let store = SubscriptionStore(client: client, logger: Logger(label: "subrecon.integration.store"))
+        try await TestDatabase.withSchema(prefix: "it_", migrated: true) { schema in
+            try await schema.store.upsertProducts(products)
+            try await with(schema, apple: apple, receipts: useReceipts, extra: extra, body)
+        }
+    }
+
+    /// The simulator, the report folder and the environment around `schema`; both are gone when `body` returns.
+    private static func with(
+        _ schema: TestSchema, apple: Bool, receipts useReceipts: Bool, extra: [String: String], _ body: (Harness) async throws -> Void
+    ) async throws {
         let apiKey = "sk_test_" + UUID().uuidString
         let appleKey = P256.Signing.PrivateKey()
         let pki = try AppleTestPKI.generate(now: asOf)
@@ -61,48 +60,38 @@ struct Harness {
             signedAt: { asOf })
         let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret, bundleID: bundleID)
         let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
-        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema)")
-        let rootFile = reports.appendingPathComponent("root.pem")
-        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
-        try Data(try pki.rootPEM().utf8).write(to: rootFile)
-        var values = [
-            "DATABASE_URL": databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL,
-            "SUBRECON_HTTP_TIMEOUT_SECONDS": "2", "SUBRECON_HTTP_MAX_ATTEMPTS": "3", "SUBRECON_HTTP_BACKOFF_SECONDS": "0.01",
-        ]
-        if apple {
-            values.merge([
-                "APP_STORE_ISSUER_ID": "issuer-tests", "APP_STORE_KEY_ID": "KEYTESTS01",
-                "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation, "APP_STORE_BUNDLE_ID": bundleID,
-                "APP_STORE_BASE_URL": server.baseURL, "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
-            ]) { $1 }
-        }
-        if useReceipts {
-            values["APPLE_SHARED_SECRET"] = sharedSecret
-            values["APP_STORE_BUNDLE_ID"] = bundleID
-            values["APPLE_VERIFY_RECEIPT_URL"] = server.baseURL + "/verifyReceipt"
-        }
-        values.merge(extra) { $1 }
-        let harness = Harness(
-            store: store, client: client, revenueCat: revenueCat, appStore: appStore, receipts: receipts, server: server, env: Environment(values),
-            reportDirectory: reports)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            do {
-                try await client.query("create schema \(unescaped: schema)")
-                try await store.migrate()
-                try await store.upsertProducts(products)
-                try await body(harness)
-            } catch {
-                await server.shutdown()
-                _ = try? await client.query("drop schema \(unescaped: schema) cascade")
-                try? FileManager.default.removeItem(at: reports)
-                throw error
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema.name)")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        do {
+            let rootFile = reports.appendingPathComponent("root.pem")
+            try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+            try Data(try pki.rootPEM().utf8).write(to: rootFile)
+            var values = [
+                "DATABASE_URL": schema.databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL,
+                "SUBRECON_HTTP_TIMEOUT_SECONDS": "2", "SUBRECON_HTTP_MAX_ATTEMPTS": "3", "SUBRECON_HTTP_BACKOFF_SECONDS": "0.01",
+            ]
+            if apple {
+                values.merge([
+                    "APP_STORE_ISSUER_ID": "issuer-tests", "APP_STORE_KEY_ID": "KEYTESTS01",
+                    "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation, "APP_STORE_BUNDLE_ID": bundleID,
+                    "APP_STORE_BASE_URL": server.baseURL, "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+                ]) { $1 }
             }
+            if useReceipts {
+                values["APPLE_SHARED_SECRET"] = sharedSecret
+                values["APP_STORE_BUNDLE_ID"] = bundleID
+                values["APPLE_VERIFY_RECEIPT_URL"] = server.baseURL + "/verifyReceipt"
+            }
+            values.merge(extra) { $1 }
+            try await body(
+                Harness(
+                    store: schema.store, client: schema.client, revenueCat: revenueCat, appStore: appStore, receipts: receipts,
+                    server: server, env: Environment(values), reportDirectory: reports))
+        } catch {
             await server.shutdown()
-            try await client.query("drop schema \(unescaped: schema) cascade")
-            try? FileManager.default.removeItem(at: reports)
+            throw error
         }
+        await server.shutdown()
     }
 
     func options(_ configure: (inout RunOptions) -> Void = { _ in }) -> RunOptions {

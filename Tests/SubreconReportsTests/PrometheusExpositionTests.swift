@@ -3,6 +3,7 @@ import Foundation
 import Prometheus
 import SubreconCore
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 @Suite("Prometheus exposition")

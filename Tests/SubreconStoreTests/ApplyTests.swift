@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 import SubreconStore
+import SubreconTestSupport
 import Testing
 
 @Suite("Applying verdicts (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 import SubreconStore
+import SubreconTestSupport
 import Testing
 
 @Suite("jsonb never sees a NUL: the ledger and the run summary escape it (real PostgreSQL)", .serialized,

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SubreconStore
+import SubreconTestSupport
 import Testing
 
 @Suite("SchemaMigrator (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))

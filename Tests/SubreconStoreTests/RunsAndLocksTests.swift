@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SubreconCore
 import SubreconStore
+import SubreconTestSupport
 import Testing
 
 @Suite("Runs, catalog and shard locks (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))

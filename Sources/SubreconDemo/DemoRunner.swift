@@ -2,12 +2,16 @@ import Crypto
 import Foundation
 import Logging
 import StoreSimulator
+import Subrecon
 import SubreconCore
 import SubreconReports
 import SubreconStore
 
 /// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
 /// through `Commands.run` — the production code path, only pointed at local endpoints.
+///
+/// Reads nothing from the process: the executable passes its `Environment` in (`SUBRECON_PG_BIN` picks the
+/// PostgreSQL server binaries); the run itself gets an environment of its own pointing at the local endpoints.
 public enum DemoRunner {
     private static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
@@ -27,12 +31,14 @@ public enum DemoRunner {
         return lines.joined(separator: "\n")
     }
 
+    /// Starts the throwaway database and the simulator, seeds them, runs the job once and says what each user shows.
+    /// - Parameter environment: the process environment, as the executable read it (only `SUBRECON_PG_BIN` is used).
     public static func run(
-        reportDirectory: URL, keep: Bool, logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)?,
-        say: @Sendable (String) -> Void
+        environment: Environment, reportDirectory: URL, keep: Bool, logger: Logger,
+        progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @Sendable (String) -> Void
     ) async throws -> RunResult {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        let postgres = try LocalPostgres.start(environment: Environment(ProcessInfo.processInfo.environment), logger: logger)
+        let postgres = try LocalPostgres.start(environment: environment, logger: logger)
         defer { if !keep { postgres.stop() } }
         say("demo: PostgreSQL started on 127.0.0.1:\(postgres.port) (throwaway cluster in \(postgres.directory.path))")
 
@@ -50,7 +56,7 @@ public enum DemoRunner {
 
         let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
         try Data(try pki.rootPEM().utf8).write(to: rootFile)
-        let environment = Environment([
+        let runEnvironment = Environment([
             "DATABASE_URL": postgres.url,
             "REVENUECAT_API_KEY": apiKey,
             "REVENUECAT_BASE_URL": server.baseURL,
@@ -65,9 +71,9 @@ public enum DemoRunner {
         ])
 
         do {
-            _ = try await Commands.migrate(environment: environment, logger: logger)
+            _ = try await Commands.migrate(environment: runEnvironment, logger: logger)
             let users = DemoScenario.users(asOf: asOf)
-            let config = try SubreconConfiguration.load(environment, requireRevenueCat: true)
+            let config = try SubreconConfiguration.load(runEnvironment, requireRevenueCat: true)
             try await Commands.withStore(config.database, logger: logger) { store in
                 try await store.upsertProducts(DemoScenario.products)
                 try await store.insertUsers(users.map(\.row))
@@ -86,7 +92,7 @@ public enum DemoRunner {
 
             var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
             options.concurrency = 8
-            let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)
+            let result = try await Commands.run(environment: runEnvironment, options: options, logger: logger, progress: progress)
             await server.shutdown()
             say(try story(users: users, result: result))
             if keep {

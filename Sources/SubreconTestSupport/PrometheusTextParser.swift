@@ -3,21 +3,26 @@ import Foundation
 /// A strict reader of the Prometheus text exposition format (0.0.4), enough to check what we write:
 /// metric and label names, `# HELP`/`# TYPE` lines before their samples, one TYPE per family, families not
 /// interleaved, label value escapes (`\\`, `\"`, `\n`) and numeric values.
-struct PrometheusTextParser {
-    struct Sample: Hashable {
-        var name: String
-        var labels: [String: String]
-        var value: Double
+public struct PrometheusTextParser: Sendable {
+    /// One sample line: metric name, labels, value.
+    public struct Sample: Hashable, Sendable {
+        public var name: String
+        public var labels: [String: String]
+        public var value: Double
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    /// Why the text is not a valid exposition, with the line number.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    private(set) var samples: [Sample] = []
-    private(set) var types: [String: String] = [:]
+    /// Every sample, in order.
+    public private(set) var samples: [Sample] = []
+    /// The `# TYPE` of each family.
+    public private(set) var types: [String: String] = [:]
 
-    init(_ text: String) throws {
+    /// Parses `text`, throwing `Failure` at the first violation.
+    public init(_ text: String) throws {
         guard text.hasSuffix("\n") else { throw Failure(description: "the exposition must end with a line feed") }
         var current: String?
         var finished = Set<String>()
@@ -46,7 +51,8 @@ struct PrometheusTextParser {
         }
     }
 
-    func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+    /// The value of the first sample of `name` whose labels include `labels`.
+    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
         samples.first { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }?.value
     }
 

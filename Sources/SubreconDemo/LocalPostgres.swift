@@ -1,6 +1,7 @@
 import SubreconCore
 import Foundation
 import Logging
+import Subrecon
 
 /// A throwaway PostgreSQL cluster from the system's server binaries, for `subrecon demo`.
 ///

@@ -1,1 +1,0 @@
-../SubreconReportsTests/PrometheusTextParser.swift
