@@ -139,140 +139,163 @@ func resolvingOneTimePurchases(
 /// stated facts cannot decide it (when it could grant more than the truth would leave) leaves the row untouched.
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
-
-    // Safety: any error for the user leaves the row untouched.
-    if !facts.errors.isEmpty {
-        var drift: [Drift] = []
-        if facts.errors.contains(where: { $0.kind == .fetch }) { drift.append(.fetchError) }
-        if facts.errors.contains(where: { $0.kind == .verification }) { drift.append(.verificationFailed) }
-        if facts.errors.contains(where: { $0.kind == .conflict }) { drift.append(.sourceConflict) }
-        let message = facts.errors.map { "\($0.origin.rawValue): \($0.message)" }.joined(separator: "; ")
-        return Verdict(row: row, truth: nil, action: .skipped, drift: drift.sorted(), error: message)
-    }
+    if let skipped = screen(row: row, facts: facts) { return skipped }
 
     // Apple overrides RevenueCat for the same App Store subscription.
     let (merged, conflicts) = merge(revenueCat: facts.purchases, apple: facts.apple, asOf: asOf)
-
-    // Safety: absence is not evidence.
     if !facts.subscriberKnown && facts.apple.isEmpty {
         return Verdict(
             row: row, truth: nil, action: .skipped, drift: [.unknownAtSource],
             error: "subscriber unknown to RevenueCat (new or empty); row left as it was")
     }
-
-    // Safety: an entitlement that may be active but names no product cannot be attributed to a mapped product.
+    // An entitlement that may be active but names no product cannot be attributed to a mapped product.
     if let unnamed = facts.entitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {
         return Verdict(
             row: row, truth: nil, action: .skipped, drift: [.fetchError], conflicts: conflicts,
             error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
     }
-    let purchases = resolvingOneTimePurchases(
-        merged, entitlements: facts.entitlements, catalog: context.catalog, asOf: asOf)
+    let purchases = resolvingOneTimePurchases(merged, entitlements: facts.entitlements, catalog: context.catalog, asOf: asOf)
+    var evidence = Evidence.sort(purchases, context: context)
+    if !conflicts.isEmpty { evidence.drift.insert(.sourceConflict) }
 
-    var drift = Set<Drift>()
-    if !conflicts.isEmpty { drift.insert(.sourceConflict) }
-
-    // Sandbox purchases never entitle in a production run; neither does one whose environment is unstated.
-    var considered: [(purchase: PurchaseFact, judgement: PurchaseJudgement)] = []
-    var unknowns: [(purchase: PurchaseFact, reason: String)] = []
-    for purchase in purchases {
-        let judged = judge(purchase, asOf: asOf)
-        if context.environment == .production && purchase.isSandbox != false {
-            guard let judgement = judged.known else {
-                if purchase.isSandbox == nil { unknowns.append((purchase, "environment (is_sandbox) not stated")) }
-                continue
-            }
-            if judgement.entitled {
-                if purchase.isSandbox == true {
-                    drift.insert(.sandboxIgnored)
-                } else {
-                    unknowns.append((purchase, "entitled, but its environment (is_sandbox) is not stated"))
-                }
-                continue
-            }
-            if purchase.isSandbox == true { continue }
-        }
-        switch judged {
-        case .known(let judgement): considered.append((purchase, judgement))
-        case .unknown(let reason): unknowns.append((purchase, reason))
-        }
-    }
-
-    // Entitled purchases and their tiers; an unknown entitled product stops the decision.
-    var granting: (purchase: PurchaseFact, judgement: PurchaseJudgement, tier: Int)?
-    var unknownProducts: [String] = []
-    for (purchase, judgement) in considered where judgement.entitled {
-        guard let tier = context.catalog.tier(for: purchase.productID) else {
-            unknownProducts.append(purchase.productID)
-            continue
-        }
-        if let current = granting {
-            if tier > current.tier || (tier == current.tier && endKey(purchase) > endKey(current.purchase)) {
-                granting = (purchase, judgement, tier)
-            }
-        } else {
-            granting = (purchase, judgement, tier)
-        }
-    }
-    if !unknownProducts.isEmpty {
-        drift.insert(.unknownProduct)
+    let granting: Granting?
+    switch evidence.granting(catalog: context.catalog) {
+    case .failure(let unknownProducts):
         return Verdict(
-            row: row, truth: nil, action: .skipped, drift: drift.sorted(), conflicts: conflicts,
-            error: "entitled product(s) missing from product_tiers: \(unknownProducts.sorted().joined(separator: ", "))")
+            row: row, truth: nil, action: .skipped, drift: evidence.drift.union([.unknownProduct]).sorted(), conflicts: conflicts,
+            error: "entitled product(s) missing from product_tiers: \(unknownProducts.products.joined(separator: ", "))")
+    case .success(let found): granting = found
     }
+    let (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)
 
-    let truth: Entitlement
-    let about: PurchaseFact?
-    if let granting, granting.tier > 0 {
-        let purchase = granting.purchase
-        let status = granting.judgement.status
-        truth = Entitlement(
-            tier: granting.tier, status: status, endDate: purchase.isLifetime ? nil : purchase.expiresDate,
-            graceEndsAt: status == .billingIssue ? purchase.gracePeriodExpiresDate.flatMap { $0 > asOf ? $0 : nil } : nil,
-            source: purchase.store.subscriptionSource, productID: purchase.productID,
-            originalTransactionID: purchase.originalTransactionID ?? row.originalTransactionID,
-            autoRenew: purchase.isLifetime ? false : (purchase.autoRenew ?? row.autoRenew))
-        about = purchase
-    } else if let recent = considered.max(by: { recency($0.purchase) < recency($1.purchase) }) {
-        let status: SubscriptionStatus =
-            switch recent.judgement.status {
-            case .refunded, .paused: recent.judgement.status
-            default: .expired
-            }
-        let purchase = recent.purchase
-        truth = Entitlement(
-            tier: 0, status: status, endDate: purchase.expiresDate, graceEndsAt: nil,
-            source: purchase.store.subscriptionSource, productID: purchase.productID,
-            originalTransactionID: purchase.originalTransactionID ?? row.originalTransactionID,
-            autoRenew: purchase.autoRenew ?? row.autoRenew)
-        about = purchase
-    } else {
-        // A known subscriber with nothing to go on: not entitled; the rest of the row stays as it was.
-        truth = Entitlement(
-            tier: 0, status: row.status == SubscriptionStatus.none && row.currentTier == 0 ? .none : .expired,
-            endDate: row.endDate, graceEndsAt: nil, source: row.source, productID: row.productID,
-            originalTransactionID: row.originalTransactionID, autoRenew: row.autoRenew)
-        about = nil
-    }
-
-    // Safety: evidence the rules cannot read never lowers a tier it might still grant, nor passes for "in sync";
+    // Evidence the rules cannot read never lowers a tier it might still grant, nor passes for "in sync";
     // only a raise that stated evidence justifies goes ahead beside it.
     if truth.tier <= row.currentTier,
-        let blocking = unknowns.first(where: { (context.catalog.tier(for: $0.purchase.productID) ?? Int.max) > truth.tier })
+        let blocking = evidence.unknowns.first(where: { (context.catalog.tier(for: $0.purchase.productID) ?? Int.max) > truth.tier })
     {
         return Verdict(
-            row: row, truth: nil, action: .skipped, drift: Array(drift.union([.fetchError])).sorted(), conflicts: conflicts,
+            row: row, truth: nil, action: .skipped, drift: evidence.drift.union([.fetchError]).sorted(), conflicts: conflicts,
             error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
     }
 
     let before = row.entitlement
-    drift.formUnion(driftKinds(before: before, truth: truth))
+    var drift = evidence.drift.union(driftKinds(before: before, truth: truth))
     let action = action(before: before, truth: truth)
     if action == .none { drift.insert(.inSync) }
     let intents = action == .none ? [] : pushIntents(userID: row.id, before: before, truth: truth)
     return Verdict(
         row: row, truth: truth, action: action, drift: drift.sorted(), intents: intents,
         store: about?.store, price: about?.price, conflicts: conflicts)
+}
+
+/// Any error from a source for the user leaves the row untouched: the verdict that says so, or nil.
+func screen(row: UserRow, facts: SourceFacts) -> Verdict? {
+    guard !facts.errors.isEmpty else { return nil }
+    var drift: [Drift] = []
+    if facts.errors.contains(where: { $0.kind == .fetch }) { drift.append(.fetchError) }
+    if facts.errors.contains(where: { $0.kind == .verification }) { drift.append(.verificationFailed) }
+    if facts.errors.contains(where: { $0.kind == .conflict }) { drift.append(.sourceConflict) }
+    let message = facts.errors.map { "\($0.origin.rawValue): \($0.message)" }.joined(separator: "; ")
+    return Verdict(row: row, truth: nil, action: .skipped, drift: drift.sorted(), error: message)
+}
+
+/// The purchase granting the truth's tier, with its judgement.
+typealias Granting = (purchase: PurchaseFact, judgement: PurchaseJudgement, tier: Int)
+
+/// Entitled products missing from `product_tiers`.
+struct UnknownProducts: Error {
+    var products: [String]
+}
+
+/// The user's purchases sorted by what their stated facts allow: judged (known), undecidable (unknown), and the
+/// drift found on the way (a sandbox purchase that would have entitled).
+struct Evidence {
+    var considered: [(purchase: PurchaseFact, judgement: PurchaseJudgement)] = []
+    var unknowns: [(purchase: PurchaseFact, reason: String)] = []
+    var drift = Set<Drift>()
+
+    /// Sandbox purchases never entitle in a production run; neither does one whose environment is unstated.
+    static func sort(_ purchases: [PurchaseFact], context: DecisionContext) -> Evidence {
+        var evidence = Evidence()
+        for purchase in purchases {
+            let judged = judge(purchase, asOf: context.asOf)
+            if context.environment == .production && purchase.isSandbox != false {
+                guard let judgement = judged.known else {
+                    if purchase.isSandbox == nil { evidence.unknowns.append((purchase, "environment (is_sandbox) not stated")) }
+                    continue
+                }
+                if judgement.entitled {
+                    if purchase.isSandbox == true {
+                        evidence.drift.insert(.sandboxIgnored)
+                    } else {
+                        evidence.unknowns.append((purchase, "entitled, but its environment (is_sandbox) is not stated"))
+                    }
+                    continue
+                }
+                if purchase.isSandbox == true { continue }
+            }
+            switch judged {
+            case .known(let judgement): evidence.considered.append((purchase, judgement))
+            case .unknown(let reason): evidence.unknowns.append((purchase, reason))
+            }
+        }
+        return evidence
+    }
+
+    /// The highest tier among entitled purchases (ties: later end); an entitled product missing from the catalog fails.
+    func granting(catalog: ProductCatalog) -> Result<Granting?, UnknownProducts> {
+        var granting: Granting?
+        var unknownProducts: [String] = []
+        for (purchase, judgement) in considered where judgement.entitled {
+            guard let tier = catalog.tier(for: purchase.productID) else {
+                unknownProducts.append(purchase.productID)
+                continue
+            }
+            if let current = granting, tier < current.tier || (tier == current.tier && endKey(purchase) <= endKey(current.purchase)) {
+                continue
+            }
+            granting = (purchase, judgement, tier)
+        }
+        return unknownProducts.isEmpty ? .success(granting) : .failure(UnknownProducts(products: unknownProducts.sorted()))
+    }
+}
+
+/// The truth at T (SPEC 5.3, per user) and the purchase it is about: the granting purchase; with nothing entitled,
+/// the most recent purchase (`refunded` or `paused` when it is, else `expired`); with no purchase at all, tier 0.
+func truthAndPurchase(
+    row: UserRow, granting: Granting?, considered: [(purchase: PurchaseFact, judgement: PurchaseJudgement)], asOf: Date
+) -> (Entitlement, PurchaseFact?) {
+    if let granting, granting.tier > 0 {
+        let purchase = granting.purchase
+        let status = granting.judgement.status
+        let truth = Entitlement(
+            tier: granting.tier, status: status, endDate: purchase.isLifetime ? nil : purchase.expiresDate,
+            graceEndsAt: status == .billingIssue ? purchase.gracePeriodExpiresDate.flatMap { $0 > asOf ? $0 : nil } : nil,
+            source: purchase.store.subscriptionSource, productID: purchase.productID,
+            originalTransactionID: purchase.originalTransactionID ?? row.originalTransactionID,
+            autoRenew: purchase.isLifetime ? false : (purchase.autoRenew ?? row.autoRenew))
+        return (truth, purchase)
+    }
+    if let recent = considered.max(by: { recency($0.purchase) < recency($1.purchase) }) {
+        let status: SubscriptionStatus =
+            switch recent.judgement.status {
+            case .refunded, .paused: recent.judgement.status
+            default: .expired
+            }
+        let purchase = recent.purchase
+        let truth = Entitlement(
+            tier: 0, status: status, endDate: purchase.expiresDate, graceEndsAt: nil,
+            source: purchase.store.subscriptionSource, productID: purchase.productID,
+            originalTransactionID: purchase.originalTransactionID ?? row.originalTransactionID,
+            autoRenew: purchase.autoRenew ?? row.autoRenew)
+        return (truth, purchase)
+    }
+    // A known subscriber with nothing to go on: not entitled; the rest of the row stays as it was.
+    let truth = Entitlement(
+        tier: 0, status: row.status == SubscriptionStatus.none && row.currentTier == 0 ? .none : .expired,
+        endDate: row.endDate, graceEndsAt: nil, source: row.source, productID: row.productID,
+        originalTransactionID: row.originalTransactionID, autoRenew: row.autoRenew)
+    return (truth, nil)
 }
 
 /// Replaces RevenueCat's view of an App Store subscription with Apple's, recording disagreements.
