@@ -59,26 +59,10 @@ public enum Commands {
             var runID = newRunID
             var resumeFrom: RunProgress?
             if let resumeID {
-                guard !options.dryRun else { throw CommandFailure(.usage, "--resume cannot be combined with --dry-run") }
-                guard let stored = try await store.storedRun(id: resumeID) else {
-                    throw CommandFailure(.usage, "no run \(resumeID) in reconcile_runs")
-                }
-                guard stored.record.status != .completed else {
-                    throw CommandFailure(.usage, "run \(resumeID) already completed; nothing to resume")
-                }
-                let age = now.timeIntervalSince(stored.record.startedAt)
-                guard age <= maxVerdictAge else {
-                    throw CommandFailure(
-                        .usage,
-                        "run \(resumeID) started \(Int(age / 3600)) h ago: its verdicts are older than 24 h and are never applied; "
-                            + "start a new run instead (`subrecon run` without --resume/--accept-downgrades)")
-                }
-                guard let selection = stored.selection.flatMap({ try? StoredSelection.decode($0) }) else {
-                    throw CommandFailure(.usage, "run \(resumeID) has no stored selection (dry runs cannot be resumed)")
-                }
-                selection.apply(to: &options)
+                let stored = try await resumable(resumeID, journal: store, dryRun: options.dryRun, now: now)
+                stored.selection.apply(to: &options)
                 runID = resumeID
-                startedAt = stored.record.startedAt
+                startedAt = stored.startedAt
                 resumeFrom = stored.progress
             }
             let finalOptions = options
@@ -116,6 +100,31 @@ public enum Commands {
                 return result
             }
         }
+    }
+
+    /// What `--resume RUN_ID` / `--accept-downgrades RUN_ID` continue: the stored run, if it may be continued (SPEC 2,
+    /// 5.8): not a dry run, not completed, started at most 24 h ago, with its selection stored. Else exit 64.
+    static func resumable(
+        _ runID: String, journal: any RunJournal, dryRun: Bool, now: Date
+    ) async throws -> (selection: StoredSelection, startedAt: Date, progress: RunProgress) {
+        guard !dryRun else { throw CommandFailure(.usage, "--resume cannot be combined with --dry-run") }
+        guard let stored = try await journal.storedRun(id: runID) else {
+            throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
+        }
+        guard stored.record.status != .completed else {
+            throw CommandFailure(.usage, "run \(runID) already completed; nothing to resume")
+        }
+        let age = now.timeIntervalSince(stored.record.startedAt)
+        guard age <= maxVerdictAge else {
+            throw CommandFailure(
+                .usage,
+                "run \(runID) started \(Int(age / 3600)) h ago: its verdicts are older than 24 h and are never applied; "
+                    + "start a new run instead (`subrecon run` without --resume/--accept-downgrades)")
+        }
+        guard let selection = stored.selection.flatMap({ try? StoredSelection.decode($0) }) else {
+            throw CommandFailure(.usage, "run \(runID) has no stored selection (dry runs cannot be resumed)")
+        }
+        return (selection, stored.record.startedAt, stored.progress)
     }
 
     /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
