@@ -52,7 +52,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "SubreconStore",
+            name: "SubreconDatabase",
             dependencies: [
                 "SubreconCore",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "Subrecon",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconStore", "SubreconReports",
+                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconDatabase", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "SubreconDemo",
             dependencies: [
-                "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports", "StoreSimulator",
+                "Subrecon", "SubreconCore", "SubreconDatabase", "SubreconReports", "StoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -126,7 +126,7 @@ let package = Package(
         .target(
             name: "SubreconTestSupport",
             dependencies: [
-                "SubreconStore",
+                "SubreconDatabase",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -135,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon",
             dependencies: [
-                "Subrecon", "SubreconCore", "SubreconStore", "SubreconReports", "SubreconDemo",
+                "Subrecon", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -144,7 +144,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon-bench",
             dependencies: [
-                "Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "SubreconDemo",
+                "Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "SubreconDemo",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -189,8 +189,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "SubreconStoreTests",
-            dependencies: ["SubreconStore", "SubreconCore", "SubreconTestSupport",
+            name: "SubreconDatabaseTests",
+            dependencies: ["SubreconDatabase", "SubreconCore", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "Logging", package: "swift-log")],
@@ -198,7 +198,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
-            dependencies: ["Subrecon", "SubreconStore", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
+            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
                            "SubreconDemo", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -4,14 +4,14 @@ import Logging
 import PostgresNIO
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// The commands behind the executable, usable from the demo and tests with an explicit environment.
 public enum Commands {
     /// `subrecon migrate`.
     public static func migrate(environment env: Environment, logger: Logger) async throws -> ExitStatus {
         let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
-        try await withStore(config.database, logger: logger, requireSchema: false) { store in
+        try await withDatabase(config.database, logger: logger, requireSchema: false) { store in
             let applied = try await store.migrate()
             logger.info(
                 "schema migrated",
@@ -22,12 +22,12 @@ public enum Commands {
 
     public static func loadProducts(environment env: Environment, logger: Logger) async throws -> ProductCatalog {
         let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
-        return try await withStore(config.database, logger: logger) { try await $0.loadCatalog() }
+        return try await withDatabase(config.database, logger: logger) { try await $0.loadCatalog() }
     }
 
     public static func importProducts(_ entries: [ProductCatalog.Entry], environment env: Environment, logger: Logger) async throws {
         let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
-        try await withStore(config.database, logger: logger) { try await $0.upsertProducts(entries) }
+        try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries) }
     }
 
     /// How far `--as-of` may lie from now in a run that applies (SPEC 5.8): 24 h back, 15 min ahead.
@@ -53,7 +53,7 @@ public enum Commands {
         let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
         var logger = logger
         logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
-        return try await withStore(config.database, logger: logger) { [logger] store in
+        return try await withDatabase(config.database, logger: logger) { [logger] store in
             var options = requested
             var startedAt = firstStart
             var runID = newRunID
@@ -130,7 +130,7 @@ public enum Commands {
     /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
     public static func report(environment env: Environment, runID: String, reportDirectory: URL, logger: Logger) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
-        return try await withStore(config.database, logger: logger) { store in
+        return try await withDatabase(config.database, logger: logger) { store in
             guard let stored = try await store.storedRun(id: runID) else {
                 throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
             }
@@ -181,12 +181,12 @@ public enum Commands {
 
     /// Opens a PostgreSQL client for the duration of `body`; an unreachable server is exit 69, a missing schema 78.
     /// (`package`: `subrecon demo` seeds its throwaway database through it.)
-    package static func withStore<T: Sendable>(
+    package static func withDatabase<T: Sendable>(
         _ settings: DatabaseSettings, logger: Logger, requireSchema: Bool = true,
-        _ body: @Sendable (SubscriptionStore) async throws -> T
+        _ body: @Sendable (SubscriptionDatabase) async throws -> T
     ) async throws -> T {
         do {
-            try await SubscriptionStore.checkReachable(settings, logger: logger)
+            try await SubscriptionDatabase.checkReachable(settings, logger: logger)
         } catch {
             throw CommandFailure(.unavailable, error.description)
         }
@@ -198,11 +198,11 @@ public enum Commands {
             }
             await Task.yield()
             defer { group.cancelAll() }
-            let store = SubscriptionStore(client: client, logger: logger)
+            let store = SubscriptionDatabase(client: client, logger: logger)
             do {
                 if requireSchema { try await store.requireSchema() }
                 return try await body(store)
-            } catch let error as StoreError {
+            } catch let error as DatabaseError {
                 switch error {
                 case .schemaMissing, .schemaOutdated: throw CommandFailure(.config, error.description)
                 case .unreachable: throw CommandFailure(.unavailable, error.description)

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import RevenueCat
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import X509
 
 /// Everything `subrecon` reads from the environment (SPEC 3), validated once, before anything is touched.

@@ -13,7 +13,7 @@ public struct CommandFailure: Error, CustomStringConvertible, Sendable {
 extension ExitStatus {
     /// The one map from a failure to its exit status and operator line (SPEC 5.8), used by every command.
     ///
-    /// Typed failures keep their status; configuration 78; a database unreachable at start 69 (`withStore` turns
+    /// Typed failures keep their status; configuration 78; a database unreachable at start 69 (`withDatabase` turns
     /// it into a `CommandFailure` before anything is touched); a stop (signal, lost lock, cancellation) 75; any
     /// other failure after start (the run folder or the run record could not be written, a database error mid-run)
     /// is the run stopping before it finished, 75 — never "some users errored" (1), which only a finished run says.

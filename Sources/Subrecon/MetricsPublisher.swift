@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// Errors publishing metrics. Messages name the file or the Pushgateway host, never credentials in a URL.
 public struct MetricsError: Error, CustomStringConvertible, Sendable {

@@ -1,9 +1,9 @@
 import Foundation
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 
 // The job's ports: small protocols it owns, one per thing it needs from the outside, passed in explicitly.
-// Production: PostgreSQL (`SubscriptionStore`) for the database ones, `StoreFactSource` for the sources.
+// Production: PostgreSQL (`SubscriptionDatabase`) for the database ones, `StoreFactSource` for the sources.
 
 /// The candidates of a run, in id order (SPEC 5.1).
 public protocol CandidateSource: Sendable {
@@ -70,7 +70,7 @@ public struct JobPorts: Sendable {
     }
 }
 
-extension SubscriptionStore: CandidateSource, CatalogSource, RunJournal, VerdictRecords, RunHistory {}
+extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, VerdictRecords, RunHistory {}
 
 /// The sources of truth as the job needs them: everything known about one user.
 public protocol FactSource: Sendable {
@@ -78,12 +78,12 @@ public protocol FactSource: Sendable {
 }
 
 /// Where legacy App Store receipts are kept (`apple_receipts`), and which rows hold which Apple original
-/// transaction id. Production: `SubscriptionStore`.
-public protocol ReceiptStore: Sendable {
+/// transaction id. Production: `SubscriptionDatabase`.
+public protocol ReceiptLookup: Sendable {
     /// The stored base64 receipt of `userID`, or nil.
     func receipt(for userID: String) async throws -> String?
     /// Users other than `userID` whose row already holds `originalTransactionID`.
     func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String]
 }
 
-extension SubscriptionStore: ReceiptStore {}
+extension SubscriptionDatabase: ReceiptLookup {}

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// The job of SPEC 5, in phases with one job each: validate (scan, ask the sources, decide, append to the ledger),
 /// the safety valve (a pure decision in `SubreconCore`), apply, and report; `RunLifecycle` owns the run's record,

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// The report phase (SPEC 5.6, 5.7): renders the run's ledger into its report files and counts it into the summary,
 /// then writes `summary.json`, the derived reports (`finance.csv`, `summary.md`, `summary.html`, `metrics.prom`)

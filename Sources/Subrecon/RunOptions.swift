@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// Options of one `subrecon run`.
 public struct RunOptions: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import SourceHTTP
-import SubreconStore
+import SubreconDatabase
 
 /// The arithmetic of one source's request budget: a token bucket written as a schedule (GCRA) whose rate adapts
 /// (AIMD), pure and clock-free.

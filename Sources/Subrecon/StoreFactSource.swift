@@ -14,7 +14,7 @@ public struct StoreFactSource: FactSource {
     /// The legacy `verifyReceipt` bridge; nil when not configured.
     public let receiptVerifier: ReceiptVerifier?
     /// Stored receipts and which rows hold which Apple original transaction id.
-    let receipts: (any ReceiptStore)?
+    let receipts: (any ReceiptLookup)?
     /// One line per source for the summary ("says so in the summary" when Apple is not configured).
     public let notes: [String: String]
 
@@ -24,7 +24,7 @@ public struct StoreFactSource: FactSource {
     public init(
         configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
         revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any RequestGate)? = nil,
-        receipts: (any ReceiptStore)? = nil
+        receipts: (any ReceiptLookup)? = nil
     ) throws {
         guard let revenueCatConfiguration = configuration.revenueCat else {
             throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 
 /// The candidate selection of a run, stored with it so `--resume` asks for exactly the same candidates.
 struct StoredSelection: Codable {

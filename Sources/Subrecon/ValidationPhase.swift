@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 
 /// The validate phase (SPEC 5.1–5.3): streams candidates after the run's resume point, asks the sources about up to
 /// `concurrency` users at once, decides, and appends each verdict to the ledger as soon as it is known.

@@ -5,7 +5,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
 /// through `Commands.run` — the production code path, only pointed at local endpoints.
@@ -74,7 +74,7 @@ public enum DemoRunner {
             _ = try await Commands.migrate(environment: runEnvironment, logger: logger)
             let users = DemoScenario.users(asOf: asOf)
             let config = try SubreconConfiguration.load(runEnvironment, requireRevenueCat: true)
-            try await Commands.withStore(config.database, logger: logger) { store in
+            try await Commands.withDatabase(config.database, logger: logger) { store in
                 try await store.upsertProducts(DemoScenario.products)
                 try await store.insertUsers(users.map(\.row))
                 for user in users {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// The real PostgreSQL every database suite uses: `SUBRECON_TEST_DATABASE_URL` (`scripts/test` starts one; alone:
@@ -43,7 +43,7 @@ public enum TestDatabase {
         let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(name)"
         let settings = try settings(schema: name)
         let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
-        let store = SubscriptionStore(client: client, logger: Logger(label: "subrecon.tests.store"))
+        let store = SubscriptionDatabase(client: client, logger: Logger(label: "subrecon.tests.store"))
         let schema = TestSchema(name: name, databaseURL: databaseURL, settings: settings, client: client, store: store)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -62,8 +62,8 @@ public enum TestDatabase {
     }
 
     /// `withSchema` for the store suites: a migrated schema unless `migrated: false`.
-    public static func withStore<T>(
-        migrated: Bool = true, _ body: (SubscriptionStore, PostgresClient) async throws -> T
+    public static func withDatabase<T>(
+        migrated: Bool = true, _ body: (SubscriptionDatabase, PostgresClient) async throws -> T
     ) async throws -> T {
         try await withSchema(migrated: migrated) { schema in try await body(schema.store, schema.client) }
     }
@@ -88,5 +88,5 @@ public struct TestSchema: Sendable {
     /// A running client (4 connections) on the schema.
     public let client: PostgresClient
     /// A store on `client`.
-    public let store: SubscriptionStore
+    public let store: SubscriptionDatabase
 }

@@ -4,7 +4,7 @@ import PostgresNIO
 import Subrecon
 import SubreconCore
 import SubreconDemo
-import SubreconStore
+import SubreconDatabase
 
 /// The benchmark's PostgreSQL: `DATABASE_URL` if given, else a throwaway local cluster; always a schema of its
 /// own (`subrecon_bench_<random>`, dropped at the end) so an existing database is never touched.
@@ -34,7 +34,7 @@ struct BenchDatabase {
         try await database.withClient(base: true, logger: logger) { client in
             _ = try await client.query(PostgresQuery(unsafeSQL: "create schema \(schema)"), logger: logger)
         }
-        try await database.withStore(logger: logger) { store, _ in
+        try await database.withDatabase(logger: logger) { store, _ in
             _ = try await store.migrate()
             try await store.upsertProducts([.init(productID: product, tier: 1, entitlement: entitlement)])
         }
@@ -64,8 +64,8 @@ struct BenchDatabase {
         }
     }
 
-    func withStore<T: Sendable>(logger: Logger, _ body: @Sendable (SubscriptionStore, PostgresClient) async throws -> T) async throws -> T {
-        try await withClient(logger: logger) { client in try await body(SubscriptionStore(client: client, logger: logger), client) }
+    func withDatabase<T: Sendable>(logger: Logger, _ body: @Sendable (SubscriptionDatabase, PostgresClient) async throws -> T) async throws -> T {
+        try await withClient(logger: logger) { client in try await body(SubscriptionDatabase(client: client, logger: logger), client) }
     }
 
     /// (Re)fills `users` with `users` rows, every `stride`-th of which is a nightly candidate (SPEC 5.1):

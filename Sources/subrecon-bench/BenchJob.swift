@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Subrecon
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 /// What one measured run of the job reports back from its own process.
 struct JobMeasurement: Codable, Sendable {

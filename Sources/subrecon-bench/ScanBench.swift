@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 
 /// `--scan-only`: the nightly candidate scan alone over a large table, with the plan of one page.
 enum ScanBench {
@@ -13,7 +13,7 @@ enum ScanBench {
         try await database.seedUsers(users: users, stride: stride, asOf: asOf, logger: logger)
         say("seeded in \(String(format: "%.1f", seconds(clock.now - seedStart))) s")
         let query = CandidateQuery(asOf: asOf)
-        let report: String = try await database.withStore(logger: logger) { store, client in
+        let report: String = try await database.withDatabase(logger: logger) { store, client in
             let countStart = clock.now
             let counted = try await store.countCandidates(query)
             let countSeconds = seconds(clock.now - countStart)

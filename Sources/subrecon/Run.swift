@@ -5,7 +5,7 @@ import Subrecon
 import SubreconCore
 import SubreconDemo
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Scan candidates, re-validate, apply, report (SPEC 5).")

@@ -1,6 +1,6 @@
 import Foundation
 import Subrecon
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 @Suite("Request budgets: AIMD after 429s, and the app's rate split across shards")

@@ -3,7 +3,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 @Suite("The job with Apple as second source", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))

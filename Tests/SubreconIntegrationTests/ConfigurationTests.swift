@@ -3,7 +3,7 @@ import Logging
 import RevenueCat
 import Subrecon
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 @Suite("Configuration from the environment (SPEC 3): one line naming the variable, exit 78, no secrets")

@@ -4,7 +4,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// Issue 8, bullets 6 and 9: a non-dry run judges the present, and every failure after start has one exit code.
@@ -113,7 +113,7 @@ struct ExitMapTests {
         #expect(ExitStatus.failure(CancellationError()).status == .stopped)
         #expect(ExitStatus.failure(ConfigError("X", "is bad")).status == .config)
         #expect(ExitStatus.failure(CommandFailure(.shardLocked, "held")).status == .shardLocked)
-        #expect(ExitStatus.failure(StoreError.database(operation: "record verdicts", reason: "gone")).status == .stopped)
+        #expect(ExitStatus.failure(DatabaseError.database(operation: "record verdicts", reason: "gone")).status == .stopped)
     }
 
     @Test("runs whose shards overlap cannot run at once (0/1 or 0/2 beside 0/4: exit 4); 0/4 beside 1/4 can")

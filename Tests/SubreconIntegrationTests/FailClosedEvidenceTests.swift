@@ -3,7 +3,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// Black-box scenarios for "evidence is explicit" (issue: fail closed): the real job (`Commands.run`), a real

@@ -3,7 +3,7 @@ import Logging
 import StoreSimulator
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 @testable import Subrecon
@@ -23,7 +23,7 @@ struct FinanceReportTests {
 
     /// Seeds users with known source prices, runs the job, and returns the run and the simulator server.
     static func seededRun(
-        databaseURL: String, store: SubscriptionStore, reports: URL, routes: [any SimulatorRoute] = []
+        databaseURL: String, store: SubscriptionDatabase, reports: URL, routes: [any SimulatorRoute] = []
     ) async throws -> (RunResult, SimulatorServer) {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         func d(_ days: Double) -> Date { asOf.addingTimeInterval(days * 86_400) }

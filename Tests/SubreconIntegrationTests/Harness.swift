@@ -7,7 +7,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -24,7 +24,7 @@ struct Harness {
         .init(productID: "pro_monthly", tier: 2, entitlement: "pro"),
     ]
 
-    let store: SubscriptionStore
+    let store: SubscriptionDatabase
     let client: PostgresClient
     let revenueCat: RevenueCatSimulator
     let appStore: AppStoreSimulator

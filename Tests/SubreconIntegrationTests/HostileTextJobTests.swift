@@ -4,7 +4,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// A strict RFC 4180 reader (byte level), independent of the writer: CRLF ends a record; a field is unquoted (no

@@ -4,7 +4,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 @Suite("The job end to end: real PostgreSQL, loopback simulator", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))

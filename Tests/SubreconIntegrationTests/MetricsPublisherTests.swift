@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SubreconStore
+import SubreconDatabase
 import Testing
 @testable import Subrecon
 

@@ -4,7 +4,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test

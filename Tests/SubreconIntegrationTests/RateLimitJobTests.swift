@@ -3,7 +3,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// Issue 8, "429 never traps" and "budgets are the app's", end to end: `Commands.run`, real PostgreSQL, the loopback

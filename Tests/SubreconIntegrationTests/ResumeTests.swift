@@ -5,7 +5,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Synchronization
 import Testing
 
@@ -184,7 +184,7 @@ final class Counter: Sendable {
 
 /// The real store, except that its `failOnCall`-th apply fails (the database went away mid-run).
 struct FailingApply: VerdictRecords {
-    let store: SubscriptionStore
+    let store: SubscriptionDatabase
     let failOnCall: Int
     let calls = Counter()
     struct Broken: Error {}

@@ -3,7 +3,7 @@ import Logging
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// Every substring of `secret` at least 3 scalars long that `text` contains.

@@ -3,7 +3,7 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// The built executable, run as a child process with the harness's environment (as cron or systemd run it).

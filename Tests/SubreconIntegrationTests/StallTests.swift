@@ -5,7 +5,7 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
-import SubreconStore
+import SubreconDatabase
 import Synchronization
 import Testing
 

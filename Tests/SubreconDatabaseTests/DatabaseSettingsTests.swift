@@ -1,6 +1,6 @@
 import NIOSSL
 import PostgresNIO
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 @Suite("DatabaseSettings")

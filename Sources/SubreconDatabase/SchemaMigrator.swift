@@ -66,7 +66,7 @@ public struct SchemaMigrator: Sendable {
                 }
             }
         } catch {
-            throw StoreError.wrap(error, operation: "migrate")
+            throw DatabaseError.wrap(error, operation: "migrate")
         }
     }
 
@@ -82,16 +82,16 @@ public struct SchemaMigrator: Sendable {
                 return try await Self.appliedVersions(connection: connection, logger: logger)
             }
         } catch {
-            throw StoreError.wrap(error, operation: "read schema version")
+            throw DatabaseError.wrap(error, operation: "read schema version")
         }
     }
 
-    /// Throws `StoreError.schemaMissing` / `.schemaOutdated` unless every known migration is applied.
+    /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless every known migration is applied.
     public func requireCurrent(client: PostgresClient, logger: Logger) async throws {
         let applied = try await appliedVersions(client: client, logger: logger)
-        if applied.isEmpty { throw StoreError.schemaMissing(table: "subrecon_schema_migrations") }
+        if applied.isEmpty { throw DatabaseError.schemaMissing(table: "subrecon_schema_migrations") }
         if let missing = migrations.map(\.version).filter({ !applied.contains($0) }).min() {
-            throw StoreError.schemaOutdated(current: missing - 1, required: latestVersion)
+            throw DatabaseError.schemaOutdated(current: missing - 1, required: latestVersion)
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -10,7 +10,7 @@ import Testing
 struct RunsAndLocksTests {
     @Test("a run is recorded at start and finished with its counts")
     func runs() async throws {
-        try await TestDatabase.withStore { store, _ in
+        try await TestDatabase.withDatabase { store, _ in
             let older = RunRecord(
                 id: "run-a", mode: .nightly, asOf: Fixture.asOf, startedAt: Fixture.day(0), options: ["limit": "10"])
             let newer = RunRecord(
@@ -38,7 +38,7 @@ struct RunsAndLocksTests {
             #expect(object["mode"] as? String == "backfill")
             #expect((object["counts"] as? [String: Int])?["downgrade"] == 2)
             #expect(try await store.recentRuns(limit: 1).first?.status == .completed)
-            await #expect(throws: StoreError.self) {
+            await #expect(throws: DatabaseError.self) {
                 try await store.finishRun(id: "run-b", status: .failed, summary: Data("[1]".utf8), finishedAt: Fixture.day(2))
             }
         }
@@ -46,7 +46,7 @@ struct RunsAndLocksTests {
 
     @Test("products are upserted and loaded as the catalog")
     func catalog() async throws {
-        try await TestDatabase.withStore { store, _ in
+        try await TestDatabase.withDatabase { store, _ in
             #expect(try await store.loadCatalog().entries.isEmpty)
             try await store.upsertProducts([
                 .init(productID: "premium.monthly", tier: 1, entitlement: "premium"), .init(productID: "pro", tier: 1),
@@ -62,7 +62,7 @@ struct RunsAndLocksTests {
 
     @Test("a second holder of a shard lock is turned away at once and can take it after release")
     func shardLock() async throws {
-        try await TestDatabase.withStore { store, _ in
+        try await TestDatabase.withDatabase { store, _ in
             let shard = ShardSpec(index: 0, count: 2)
             let outcome: String? = try await store.withShardLock(shard: shard) {
                 let second: Int? = try await store.withShardLock(shard: shard) { 1 }
@@ -87,8 +87,8 @@ struct RunsAndLocksTests {
 
     @Test("shard locks in different schemas do not collide")
     func schemasIsolated() async throws {
-        try await TestDatabase.withStore { first, _ in
-            try await TestDatabase.withStore { second, _ in
+        try await TestDatabase.withDatabase { first, _ in
+            try await TestDatabase.withDatabase { second, _ in
                 let outcome: Int? = try await first.withShardLock(shard: .all) {
                     try await second.withShardLock(shard: .all) { 5 }
                 } ?? nil

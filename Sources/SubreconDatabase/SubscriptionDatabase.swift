@@ -7,8 +7,8 @@ import SubreconCore
 ///
 /// Owns no connections: the caller creates the `PostgresClient` (from `DatabaseSettings.clientConfiguration()`)
 /// and keeps its `run()` going in a task for as long as the store is used. Tables are addressed unqualified, so
-/// they live in the connection's current schema (`search_path`). Every failure is thrown as a `StoreError`.
-public struct SubscriptionStore: Sendable {
+/// they live in the connection's current schema (`search_path`). Every failure is thrown as a `DatabaseError`.
+public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
 
@@ -18,8 +18,8 @@ public struct SubscriptionStore: Sendable {
     }
 
     /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start
-    /// (`StoreError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
-    public static func checkReachable(_ settings: DatabaseSettings, logger: Logger) async throws(StoreError) {
+    /// (`DatabaseError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
+    public static func checkReachable(_ settings: DatabaseSettings, logger: Logger) async throws(DatabaseError) {
         let configuration: PostgresConnection.Configuration
         do {
             configuration = try settings.connectionConfiguration()
@@ -36,7 +36,7 @@ public struct SubscriptionStore: Sendable {
             }
             try? await connection.close()
         } catch {
-            let wrapped = StoreError.wrap(error, operation: "connect", endpoint: settings.endpoint)
+            let wrapped = DatabaseError.wrap(error, operation: "connect", endpoint: settings.endpoint)
             if case .database(_, let reason) = wrapped {
                 throw .unreachable(endpoint: settings.endpoint, reason: reason)
             }
@@ -50,7 +50,7 @@ public struct SubscriptionStore: Sendable {
         try await migrator.migrate(client: client, logger: logger)
     }
 
-    /// Throws `StoreError.schemaMissing` / `.schemaOutdated` unless `subrecon migrate` has run for this build.
+    /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless `subrecon migrate` has run for this build.
     public func requireSchema(_ migrator: SchemaMigrator = SchemaMigrator()) async throws {
         try await migrator.requireCurrent(client: client, logger: logger)
     }
@@ -183,13 +183,13 @@ public struct SubscriptionStore: Sendable {
         }
     }
 
-    /// Runs `body`, mapping any error to a `StoreError` for `operation`.
+    /// Runs `body`, mapping any error to a `DatabaseError` for `operation`.
     @discardableResult
     func run<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch {
-            throw StoreError.wrap(error, operation: operation)
+            throw DatabaseError.wrap(error, operation: operation)
         }
     }
 }
@@ -197,7 +197,7 @@ public struct SubscriptionStore: Sendable {
 /// The candidates of a `CandidateQuery`, fetched one keyset page at a time as the consumer iterates.
 public struct CandidateSequence: AsyncSequence, Sendable {
     public typealias Element = UserRow
-    let store: SubscriptionStore
+    let store: SubscriptionDatabase
     let query: CandidateQuery
     let pageSize: Int
 
@@ -207,7 +207,7 @@ public struct CandidateSequence: AsyncSequence, Sendable {
 
     /// Holds at most one page in memory.
     public struct Iterator: AsyncIteratorProtocol {
-        let store: SubscriptionStore
+        let store: SubscriptionDatabase
         let query: CandidateQuery
         let pageSize: Int
         var buffer: [UserRow] = []

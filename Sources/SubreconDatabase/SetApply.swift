@@ -160,7 +160,7 @@ struct SetApply {
         for (userID, result) in outcomes {
             users.append(userID)
             names.append(result.outcome.ledgerOutcome.rawValue)
-            queued.append(try SubscriptionStore.json(result.queuedIntents))
+            queued.append(try SubscriptionDatabase.json(result.queuedIntents))
         }
         try await connection.query(
             """

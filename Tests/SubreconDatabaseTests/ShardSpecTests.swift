@@ -1,4 +1,4 @@
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 @Suite("ShardSpec")

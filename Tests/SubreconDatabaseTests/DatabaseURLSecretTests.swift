@@ -1,4 +1,4 @@
-import SubreconStore
+import SubreconDatabase
 import Testing
 
 /// Every substring of `secret` at least 3 scalars long that `text` contains.

@@ -1,7 +1,7 @@
 import PostgresNIO
 
 /// Why the store could not do what it was asked. Messages are for the operator and never contain passwords.
-public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server could not be reached (connection refused, DNS, timeout, TLS handshake): exit 69.
     case unreachable(endpoint: String, reason: String)
     /// The server answered but refused the session (authentication, missing database, TLS required/unsupported).
@@ -31,9 +31,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
-    /// Maps any error thrown by PostgresNIO during `operation` to a `StoreError`.
-    static func wrap(_ error: any Error, operation: String, endpoint: String? = nil) -> StoreError {
-        if let error = error as? StoreError { return error }
+    /// Maps any error thrown by PostgresNIO during `operation` to a `DatabaseError`.
+    static func wrap(_ error: any Error, operation: String, endpoint: String? = nil) -> DatabaseError {
+        if let error = error as? DatabaseError { return error }
         if let error = error as? PostgresTransactionError {
             if let inner = error.closureError ?? error.beginError ?? error.commitError {
                 return wrap(inner, operation: operation, endpoint: endpoint)

@@ -12,7 +12,7 @@ public struct RunHistoryEntry: Sendable, Hashable {
     public var countsJSON: Data
 }
 
-extension SubscriptionStore {
+extension SubscriptionDatabase {
     /// The latest runs of `shard` (all shards when nil), newest first, with their stored summary JSON.
     public func recentRunSummaries(shard: ShardSpec?, limit: Int = 30) async throws -> [RunHistoryEntry] {
         try await run("read run history") {

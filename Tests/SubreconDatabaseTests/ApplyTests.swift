@@ -1,7 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -30,7 +30,7 @@ struct ApplyTests {
 
     @Test("apply writes the row, its audit row and its intents together")
     func appliesAtomically() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             try await store.insertUsers([Self.lapsed])
             let read = try #require(try await store.user(id: "lapsed"))
             let verdict = Self.expiredVerdict(read)
@@ -84,11 +84,11 @@ struct ApplyTests {
 
     @Test("a failure after the update rolls back the row and the audit row too")
     func rollsBackOnFailure() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             try await store.insertUsers([Self.lapsed])
             let read = try #require(try await store.user(id: "lapsed"))
             try await client.query("alter table push_intents add constraint no_expired check (kind <> 'expired')")
-            await #expect(throws: StoreError.self) { _ = try await store.apply(Self.expiredVerdict(read), runID: "run-1") }
+            await #expect(throws: DatabaseError.self) { _ = try await store.apply(Self.expiredVerdict(read), runID: "run-1") }
             #expect(try await store.user(id: "lapsed") == read)
             #expect(try await Self.count(client, "reconcile_changes") == 0)
             #expect(try await Self.count(client, "push_intents") == 0)
@@ -97,7 +97,7 @@ struct ApplyTests {
 
     @Test("the compare-and-set loses when updated_at changed after the read")
     func concurrentUpdate() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             try await store.insertUsers([Self.lapsed])
             let read = try #require(try await store.user(id: "lapsed"))
             // A webhook renews the user between our read and our write.
@@ -117,7 +117,7 @@ struct ApplyTests {
 
     @Test("the same intent is queued once across two applies")
     func dedupe() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             try await store.insertUsers([Self.lapsed])
             let first = try #require(try await store.user(id: "lapsed"))
             let verdict = Self.expiredVerdict(first)
@@ -139,7 +139,7 @@ struct ApplyTests {
 
     @Test("a batch applies each row on its own: applied, lost CAS and unchanged side by side")
     func batch() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             var other = Self.lapsed
             other.id = "stale"
             var calm = Self.lapsed

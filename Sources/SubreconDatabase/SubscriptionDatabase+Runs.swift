@@ -44,7 +44,7 @@ public struct RunRecord: Sendable, Hashable {
     }
 }
 
-extension SubscriptionStore {
+extension SubscriptionDatabase {
     /// Inserts the run's row (normally with status `running`).
     public func startRun(_ record: RunRecord) async throws {
         let counts = try Self.json(record.counts)
@@ -74,10 +74,10 @@ extension SubscriptionStore {
     }
 
     /// Records the run's outcome with a JSON object (e.g. the run summary) stored as its `counts`.
-    /// - Throws: `StoreError.database` when `summary` is not a JSON object.
+    /// - Throws: `DatabaseError.database` when `summary` is not a JSON object.
     public func finishRun(id: String, status: RunStatus, summary: Data, finishedAt: Date) async throws {
         guard (try? JSONSerialization.jsonObject(with: summary)) is [String: Any] else {
-            throw StoreError.database(operation: "finish run", reason: "the run summary is not a JSON object")
+            throw DatabaseError.database(operation: "finish run", reason: "the run summary is not a JSON object")
         }
         let json = SourceText.jsonbText(summary)
         try await run("finish run") {
@@ -143,10 +143,10 @@ extension SubscriptionStore {
                     throw error
                 }
             }
-        } catch let error as StoreError {
+        } catch let error as DatabaseError {
             throw error
         } catch let error as PSQLError {
-            throw StoreError.wrap(error, operation: "shard lock")
+            throw DatabaseError.wrap(error, operation: "shard lock")
         }
     }
 

@@ -53,7 +53,7 @@ public struct StoredRun: Sendable {
     public var summary: Data?
 }
 
-extension SubscriptionStore {
+extension SubscriptionDatabase {
     /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
     /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
     public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
@@ -115,7 +115,7 @@ extension SubscriptionStore {
 
     /// The typed outcome of a `reconcile_verdicts.outcome` text; an unknown one is an error, never a guess.
     static func ledgerOutcome(_ text: String) throws -> LedgerOutcome {
-        guard let outcome = LedgerOutcome(rawValue: text) else { throw StoreError.database(operation: "read verdicts", reason: "unknown outcome \(text.prefix(40))") }
+        guard let outcome = LedgerOutcome(rawValue: text) else { throw DatabaseError.database(operation: "read verdicts", reason: "unknown outcome \(text.prefix(40))") }
         return outcome
     }
 

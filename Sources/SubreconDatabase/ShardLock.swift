@@ -24,7 +24,7 @@ public enum ShardLock {
             connection = try await PostgresConnection.connect(
                 configuration: try lockSettings.connectionConfiguration(), id: 0, logger: logger)
         } catch {
-            throw StoreError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
+            throw DatabaseError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
         }
         do {
             guard try await whileOpen(connection, { try await take(shard, on: connection, logger: logger) }) else {
@@ -33,7 +33,7 @@ public enum ShardLock {
             }
         } catch {
             try? await connection.close()
-            throw StoreError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
+            throw DatabaseError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
         }
         logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
         // The connection closing (server restart, pg_terminate_backend, network) ends the lock with it. Its close
@@ -81,7 +81,7 @@ public enum ShardLock {
             connection.closeFuture.whenComplete { _ in
                 if claim() {
                     continuation.resume(
-                        throwing: StoreError.database(operation: "shard lock", reason: "the lock's database connection closed"))
+                        throwing: DatabaseError.database(operation: "shard lock", reason: "the lock's database connection closed"))
                 }
                 work.cancel()
             }

@@ -1,7 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -10,7 +10,7 @@ import Testing
 struct JSONBTextTests {
     @Test("a verdict and a summary holding a raw NUL are stored, read back with the NUL as visible text")
     func nulInLedgerAndSummary() async throws {
-        try await TestDatabase.withStore { store, _ in
+        try await TestDatabase.withDatabase { store, _ in
             try await store.startRun(RunRecord(id: "run-nul", mode: .nightly, asOf: Fixture.asOf, startedAt: Fixture.day(0)))
             let verdict = Verdict(
                 row: ApplyTests.lapsed, truth: nil, action: .skipped, drift: [.fetchError],

@@ -1,7 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -25,7 +25,7 @@ struct CandidateScanTests {
         (UserRow(id: "n_paused_past_end", currentTier: 0, status: "paused", endDate: Fixture.day(-3)), false, true),
     ]
 
-    static func ids(_ store: SubscriptionStore, _ query: CandidateQuery, pageSize: Int = 100) async throws -> [String] {
+    static func ids(_ store: SubscriptionDatabase, _ query: CandidateQuery, pageSize: Int = 100) async throws -> [String] {
         var ids: [String] = []
         for try await row in store.candidates(query, pageSize: pageSize) { ids.append(row.id) }
         return ids
@@ -33,7 +33,7 @@ struct CandidateScanTests {
 
     @Test("each SPEC 5.1 rule selects its users and leaves the others out, in id order")
     func rules() async throws {
-        try await TestDatabase.withStore { store, _ in
+        try await TestDatabase.withDatabase { store, _ in
             try await store.insertUsers(Self.table.map(\.0))
             let nightly = try await Self.ids(store, CandidateQuery(mode: .nightly, asOf: Fixture.asOf, lookbackDays: 60))
             let backfill = try await Self.ids(store, CandidateQuery(mode: .backfill, asOf: Fixture.asOf))
@@ -51,7 +51,7 @@ struct CandidateScanTests {
 
     @Test("rows read back exactly, updated_at to the microsecond")
     func exactRead() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             let end = Date(timeIntervalSince1970: 1_748_736_000.123456)
             let row = UserRow(
                 id: "x", currentTier: 2, status: "billing_issue", endDate: end, graceEndsAt: Fixture.day(3),
@@ -67,7 +67,7 @@ struct CandidateScanTests {
 
     @Test("keyset pages of 2 over 7 rows return each row once, also with inserts behind and ahead of the cursor")
     func keysetPaging() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             let ids = ["u10", "u20", "u30", "u40", "u50", "u60", "u70"]
             try await store.insertUsers(ids.map { UserRow(id: $0, currentTier: 1, status: "billing_issue") })
             let query = CandidateQuery(asOf: Fixture.asOf)
@@ -95,7 +95,7 @@ struct CandidateScanTests {
 
     @Test("shards partition the candidates, and SQL computes the same hash as Swift")
     func shards() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             let ids = (0..<40).map { "user-\($0)" } + ["üser-ß", "😀", "a b"]
             try await store.insertUsers(ids.map { UserRow(id: $0, currentTier: 1, status: "billing_issue") })
             let all = try await Self.ids(store, CandidateQuery(asOf: Fixture.asOf))
@@ -121,7 +121,7 @@ struct CandidateScanTests {
 
     @Test("a users file restricts either mode to the listed ids")
     func usersFile() async throws {
-        try await TestDatabase.withStore { store, _ in
+        try await TestDatabase.withDatabase { store, _ in
             try await store.insertUsers(Self.table.map(\.0))
             let listed = ["a_paid_past_end", "b_paid_future_end", "k_free", "l_free_with_old_end", "nobody"]
             let nightly = try await Self.ids(store, CandidateQuery(mode: .nightly, asOf: Fixture.asOf, userIDs: listed))
@@ -137,7 +137,7 @@ struct CandidateScanTests {
 
     @Test("EXPLAIN of the nightly scan (logged, not asserted)")
     func explain() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             var users: [UserRow] = []
             for i in 0..<3000 {
                 let paid = i % 50 == 0

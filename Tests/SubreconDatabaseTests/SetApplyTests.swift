@@ -1,7 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -9,7 +9,7 @@ import Testing
 struct SetApplyTests {
     @Test("one batch keeps row-by-row outcomes: a repeated user loses its second CAS, a vanished row is not found")
     func repeatedAndVanished() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             var gone = ApplyTests.lapsed
             gone.id = "gone"
             try await store.insertUsers([ApplyTests.lapsed, gone])
@@ -30,7 +30,7 @@ struct SetApplyTests {
 
     @Test("dates with microseconds and nulls are written exactly")
     func exactDates() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             var second = ApplyTests.lapsed
             second.id = "second"
             try await store.insertUsers([ApplyTests.lapsed, second])

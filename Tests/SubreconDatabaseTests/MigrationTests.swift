@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import SubreconStore
+import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
@@ -8,8 +8,8 @@ import Testing
 struct MigrationTests {
     @Test("migrating twice applies every migration once and records it")
     func idempotent() async throws {
-        try await TestDatabase.withStore(migrated: false) { store, client in
-            await #expect(throws: StoreError.schemaMissing(table: "subrecon_schema_migrations")) {
+        try await TestDatabase.withDatabase(migrated: false) { store, client in
+            await #expect(throws: DatabaseError.schemaMissing(table: "subrecon_schema_migrations")) {
                 try await store.requireSchema()
             }
             let all = SchemaMigrator.migrations.map(\.version)
@@ -28,7 +28,7 @@ struct MigrationTests {
 
     @Test("concurrent migrators serialise on the advisory lock")
     func concurrent() async throws {
-        try await TestDatabase.withStore(migrated: false) { store, _ in
+        try await TestDatabase.withDatabase(migrated: false) { store, _ in
             async let first = store.migrate()
             async let second = store.migrate()
             let applied = try await [first, second]
@@ -38,13 +38,13 @@ struct MigrationTests {
 
     @Test("a later migration is appended and applied alone")
     func appended() async throws {
-        try await TestDatabase.withStore { store, client in
+        try await TestDatabase.withDatabase { store, client in
             var migrations = SchemaMigrator.migrations
             let current = SchemaMigrator().latestVersion
             migrations.append(
                 SchemaMigration(version: current + 1, name: "test column", statements: ["alter table users add column note text"]))
             let migrator = SchemaMigrator(migrations: migrations)
-            await #expect(throws: StoreError.schemaOutdated(current: current, required: current + 1)) {
+            await #expect(throws: DatabaseError.schemaOutdated(current: current, required: current + 1)) {
                 try await store.requireSchema(migrator)
             }
             #expect(try await store.migrate(migrator) == [current + 1])
@@ -59,8 +59,8 @@ struct MigrationTests {
 
     @Test("a missing table tells the operator to run subrecon migrate")
     func missingTable() async throws {
-        try await TestDatabase.withStore(migrated: false) { store, _ in
-            let error = await #expect(throws: StoreError.self) {
+        try await TestDatabase.withDatabase(migrated: false) { store, _ in
+            let error = await #expect(throws: DatabaseError.self) {
                 _ = try await store.candidatePage(.init(asOf: Fixture.asOf), after: nil, limit: 10)
             }
             #expect(error == .schemaMissing(table: "users"))
@@ -74,19 +74,19 @@ struct MigrationTests {
         unreachable.host = "127.0.0.1"
         unreachable.unixSocketPath = nil
         unreachable.port = 1
-        let error = await #expect(throws: StoreError.self) {
-            try await SubscriptionStore.checkReachable(unreachable, logger: Logger(label: "test"))
+        let error = await #expect(throws: DatabaseError.self) {
+            try await SubscriptionDatabase.checkReachable(unreachable, logger: Logger(label: "test"))
         }
         #expect(error?.isUnavailable == true)
 
         var refused = try TestDatabase.settings()
         refused.database = "no_such_database_subrecon"
-        let rejection = await #expect(throws: StoreError.self) {
-            try await SubscriptionStore.checkReachable(refused, logger: Logger(label: "test"))
+        let rejection = await #expect(throws: DatabaseError.self) {
+            try await SubscriptionDatabase.checkReachable(refused, logger: Logger(label: "test"))
         }
         #expect(rejection?.isUnavailable == false)
         if case .rejected = rejection {} else { Issue.record("expected .rejected, got \(String(describing: rejection))") }
 
-        try await SubscriptionStore.checkReachable(try TestDatabase.settings(), logger: Logger(label: "test"))
+        try await SubscriptionDatabase.checkReachable(try TestDatabase.settings(), logger: Logger(label: "test"))
     }
 }
