@@ -154,7 +154,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconCoreTests",
-            dependencies: ["SubreconCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "SubreconCore", "SubreconTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import PropertyBased
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 /// Properties of `decide` over generated rows and evidence (issue: fail closed). Each input is built from one
@@ -97,9 +98,9 @@ struct Input {
     var context: DecisionContext
 
     init(seed: UInt64) {
-        var g = SplitMix(seed)
+        var g = SeededRandom(seed: seed)
         let t = T
-        func date(_ g: inout SplitMix, _ chance: Double = 0.85) -> Date? {
+        func date(_ g: inout SeededRandom, _ chance: Double = 0.85) -> Date? {
             g.chance(chance) ? t.addingTimeInterval(Double(g.int(-90...90)) * 86_400 + Double(g.int(-2...2))) : nil
         }
         let statuses = ["none", "active", "canceled", "billing_issue", "expired", "refunded", "paused"]
@@ -219,26 +220,4 @@ struct Input {
         if let grace, grace > asOf { return true }
         return p.storeState == .gracePeriod && grace == nil
     }
-}
-
-/// A small deterministic generator (SplitMix64) driven by one seed.
-struct SplitMix {
-    private var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.upperBound - range.lowerBound + 1))
-    }
-
-    mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) / 1_000_000 < p }
-
-    mutating func pick<T>(_ values: [T]) -> T { values[int(0...values.count - 1)] }
 }

@@ -5,6 +5,7 @@ import Subrecon
 import SubreconCore
 import SubreconReports
 import SubreconDatabase
+import SubreconTestSupport
 import Testing
 
 /// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test
@@ -245,21 +246,4 @@ struct RandomizedNightTests {
         for try await version in rows.decode(Int64.self) { versions.insert(version) }
         return versions
     }
-}
-
-/// A seeded generator (SplitMix64): the same seed, the same night.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 }
