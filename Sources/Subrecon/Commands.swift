@@ -60,7 +60,7 @@ public enum Commands {
             var resumeFrom: RunProgress?
             if let resumeID {
                 let stored = try await resumable(resumeID, journal: store, dryRun: options.dryRun, now: now)
-                stored.selection.apply(to: &options)
+                try stored.selection.apply(to: &options)
                 runID = resumeID
                 startedAt = stored.startedAt
                 resumeFrom = stored.progress

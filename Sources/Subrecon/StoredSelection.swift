@@ -50,14 +50,14 @@ struct StoredSelection: Codable {
 
     /// Applies the stored selection to `options`, budgets included (report folder, concurrency and the like stay the
     /// caller's).
-    func apply(to options: inout RunOptions) {
+    func apply(to options: inout RunOptions) throws {
         options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
         options.asOf = asOf
         options.lookbackDays = lookbackDays
         options.userIDs = userIDs
         options.endAfter = endAfter
         options.endBefore = endBefore
-        options.shard = ShardSpec(index: shardIndex, count: shardCount)
+        options.shard = try ShardSpec.stored(index: shardIndex, count: shardCount)
         options.limit = limit
         options.maxDowngradeRatio = maxDowngradeRatio
         options.environment = StoreEnvironment(rawValue: environment) ?? .production

@@ -15,6 +15,14 @@ public struct ShardSpec: Sendable, Hashable, CustomStringConvertible {
         self.count = count
     }
 
+    /// A shard read back from a stored run; a value out of range (a damaged row) is an error, never a trap.
+    public static func stored(index: Int, count: Int) throws(DatabaseError) -> ShardSpec {
+        guard count >= 1, (0..<count).contains(index) else {
+            throw .database(operation: "read run", reason: "stored shard \(index)/\(count) is out of range")
+        }
+        return ShardSpec(index: index, count: count)
+    }
+
     /// The whole table.
     public static let all = ShardSpec(index: 0, count: 1)
 

@@ -57,7 +57,9 @@ extension SubscriptionDatabase {
     /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
     /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
     public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
-        precondition(verdicts.count == seqs.count, "one seq per verdict")
+        guard verdicts.count == seqs.count else {
+            throw DatabaseError.database(operation: "record verdicts", reason: "\(verdicts.count) verdicts but \(seqs.count) positions")
+        }
         let encoder = JSONEncoder()
         var users: [String] = []
         var bodies: [String] = []
@@ -173,7 +175,7 @@ extension SubscriptionDatabase {
                 progress.userErrors = r.15
                 let record = RunRecord(
                     id: r.0, mode: CandidateQuery.Mode(rawValue: r.1) ?? .nightly, asOf: r.2,
-                    shard: ShardSpec(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
+                    shard: try ShardSpec.stored(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
                     startedAt: r.7, finishedAt: r.8)
                 return StoredRun(record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
             }

@@ -114,7 +114,7 @@ extension SubscriptionDatabase {
                 records.append(
                     RunRecord(
                         id: id, mode: CandidateQuery.Mode(rawValue: mode) ?? .nightly, asOf: roundedToMicros(asOf),
-                        shard: ShardSpec(index: index, count: count), dryRun: dryRun,
+                        shard: try ShardSpec.stored(index: index, count: count), dryRun: dryRun,
                         status: RunStatus(rawValue: status) ?? .failed, startedAt: roundedToMicros(started),
                         finishedAt: finished.map(roundedToMicros),
                         counts: (try? decoder.decode([String: Int].self, from: Data(counts.utf8))) ?? [:],

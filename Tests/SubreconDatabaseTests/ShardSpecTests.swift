@@ -31,4 +31,14 @@ struct ShardSpecTests {
             #expect(owners.count == 1)
         }
     }
+
+    @Test("a shard read back from a damaged run row is an error, never a trap", arguments: [(0, 0), (2, 2), (-1, 4), (0, -3)])
+    func storedOutOfRange(index: Int, count: Int) {
+        #expect(throws: DatabaseError.self) { try ShardSpec.stored(index: index, count: count) }
+    }
+
+    @Test("a stored shard in range reads back as itself")
+    func storedInRange() throws {
+        #expect(try ShardSpec.stored(index: 3, count: 4) == ShardSpec(index: 3, count: 4))
+    }
 }

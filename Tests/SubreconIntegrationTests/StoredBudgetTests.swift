@@ -12,7 +12,7 @@ struct StoredBudgetTests {
         original.appStoreRequestsPerSecond = 30
         let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
         var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
-        stored.apply(to: &resumed)
+        try stored.apply(to: &resumed)
         #expect(resumed.revenueCatRequestsPerSecond == 40)
         #expect(resumed.appStoreRequestsPerSecond == 30)
     }
@@ -26,7 +26,7 @@ struct StoredBudgetTests {
         let stored = try StoredSelection.decode(Data(json.utf8))
         var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
         resumed.revenueCatRequestsPerSecond = 7
-        stored.apply(to: &resumed)
+        try stored.apply(to: &resumed)
         #expect(resumed.revenueCatRequestsPerSecond == 7)
         #expect(resumed.appStoreRequestsPerSecond == nil)
     }
