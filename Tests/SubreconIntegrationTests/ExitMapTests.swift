@@ -150,6 +150,10 @@ struct ExitMapTests {
             }
             await h.revenueCat.setLatency(.milliseconds(300))
             let run = Task { try await h.run { $0.maxDowngradeRatio = 1; $0.concurrency = 1; $0.ledgerBatchSize = 2 } }
+            // Wait until the run is under way (it holds the lock and asks the sources), then end the lock's connection.
+            for _ in 0..<400 where await h.revenueCat.counters().totalRequests == 0 {
+                try await Task.sleep(for: .milliseconds(25))
+            }
             var terminated = false
             for _ in 0..<200 where !terminated {
                 try await Task.sleep(for: .milliseconds(50))
