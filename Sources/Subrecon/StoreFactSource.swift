@@ -70,7 +70,9 @@ public struct StoreFactSource: FactSource {
         }
         if let appStore, let lookup {
             switch await appStore.subscriptionFacts(transactionID: lookup) {
-            case .success(let apple): facts.apple = apple
+            case .success(let apple):
+                facts.apple = apple
+                if apple.isEmpty { facts.unknownTo.append(.appStore) }
             case .failure(let error): facts.errors.append(error)
             }
         }

@@ -144,9 +144,10 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     // Apple overrides RevenueCat for the same App Store subscription.
     let (merged, conflicts) = merge(revenueCat: facts.purchases, apple: facts.apple, asOf: asOf)
     if !facts.subscriberKnown && facts.apple.isEmpty {
+        let apple = facts.unknownTo.contains(.appStore) ? "; Apple does not know its transaction id either" : ""
         return Verdict(
             row: row, truth: nil, action: .skipped, drift: [.unknownAtSource],
-            error: "subscriber unknown to RevenueCat (new or empty); row left as it was")
+            error: "subscriber unknown to RevenueCat (new or empty)\(apple); row left as it was")
     }
     // An entitlement that may be active but names no product cannot be attributed to a mapped product.
     if let unnamed = facts.entitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {

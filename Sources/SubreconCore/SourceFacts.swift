@@ -228,6 +228,8 @@ public struct SourceFacts: Sendable, Hashable {
     public var entitlements: [EntitlementFact]
     /// Apple's verified views of App Store subscriptions (empty when Apple is not configured).
     public var apple: [AppleSubscriptionFact]
+    /// Sources asked that answered they do not know the user's identifier (Apple's 4040010): absence, not evidence.
+    public var unknownTo: [FactOrigin] = []
     public var errors: [SourceError]
 
     public init(

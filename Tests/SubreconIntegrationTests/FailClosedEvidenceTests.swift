@@ -201,4 +201,25 @@ struct FailClosedEvidenceTests {
             #expect(owner.originalTransactionID == "8202")
         }
     }
+
+    @Test("a transaction id Apple does not know is absence: unknown at both sources is unknown_at_source; RevenueCat's own evidence still decides")
+    func appleDoesNotKnowTheID() async throws {
+        try await Harness.with(apple: true) { h in
+            // Unknown to RevenueCat (201) and to Apple (4040010): absence everywhere, untouched, not an error.
+            try await h.seed(h.row("x-nowhere", tier: 1, "active", end: -2, txn: "7901"))
+            // RevenueCat knows the subscription ended; Apple does not know the id the row holds: RevenueCat decides.
+            try await h.seed(
+                h.row("x-rc-ended", tier: 1, "active", end: -2, txn: "7902"), Harness.subscription(expires: -2, txn: "7902"))
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            let nowhere = try #require(try await h.user("x-nowhere"))
+            #expect(nowhere.currentTier == 1 && nowhere.endDate == Harness.day(-2), "untouched")
+            #expect(rows["x-nowhere"]?.drift == ["unknown_at_source"] && rows["x-nowhere"]?.action == "skipped")
+            #expect(rows["x-nowhere"]?.error?.contains("Apple does not know") == true)
+            let ended = try #require(try await h.user("x-rc-ended"))
+            #expect(ended.currentTier == 0, "RevenueCat positively shows the end; Apple's absence is no evidence either way")
+            #expect(result.exitStatus == .ok, "absence is not an error")
+        }
+    }
 }
