@@ -133,6 +133,21 @@ struct Harness {
         }
     }
 
+    /// `count` users whose verdicts change their rows: even ones lapsed (downgraded), odd ones renewed (extended).
+    func seedChanging(prefix: String, count: Int = 6) async throws -> [String] {
+        var ids: [String] = []
+        for n in 0..<count {
+            let id = String(format: "\(prefix)-%03d", n)
+            ids.append(id)
+            if n % 2 == 0 {
+                try await seed(row(id, tier: 1, "active", end: -2), Self.subscription(expires: -2))
+            } else {
+                try await seed(row(id, tier: 1, "active", end: -2), Self.subscription(purchased: -2, expires: 28))
+            }
+        }
+        return ids
+    }
+
     func user(_ id: String) async throws -> UserRow? { try await store.user(id: id) }
 
     func count(_ query: PostgresQuery) async throws -> Int {

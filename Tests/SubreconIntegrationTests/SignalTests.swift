@@ -56,21 +56,6 @@ enum SubreconBinary {
 /// Issue 8, bullet 4: SIGTERM and kill -9 in the middle of a run of the real binary, then `--resume`.
 @Suite("Stopping the real binary mid-run (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct SignalTests {
-    /// `count` users whose rows change: even ones lapsed, odd ones renewed.
-    func seed(_ h: Harness, count: Int) async throws -> [String] {
-        var ids: [String] = []
-        for n in 0..<count {
-            let id = String(format: "k-%03d", n)
-            ids.append(id)
-            if n % 2 == 0 {
-                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(expires: -2))
-            } else {
-                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
-            }
-        }
-        return ids
-    }
-
     func runArguments(_ h: Harness, _ extra: [String] = []) -> [String] {
         ["run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1", "--report-dir", h.reportDirectory.path]
             + extra
@@ -108,7 +93,7 @@ struct SignalTests {
     @Test("SIGTERM while validating: exit 75 within seconds, validated verdicts kept, --resume asks only the rest")
     func sigtermWhileValidating() async throws {
         try await Harness.with { h in
-            let ids = try await seed(h, count: 30)
+            let ids = try await h.seedChanging(prefix: "k", count: 30)
             await h.revenueCat.setLatency(.milliseconds(200))
             let (process, stderr) = try SubreconBinary.start(
                 runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)
@@ -129,7 +114,7 @@ struct SignalTests {
     @Test("SIGTERM while applying: the batch in progress commits, exit 75, --resume applies the rest once")
     func sigtermWhileApplying() async throws {
         try await Harness.with { h in
-            let ids = try await seed(h, count: 120)
+            let ids = try await h.seedChanging(prefix: "k", count: 120)
             try await h.client.withConnection { locker in
                 // Hold the audit table so the first apply batch waits inside its transaction.
                 try await locker.query("begin", logger: h.logger)
@@ -163,7 +148,7 @@ struct SignalTests {
     @Test("kill -9 while validating, then --resume: every user reconciled once")
     func killedWhileValidating() async throws {
         try await Harness.with { h in
-            let ids = try await seed(h, count: 30)
+            let ids = try await h.seedChanging(prefix: "k", count: 30)
             await h.revenueCat.setLatency(.milliseconds(100))
             let (process, _) = try SubreconBinary.start(
                 runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)

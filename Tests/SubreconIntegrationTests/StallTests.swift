@@ -14,25 +14,10 @@ import Testing
 /// everyone else applied and every user reconciled once.
 @Suite("Nothing stalls the night (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct StallTests {
-    /// Six users whose verdicts change their rows (three lapsed, three renewed).
-    func seedOrdinary(_ h: Harness, prefix: String, count: Int = 6) async throws -> [String] {
-        var ids: [String] = []
-        for n in 0..<count {
-            let id = String(format: "\(prefix)-%02d", n)
-            ids.append(id)
-            if n % 2 == 0 {
-                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(expires: -2))
-            } else {
-                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
-            }
-        }
-        return ids
-    }
-
     @Test("a trickling RevenueCat body and a row held FOR UPDATE: the run finishes, they are fetch_error and concurrent_update, the rest applied, exit 1")
     func trickleAndHeldRow() async throws {
         try await Harness.with { h in
-            let ordinary = try await seedOrdinary(h, prefix: "u")
+            let ordinary = try await h.seedChanging(prefix: "u")
             try await h.seed(h.row("m-trickle", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
             await h.revenueCat.setFault(.trickle(pause: .milliseconds(400)), for: "m-trickle")
             try await h.seed(h.row("m-held", tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
@@ -67,7 +52,7 @@ struct StallTests {
     @Test("a user whose lookups outlast the per-user deadline ends as fetch_error naming it; the run finishes")
     func perUserDeadline() async throws {
         try await Harness.with(extra: ["SUBRECON_HTTP_TIMEOUT_SECONDS": "30"]) { h in
-            let ordinary = try await seedOrdinary(h, prefix: "u", count: 3)
+            let ordinary = try await h.seedChanging(prefix: "u", count: 3)
             try await h.seed(h.row("m-slow", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
             await h.revenueCat.setFault(.trickle(pause: .milliseconds(300)), for: "m-slow")
             let result = try await h.run {
