@@ -4,7 +4,7 @@ import Logging
 import SourceHTTP
 import SubreconCore
 
-/// App Store Server API client: `Get All Subscription Statuses` → verified `AppleSubscriptionFact`s.
+/// App Store Server API client: `Get All Subscription Statuses` → verified `StoreFact`s.
 ///
 /// Asks production first and sandbox on 4040010 (only production is asked when one URL serves both, and the
 /// response's `environment` is then trusted as the one to verify against). Every signed payload is verified
@@ -52,7 +52,7 @@ public struct AppStoreClient: Sendable {
     /// Returns the entry whose original transaction id (or decoded transaction id) is `transactionID`, or every
     /// entry when none matches. An id Apple does not know in any environment asked (4040010) is an empty answer:
     /// absence, not evidence (SPEC 5.2) — it never ends a purchase on its own.
-    public func subscriptionFacts(transactionID: String) async -> Result<[AppleSubscriptionFact], SourceError> {
+    public func subscriptionFacts(transactionID: String) async -> Result<[StoreFact], SourceError> {
         let production = configuration.baseURL(for: .production)
         let sandbox = configuration.baseURL(for: .sandbox)
         let shared = production == sandbox
@@ -83,7 +83,7 @@ public struct AppStoreClient: Sendable {
 
     /// Decodes a status response and verifies the signed payloads it uses.
     /// `expected` nil: trust the response's own `environment` (one URL serves both).
-    func facts(from body: Data, lookup: String, expected: StoreEnvironmentName?) async -> Result<[AppleSubscriptionFact], SourceError> {
+    func facts(from body: Data, lookup: String, expected: StoreEnvironmentName?) async -> Result<[StoreFact], SourceError> {
         guard let response = try? AppStoreJSON.decode(StatusResponse.self, from: body) else {
             return .failure(fetchError("malformed subscription status body"))
         }
@@ -104,7 +104,7 @@ public struct AppStoreClient: Sendable {
             let matching = verified.filter { $0.fact.storeTransactionID == lookup || $0.fact.originalTransactionID == lookup }
             if !matching.isEmpty { chosen = matching }
         }
-        return .success(chosen.map { AppleSubscriptionFact(lookupTransactionID: lookup, purchase: $0.fact) })
+        return .success(chosen.map { StoreFact(lookupID: lookup, purchase: $0.fact) })
     }
 
     private func verify(_ item: LastTransactionsItem, environment: StoreEnvironmentName) async -> Result<PurchaseFact, SourceError> {

@@ -20,7 +20,7 @@ public enum AppleSubscriptionMapping {
     public static func purchaseFact(
         status: Int?, transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
     ) throws(AppleStatusContradiction) -> PurchaseFact {
-        let state = status.flatMap(StoreState.init(rawValue:))
+        let state = status.flatMap(StoreState.init(appleStatus:))
         try checkConsistency(status: status, state: state, transaction: transaction, renewal: renewal)
         let billingRetry = renewal?.isInBillingRetryPeriod == true || state == .billingRetry || state == .gracePeriod
         let kind: PurchaseKind =
@@ -82,7 +82,7 @@ public enum AppleSubscriptionMapping {
             if let grace = renewal?.gracePeriodExpiresDate, grace <= (renewal?.signedDate ?? signed) {
                 throw AppleStatusContradiction(status: status, detail: "in billing grace, but the grace period ended before it was signed")
             }
-        case .revoked:
+        case .revoked, .paused, .pending:
             break
         }
     }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
+import SourceHTTP
 import SubreconCore
 import SubreconReports
 import SubreconDatabase
@@ -10,7 +11,7 @@ import SubreconDatabase
 public enum Commands {
     /// `subrecon migrate`.
     public static func migrate(environment env: Environment, logger: Logger) async throws -> ExitStatus {
-        let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
+        let config = try SubreconConfiguration.load(env, requireSource: false)
         try await withDatabase(config.database, logger: logger, requireSchema: false) { store in
             let applied = try await store.migrate()
             logger.info(
@@ -21,12 +22,12 @@ public enum Commands {
     }
 
     public static func loadProducts(environment env: Environment, logger: Logger) async throws -> ProductCatalog {
-        let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
+        let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { try await $0.loadCatalog() }
     }
 
     public static func importProducts(_ entries: [ProductCatalog.Entry], environment env: Environment, logger: Logger) async throws {
-        let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
+        let config = try SubreconConfiguration.load(env, requireSource: false)
         try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries) }
     }
 
@@ -43,7 +44,7 @@ public enum Commands {
         environment env: Environment, options: RunOptions, logger: Logger,
         progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, resume resumeID: String? = nil, now: Date = Date()
     ) async throws -> RunResult {
-        let config = try SubreconConfiguration.load(env, requireRevenueCat: true)
+        let config = try SubreconConfiguration.load(env, requireSource: true)
         var adjusted = options
         adjusted.environment = config.environment
         if adjusted.stop == nil { adjusted.stop = StopSignal() }
@@ -71,15 +72,17 @@ public enum Commands {
                 let appStoreRate =
                     options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
                 // The --*-rps values are the app's whole budget: this shard takes 1/N of each.
+                var gates: [FactOrigin: any RequestGate] = [:]
+                gates[.revenueCat] = SharedRateLimiter<ContinuousClock>.perSecond(
+                    RequestBudget.perShard(options.revenueCatRequestsPerSecond, shard: options.shard))
+                gates[.appStore] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(appStoreRate, shard: options.shard))
                 let source = try StoreFactSource(
-                    configuration: config, httpClient: http, stats: stats, logger: logger,
-                    revenueCatGate: SharedRateLimiter<ContinuousClock>.perSecond(
-                        RequestBudget.perShard(options.revenueCatRequestsPerSecond, shard: options.shard)),
-                    appStoreGate: SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(appStoreRate, shard: options.shard)),
-                    receipts: store)
+                    configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: store)
                 var notes = source.notes
-                notes["revenuecat"]? += "; " + RequestBudget.describe(options.revenueCatRequestsPerSecond, shard: options.shard)
-                if source.appStore != nil {
+                if source.revenueCat != nil {
+                    notes["revenuecat"]? += "; " + RequestBudget.describe(options.revenueCatRequestsPerSecond, shard: options.shard)
+                }
+                if config.appStore != nil {
                     notes["app_store"]? += "; " + RequestBudget.describe(appStoreRate, shard: options.shard)
                 }
                 let job = ReconcileJob(
@@ -129,7 +132,7 @@ public enum Commands {
 
     /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
     public static func report(environment env: Environment, runID: String, reportDirectory: URL, logger: Logger) async throws -> RunResult {
-        let config = try SubreconConfiguration.load(env, requireRevenueCat: false)
+        let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { store in
             guard let stored = try await store.storedRun(id: runID) else {
                 throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")

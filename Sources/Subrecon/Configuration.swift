@@ -24,8 +24,12 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue))"
     }
 
-    /// Reads and validates the configuration. `requireRevenueCat` is true for `run`.
-    public static func load(_ env: Environment, requireRevenueCat: Bool) throws(ConfigError) -> SubreconConfiguration {
+    /// True when at least one source is configured (SPEC 3: `run` needs one).
+    public var hasSource: Bool { revenueCat != nil || appStore != nil || receipts != nil }
+
+    /// Reads and validates the configuration. `requireSource` is true for `run` and `explain`: at least one source
+    /// must be configured (else 78 naming the variables); every source is optional on its own.
+    public static func load(_ env: Environment, requireSource: Bool) throws(ConfigError) -> SubreconConfiguration {
         let database = try databaseSettings(env)
         let environment: StoreEnvironment
         switch env.string("APP_STORE_ENVIRONMENT")?.lowercased() {
@@ -46,8 +50,6 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
                 baseURL: base, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
                 baseBackoff: .milliseconds(Int64(backoff * 1000)), max429Wait: .milliseconds(Int64(maxRateLimitWait * 1000)),
                 rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
-        } else if requireRevenueCat {
-            throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
         }
         var apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
         apple?.maxRateLimitWait = .milliseconds(Int64(maxRateLimitWait * 1000))
@@ -65,8 +67,10 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         } else if receiptURL != nil {
             throw ConfigError("APPLE_SHARED_SECRET", "is not set (APPLE_VERIFY_RECEIPT_URL is; or APPLE_SHARED_SECRET_FILE)")
         }
-        return SubreconConfiguration(
+        let configuration = SubreconConfiguration(
             database: database, revenueCat: revenueCat, appStore: apple, receipts: receipts, environment: environment)
+        if requireSource && !configuration.hasSource { throw ConfigError.noSource }
+        return configuration
     }
 
     static func databaseSettings(_ env: Environment) throws(ConfigError) -> DatabaseSettings {

@@ -54,7 +54,12 @@ public func judge(_ purchase: PurchaseFact, asOf: Date) -> Judged {
             return .unknown("a refund is stated without the start of the period it would revoke")
         }
     }
-    if purchase.storeState == .expired { return known(false, .expired, expires) }
+    switch purchase.storeState {
+    case .expired?: return known(false, .expired, expires)
+    case .pending?: return known(false, .expired, expires)
+    case .paused?: return known(false, .paused, expires)
+    default: break
+    }
     switch purchase.kind {
     case .nonExpiring: return known(true, .active, nil)
     case .unstated: return .unknown("the source did not state whether the purchase expires")
@@ -67,6 +72,9 @@ public func judge(_ purchase: PurchaseFact, asOf: Date) -> Judged {
     let billingIssueStated =
         purchase.storeState == .billingRetry || purchase.storeState == .gracePeriod
         || purchase.billingIssueDetectedAt.map { $0 <= asOf } == true
+    if purchase.storeState == .active && expires <= asOf {
+        return .unknown("the store says active, but the stated period ended at \(ISO8601.string(expires))")
+    }
     if expires > asOf {
         let status: SubscriptionStatus =
             billingIssueStated ? .billingIssue : (purchase.autoRenew == false ? .canceled : .active)
@@ -139,20 +147,22 @@ func resolvingOneTimePurchases(
 /// stated facts cannot decide it (when it could grant more than the truth would leave) leaves the row untouched.
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
-    if let skipped = screen(row: row, facts: facts) { return skipped }
+    if var skipped = screen(row: row, facts: facts) {
+        skipped.sources = facts.asked
+        return skipped
+    }
 
-    // Apple overrides RevenueCat for the same App Store subscription.
-    let (merged, conflicts) = merge(revenueCat: facts.purchases, apple: facts.apple, asOf: asOf)
-    if !facts.subscriberKnown && facts.apple.isEmpty {
-        let apple = facts.unknownTo.contains(.appStore) ? "; Apple does not know its transaction id either" : ""
+    // Each store overrides RevenueCat for its own purchases.
+    let (merged, conflicts) = merge(revenueCat: facts.purchases, stores: facts.stores, asOf: asOf)
+    if !facts.subscriberKnown && facts.stores.isEmpty {
         return Verdict(
-            row: row, truth: nil, action: .skipped, drift: [.unknownAtSource],
-            error: "subscriber unknown to RevenueCat (new or empty)\(apple); row left as it was")
+            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.unknownAtSource],
+            error: "\(unknownText(facts)); row left as it was")
     }
     // An entitlement that may be active but names no product cannot be attributed to a mapped product.
     if let unnamed = facts.entitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {
         return Verdict(
-            row: row, truth: nil, action: .skipped, drift: [.fetchError], conflicts: conflicts,
+            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], conflicts: conflicts,
             error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
     }
     let purchases = resolvingOneTimePurchases(merged, entitlements: facts.entitlements, catalog: context.catalog, asOf: asOf)
@@ -163,7 +173,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     switch evidence.granting(catalog: context.catalog) {
     case .failure(let unknownProducts):
         return Verdict(
-            row: row, truth: nil, action: .skipped, drift: evidence.drift.union([.unknownProduct]).sorted(), conflicts: conflicts,
+            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownProduct]).sorted(), conflicts: conflicts,
             error: "entitled product(s) missing from product_tiers: \(unknownProducts.products.joined(separator: ", "))")
     case .success(let found): granting = found
     }
@@ -175,7 +185,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
         let blocking = evidence.unknowns.first(where: { (context.catalog.tier(for: $0.purchase.productID) ?? Int.max) > truth.tier })
     {
         return Verdict(
-            row: row, truth: nil, action: .skipped, drift: evidence.drift.union([.fetchError]).sorted(), conflicts: conflicts,
+            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.fetchError]).sorted(), conflicts: conflicts,
             error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
     }
 
@@ -185,7 +195,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     if action == .none { drift.insert(.inSync) }
     let intents = action == .none ? [] : pushIntents(userID: row.id, before: before, truth: truth)
     return Verdict(
-        row: row, truth: truth, action: action, drift: drift.sorted(), intents: intents,
+        row: row, truth: truth, action: action, sources: facts.asked, drift: drift.sorted(), intents: intents,
         store: about?.store, price: about?.price, conflicts: conflicts)
 }
 
@@ -299,36 +309,71 @@ func truthAndPurchase(
     return (truth, nil)
 }
 
-/// Replaces RevenueCat's view of an App Store subscription with Apple's, recording disagreements.
+/// What "unknown at source" means for this user: which sources were asked and did not know it.
+func unknownText(_ facts: SourceFacts) -> String {
+    var parts: [String] = []
+    if facts.asked.contains(.revenueCat) || facts.asked.isEmpty { parts.append("subscriber unknown to RevenueCat (new or empty)") }
+    for origin in facts.unknownTo {
+        switch origin {
+        case .revenueCat: break
+        case .appStore, .appStoreReceipt: parts.append("Apple does not know its transaction id either")
+        case .stripe: parts.append("Stripe does not know its customer or subscription")
+        case .googlePlay: parts.append("Google Play does not know its purchase token")
+        }
+    }
+    if parts.isEmpty { parts.append("no source asked stated any purchase") }
+    return parts.joined(separator: "; ")
+}
+
+/// Replaces RevenueCat's view of a store's purchase with the store's own (SPEC 5.2: each store is the authority for
+/// its own purchases), recording disagreements. A store's purchase matches a RevenueCat purchase of the same store
+/// that shares an identifier; for Stripe and Google Play (whose identifiers RevenueCat does not always expose) also
+/// one of the same product (RevenueCat's Google ids may carry `:base-plan`). Unmatched store purchases are added.
 func merge(
-    revenueCat: [PurchaseFact], apple: [AppleSubscriptionFact], asOf: Date
+    revenueCat: [PurchaseFact], stores: [StoreFact], asOf: Date
 ) -> ([PurchaseFact], [SourceConflict]) {
     var purchases = revenueCat
     var conflicts: [SourceConflict] = []
-    for fact in apple {
-        var applePurchase = fact.purchase
-        let ids = Set([fact.lookupTransactionID, applePurchase.originalTransactionID, applePurchase.storeTransactionID].compactMap { $0 })
-        let match = purchases.firstIndex { candidate in
-            guard candidate.store.isApple, candidate.origin == .revenueCat else { return false }
+    var replaced = Set<Int>()
+    for fact in stores {
+        var storePurchase = fact.purchase
+        let ids = fact.identifiers
+        let sameStore: (PurchaseFact) -> Bool = { candidate in
+            candidate.origin == .revenueCat
+                && (storePurchase.store.isApple ? candidate.store.isApple : candidate.store == storePurchase.store)
+        }
+        let byID = purchases.indices.first { index in
+            let candidate = purchases[index]
+            guard !replaced.contains(index), sameStore(candidate) else { return false }
             if let id = candidate.storeTransactionID, ids.contains(id) { return true }
             if let id = candidate.originalTransactionID, ids.contains(id) { return true }
             return false
         }
-        guard let index = match else {
-            purchases.append(applePurchase)
+        let byProduct: Int? =
+            storePurchase.store.isApple
+            ? nil
+            : purchases.indices.first { index in
+                let candidate = purchases[index]
+                guard !replaced.contains(index), sameStore(candidate), candidate.kind == storePurchase.kind else { return false }
+                let base = candidate.productID.split(separator: ":", maxSplits: 1).first.map(String.init) ?? candidate.productID
+                return candidate.productID == storePurchase.productID || base == storePurchase.productID
+            }
+        guard let index = byID ?? byProduct else {
+            purchases.append(storePurchase)
             continue
         }
+        replaced.insert(index)
         let rc = purchases[index]
-        if let rcJudgement = judge(rc, asOf: asOf).known, let appleJudgement = judge(applePurchase, asOf: asOf).known,
-            rcJudgement.entitled != appleJudgement.entitled || rcJudgement.status != appleJudgement.status
+        if let rcJudgement = judge(rc, asOf: asOf).known, let storeJudgement = judge(storePurchase, asOf: asOf).known,
+            rcJudgement.entitled != storeJudgement.entitled || rcJudgement.status != storeJudgement.status
         {
             conflicts.append(
                 SourceConflict(
-                    originalTransactionID: applePurchase.originalTransactionID, productID: applePurchase.productID,
-                    revenueCat: rcJudgement, appStore: appleJudgement))
+                    store: storePurchase.origin, originalTransactionID: storePurchase.originalTransactionID,
+                    productID: storePurchase.productID, revenueCat: rcJudgement, storeView: storeJudgement))
         }
-        if applePurchase.price == nil { applePurchase.price = rc.price }
-        purchases[index] = applePurchase
+        if storePurchase.price == nil { storePurchase.price = rc.price }
+        purchases[index] = storePurchase
     }
     return (purchases, conflicts)
 }

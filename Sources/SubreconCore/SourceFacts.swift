@@ -1,9 +1,24 @@
 import Foundation
 
-/// Which system a fact came from.
-public enum FactOrigin: String, Sendable, Codable, Hashable {
+/// Which system a fact came from; the raw values are the names of SPEC 5.6's `sources` column.
+public enum FactOrigin: String, Sendable, Codable, Hashable, CaseIterable {
     case revenueCat = "revenuecat"
+    /// The App Store Server API.
     case appStore = "app_store"
+    /// Apple's legacy `verifyReceipt` (a stored receipt).
+    case appStoreReceipt = "app_store_receipt"
+    case stripe
+    case googlePlay = "google_play"
+
+    /// The store whose purchases this source is the authority for (SPEC 5.2); nil for RevenueCat, which aggregates.
+    public var authorityStore: StoreKind? {
+        switch self {
+        case .revenueCat: nil
+        case .appStore, .appStoreReceipt: .appStore
+        case .stripe: .stripe
+        case .googlePlay: .playStore
+        }
+    }
 }
 
 /// The store a purchase was made in, as RevenueCat names it (`app_store`, `play_store`, `stripe`, ...).
@@ -72,14 +87,37 @@ public enum PurchaseKind: String, Sendable, Codable, Hashable, CaseIterable {
     case unstated
 }
 
-/// A status the store itself states for a purchase (Apple's `status`: 1 active, 2 expired, 3 billing retry,
-/// 4 billing grace period, 5 revoked). Evidence on its own, besides the dates.
-public enum StoreState: Int, Sendable, Codable, Hashable, CaseIterable {
-    case active = 1
-    case expired = 2
-    case billingRetry = 3
-    case gracePeriod = 4
-    case revoked = 5
+/// A status the store itself states for a purchase. Evidence on its own, besides the dates.
+///
+/// Apple's `status` (1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked), Stripe's subscription
+/// `status` and Google Play's `subscriptionState` map onto these (each module documents its mapping).
+public enum StoreState: String, Sendable, Codable, Hashable, CaseIterable {
+    /// Paid and running: entitles until the stated end; a stated end at or before T is a contradiction (unknown).
+    case active
+    /// Over: never entitles.
+    case expired
+    /// The store is retrying a failed renewal; entitles only until the stated end or grace end.
+    case billingRetry = "billing_retry"
+    /// In billing grace: entitles (`billing_issue`) until the stated grace end, or while the store says so.
+    case gracePeriod = "grace_period"
+    /// Refunded or revoked: never entitles.
+    case revoked
+    /// Paused by the user or the store: never entitles (`paused`).
+    case paused
+    /// Created but never paid (Stripe `incomplete`, Google `PENDING`): never entitles.
+    case pending
+
+    /// Apple's numeric `status`; nil for a value Apple does not document.
+    public init?(appleStatus: Int) {
+        switch appleStatus {
+        case 1: self = .active
+        case 2: self = .expired
+        case 3: self = .billingRetry
+        case 4: self = .gracePeriod
+        case 5: self = .revoked
+        default: return nil
+        }
+    }
 }
 
 /// One purchase (subscription or one-time) as one source describes it.
@@ -185,15 +223,26 @@ extension PurchaseFact {
     public var isAppStoreSubscription: Bool { store.isApple && kind == .subscription }
 }
 
-/// Apple's view of one App Store subscription, fetched with `lookupTransactionID`.
-public struct AppleSubscriptionFact: Sendable, Hashable, Codable {
-    /// The transaction id the App Store Server API was asked about.
-    public var lookupTransactionID: String
-    /// The decoded, verified facts (origin `.appStore`).
+/// A store's own view of one of its purchases (Apple, Stripe, Google Play), fetched with `lookupID`. The store is
+/// the authority for it over RevenueCat's view of the same purchase (SPEC 5.2).
+public struct StoreFact: Sendable, Hashable, Codable {
+    /// The identifier the store was asked about (Apple transaction id, Stripe customer or subscription id, Google
+    /// purchase token).
+    public var lookupID: String
+    /// The decoded (and, for Apple, verified) facts; `purchase.origin` names the store's source.
     public var purchase: PurchaseFact
-    public init(lookupTransactionID: String, purchase: PurchaseFact) {
-        self.lookupTransactionID = lookupTransactionID
+    /// Other identifiers RevenueCat may use for the same purchase (Stripe subscription item ids, Google order ids).
+    public var aliases: [String]
+    public init(lookupID: String, purchase: PurchaseFact, aliases: [String] = []) {
+        self.lookupID = lookupID
         self.purchase = purchase
+        self.aliases = aliases
+    }
+
+    /// Every identifier this purchase is known by.
+    public var identifiers: Set<String> {
+        Set([lookupID, purchase.originalTransactionID, purchase.storeTransactionID].compactMap { $0 } + aliases)
+            .subtracting([""])
     }
 }
 
@@ -220,27 +269,36 @@ public struct SourceError: Sendable, Hashable, Codable, Error {
 
 /// Everything the sources said about one user.
 public struct SourceFacts: Sendable, Hashable {
-    /// False when RevenueCat answered 201 (just created) or with an empty subscriber.
+    /// True when RevenueCat was asked and knows the subscriber; false when it answered 201 (just created) or with an
+    /// empty subscriber, or was not asked.
     public var subscriberKnown: Bool
     /// RevenueCat's subscriptions and non-subscriptions.
     public var purchases: [PurchaseFact]
     /// RevenueCat's entitlements as stated (expired ones included).
     public var entitlements: [EntitlementFact]
-    /// Apple's verified views of App Store subscriptions (empty when Apple is not configured).
-    public var apple: [AppleSubscriptionFact]
-    /// Sources asked that answered they do not know the user's identifier (Apple's 4040010): absence, not evidence.
+    /// The stores' own views of their purchases (Apple verified, Stripe, Google Play): empty when none was asked.
+    public var stores: [StoreFact]
+    /// Sources asked that answered they do not know the user's identifier (Apple's 4040010, Stripe's or Google's
+    /// 404): absence, not evidence.
     public var unknownTo: [FactOrigin] = []
+    /// Every source asked for this user, in the order asked (SPEC 5.6 `sources`).
+    public var asked: [FactOrigin] = []
     public var errors: [SourceError]
 
     public init(
         subscriberKnown: Bool, purchases: [PurchaseFact], entitlements: [EntitlementFact] = [],
-        apple: [AppleSubscriptionFact] = [], errors: [SourceError] = []
+        stores: [StoreFact] = [], errors: [SourceError] = []
     ) {
         self.subscriberKnown = subscriberKnown
         self.purchases = purchases
         self.entitlements = entitlements
-        self.apple = apple
+        self.stores = stores
         self.errors = errors
+    }
+
+    /// Records that `origin` was asked (once).
+    public mutating func noteAsked(_ origin: FactOrigin) {
+        if !asked.contains(origin) { asked.append(origin) }
     }
 
     public static func failed(_ error: SourceError) -> SourceFacts {

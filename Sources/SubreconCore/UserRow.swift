@@ -27,12 +27,19 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var originalTransactionID: String?
     public var autoRenew: Bool?
     public var updatedAtMicros: Int64
+    /// `users.stripe_customer_id` (`cus_…`); nil when the column is absent or empty. Read, never written.
+    public var stripeCustomerID: String?
+    /// `users.google_purchase_token`; nil when the column is absent or empty. Read, never written.
+    public var googlePurchaseToken: String?
 
     public init(
         id: String, currentTier: Int, status: String, endDate: Date? = nil, graceEndsAt: Date? = nil,
         source: String? = nil, productID: String? = nil, originalTransactionID: String? = nil,
-        autoRenew: Bool? = nil, updatedAtMicros: Int64 = 0
+        autoRenew: Bool? = nil, updatedAtMicros: Int64 = 0, stripeCustomerID: String? = nil,
+        googlePurchaseToken: String? = nil
     ) {
+        self.stripeCustomerID = stripeCustomerID
+        self.googlePurchaseToken = googlePurchaseToken
         self.id = id
         self.currentTier = currentTier
         self.statusText = status

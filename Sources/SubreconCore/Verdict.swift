@@ -73,16 +73,51 @@ public struct PushIntent: Sendable, Hashable, Codable {
     }
 }
 
-/// RevenueCat's and Apple's differing views of one App Store subscription.
+/// RevenueCat's and a store's differing views of one of that store's purchases. In `drift.json` the store's view is
+/// keyed by its source name (`app_store`, `stripe`, `google_play`), beside `revenuecat`.
 public struct SourceConflict: Sendable, Hashable, Codable {
+    /// The store's source (the authority).
+    public var store: FactOrigin
     public var originalTransactionID: String?
     public var productID: String
     public var revenueCat: PurchaseJudgement
-    public var appStore: PurchaseJudgement
+    public var storeView: PurchaseJudgement
 
-    enum CodingKeys: String, CodingKey {
-        case originalTransactionID = "original_transaction_id", productID = "product_id", revenueCat = "revenuecat"
-        case appStore = "app_store"
+    public init(
+        store: FactOrigin = .appStore, originalTransactionID: String?, productID: String, revenueCat: PurchaseJudgement,
+        storeView: PurchaseJudgement
+    ) {
+        self.store = store
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.revenueCat = revenueCat
+        self.storeView = storeView
+    }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(store, forKey: Key("store"))
+        try c.encode(originalTransactionID, forKey: Key("original_transaction_id"))
+        try c.encode(productID, forKey: Key("product_id"))
+        try c.encode(revenueCat, forKey: Key("revenuecat"))
+        try c.encode(storeView, forKey: Key(store.rawValue))
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        store = try c.decodeIfPresent(FactOrigin.self, forKey: Key("store")) ?? .appStore
+        originalTransactionID = try c.decodeIfPresent(String.self, forKey: Key("original_transaction_id"))
+        productID = try c.decode(String.self, forKey: Key("product_id"))
+        revenueCat = try c.decode(PurchaseJudgement.self, forKey: Key("revenuecat"))
+        storeView = try c.decode(PurchaseJudgement.self, forKey: Key(store.rawValue))
     }
 }
 
@@ -128,13 +163,17 @@ public struct Verdict: Sendable, Hashable, Codable {
     /// The price of the purchase the verdict is about (granting or most recent), when the source gave it.
     public var price: Money?
     public var conflicts: [SourceConflict]
+    /// Every source asked for this user, in order (SPEC 5.6 `sources`).
+    public var sources: [FactOrigin]
     /// Operator-facing error text for skipped users.
     public var error: String?
 
     public init(
-        row: UserRow, truth: Entitlement?, action: Action, drift: [Drift], intents: [PushIntent] = [],
-        store: StoreKind? = nil, price: Money? = nil, conflicts: [SourceConflict] = [], error: String? = nil
+        row: UserRow, truth: Entitlement?, action: Action, sources: [FactOrigin] = [], drift: [Drift],
+        intents: [PushIntent] = [], store: StoreKind? = nil, price: Money? = nil, conflicts: [SourceConflict] = [],
+        error: String? = nil
     ) {
+        self.sources = sources
         self.row = row
         self.truth = truth
         self.action = action

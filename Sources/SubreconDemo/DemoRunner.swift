@@ -73,7 +73,7 @@ public enum DemoRunner {
         do {
             _ = try await Commands.migrate(environment: runEnvironment, logger: logger)
             let users = DemoScenario.users(asOf: asOf)
-            let config = try SubreconConfiguration.load(runEnvironment, requireRevenueCat: true)
+            let config = try SubreconConfiguration.load(runEnvironment, requireSource: true)
             try await Commands.withDatabase(config.database, logger: logger) { store in
                 try await store.upsertProducts(DemoScenario.products)
                 try await store.insertUsers(users.map(\.row))

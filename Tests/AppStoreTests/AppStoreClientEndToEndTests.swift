@@ -80,7 +80,7 @@ struct AppStoreClientEndToEndTests {
             let facts = try await harness.client.subscriptionFacts(transactionID: id).get()
             try #require(facts.count == 1, "id \(id)")
             let fact = facts[0]
-            #expect(fact.lookupTransactionID == id)
+            #expect(fact.lookupID == id)
             #expect(fact.purchase.originalTransactionID == id)
             #expect(fact.purchase.storeTransactionID == id + "9")
             #expect(fact.purchase.origin == .appStore)

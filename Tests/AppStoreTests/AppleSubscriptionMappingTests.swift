@@ -53,7 +53,7 @@ struct AppleSubscriptionMappingTests {
         #expect(fact.price == Money(amount: Decimal(string: "9.99")!, currency: "EUR"))
         #expect(fact.autoRenew == (testCase.autoRenew == 1))
         #expect((fact.billingIssueDetectedAt != nil) == (testCase.billingRetry || testCase.status == 3 || testCase.status == 4))
-        #expect(fact.storeState?.rawValue == testCase.status)
+        #expect(fact.storeState == StoreState(appleStatus: testCase.status))
         let judgement = try #require(judge(fact, asOf: Self.asOf).known)
         #expect(judgement.entitled == testCase.entitled)
         #expect(judgement.status == testCase.judged)

@@ -83,7 +83,7 @@ struct DecisionPropertyTests {
             var input = Input(seed: seed)
             input.context.environment = .production
             input.facts.purchases = input.facts.purchases.map { var p = $0; p.isSandbox = true; return p }
-            input.facts.apple = input.facts.apple.map { var f = $0; f.purchase.isSandbox = true; return f }
+            input.facts.stores = input.facts.stores.map { var f = $0; f.purchase.isSandbox = true; return f }
             let verdict = decide(row: input.row, facts: input.facts, context: input.context)
             if verdict.changesRow, let truth = verdict.truth { #expect(truth.tier == 0 || truth.tier <= input.row.currentTier) }
             #expect(verdict.truth.map { $0.tier > input.row.currentTier } != true, "seed \(seed)")
@@ -119,12 +119,12 @@ struct Input {
                     refundedAt: date(&g, 0.15), billingIssueDetectedAt: date(&g, 0.2), autoRenew: g.pick([true, false, nil]),
                     isPaused: g.chance(0.1), storeTransactionID: "rc\(index)"))
         }
-        var apple: [AppleSubscriptionFact] = []
+        var apple: [StoreFact] = []
         for index in 0..<g.int(0...2) {
             let state = g.chance(0.7) ? g.pick(StoreState.allCases) : nil
             apple.append(
-                AppleSubscriptionFact(
-                    lookupTransactionID: "a\(index)",
+                StoreFact(
+                    lookupID: "a\(index)",
                     purchase: PurchaseFact(
                         origin: .appStore, productID: g.pick(DecisionPropertyTests.products), store: .appStore,
                         kind: g.pick([.subscription, .subscription, .nonRenewing, .nonExpiring]), isSandbox: g.pick([false, true, nil]),
@@ -140,12 +140,12 @@ struct Input {
                     identifier: name, productID: g.chance(0.1) ? nil : g.pick(DecisionPropertyTests.products), expires: expires,
                     gracePeriodExpiresDate: date(&g, 0.2)))
         }
-        facts = SourceFacts(subscriberKnown: g.chance(0.9), purchases: purchases, entitlements: entitlements, apple: apple)
+        facts = SourceFacts(subscriberKnown: g.chance(0.9), purchases: purchases, entitlements: entitlements, stores: apple)
         context = DecisionContext(asOf: t, environment: g.chance(0.9) ? .production : .sandbox, catalog: catalog)
     }
 
     /// The purchases the sources state (Apple's are generated with ids of their own, so none replaces another).
-    var effectivePurchases: [PurchaseFact] { facts.purchases + facts.apple.map(\.purchase) }
+    var effectivePurchases: [PurchaseFact] { facts.purchases + facts.stores.map(\.purchase) }
 
     private var asOf: Date { context.asOf }
 
@@ -170,7 +170,8 @@ struct Input {
     /// Some source positively shows the end of this purchase at T: expiry at or before T with no grace, a refund
     /// or revocation, a pause, or an expired store state.
     func positivelyEnded(_ p: PurchaseFact) -> Bool {
-        if p.storeState == .revoked || p.storeState == .expired || refundApplies(p) { return true }
+        if let state = p.storeState, [.revoked, .expired, .paused, .pending].contains(state) || refundApplies(p) { return true }
+        if refundApplies(p) { return true }
         if p.origin == .revenueCat, p.kind == .unstated {
             let naming = facts.entitlements.filter { $0.productID == p.productID }
             if naming.isEmpty {
@@ -202,7 +203,8 @@ struct Input {
     /// non-expiring or stated to run (or be in grace) past T.
     func positivelyEntitled(_ p: PurchaseFact) -> Bool {
         if context.environment == .production && p.isSandbox != false { return false }
-        if p.storeState == .revoked || p.storeState == .expired || refundApplies(p) { return false }
+        if let state = p.storeState, [.revoked, .expired, .paused, .pending].contains(state) { return false }
+        if refundApplies(p) { return false }
         if statedNonExpiring(p) { return true }
         var expires = p.expiresDate
         var grace = p.gracePeriodExpiresDate

@@ -81,6 +81,12 @@ struct JudgeTests {
         Case(name: "status 2 (expired) without an expiry", purchase: sub(expires: nil, state: .expired), entitled: false, status: .expired),
         Case(name: "status 3 (billing retry), period over", purchase: sub(expires: -2, state: .billingRetry), entitled: false, status: .expired),
         Case(name: "status 1 running", purchase: sub(expires: 20, state: .active), entitled: true, status: .active),
+        // Stripe's and Google Play's states (their modules map onto these).
+        Case(name: "store says active but the period ended: unknown", purchase: sub(expires: -1, state: .active), entitled: nil),
+        Case(name: "store says paused (Stripe paused, Google PAUSED)", purchase: sub(expires: 10, state: .paused), entitled: false, status: .paused),
+        Case(name: "store says pending (never paid)", purchase: sub(expires: 10, state: .pending), entitled: false, status: .expired),
+        Case(name: "past_due / grace with a running period", purchase: sub(expires: 10, state: .gracePeriod), entitled: true, status: .billingIssue),
+        Case(name: "canceled at period end, still running", purchase: sub(expires: 10, autoRenew: false, state: .active), entitled: true, status: .canceled),
     ]
 
     @Test("judgement", arguments: cases)
@@ -295,14 +301,14 @@ struct MergeTests {
         apple.originalTransactionID = "1000"
         let facts = SourceFacts(
             subscriberKnown: true, purchases: [rc],
-            apple: [AppleSubscriptionFact(lookupTransactionID: "1000", purchase: apple)])
+            stores: [StoreFact(lookupID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
         #expect(v.drift == [.missedRenewal, .sourceConflict])
         #expect(v.truth?.originalTransactionID == "1000")
         #expect(v.conflicts.count == 1)
         #expect(v.conflicts.first?.revenueCat.entitled == false)
-        #expect(v.conflicts.first?.appStore.entitled == true)
+        #expect(v.conflicts.first?.storeView.entitled == true)
     }
 
     @Test("agreeing sources are no conflict")
@@ -311,7 +317,7 @@ struct MergeTests {
         apple.origin = .appStore
         let facts = SourceFacts(
             subscriberKnown: true, purchases: [sub(expires: -3, txn: "1000")],
-            apple: [AppleSubscriptionFact(lookupTransactionID: "1000", purchase: apple)])
+            stores: [StoreFact(lookupID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.conflicts.isEmpty)
         #expect(v.drift == [.missedExpiration])
@@ -322,7 +328,7 @@ struct MergeTests {
         var apple = sub(expires: 20, txn: "1000")
         apple.origin = .appStore
         let facts = SourceFacts(
-            subscriberKnown: false, purchases: [], apple: [AppleSubscriptionFact(lookupTransactionID: "1000", purchase: apple)])
+            subscriberKnown: false, purchases: [], stores: [StoreFact(lookupID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
     }

@@ -48,7 +48,8 @@ struct AppleJobTests {
             #expect(renewed.currentTier == 1 && renewed.endDate == Harness.day(27))
             #expect(rows["a-renewed"]?.drift == ["missed_renewal", "source_conflict"])
             #expect(rows["a-renewed"]?.conflicts.first?.revenueCat.entitled == false)
-            #expect(rows["a-renewed"]?.conflicts.first?.appStore.entitled == true)
+            #expect(rows["a-renewed"]?.conflicts.first?.storeView.entitled == true)
+            #expect(rows["a-renewed"]?.conflicts.first?.store == .appStore)
 
             let revoked = try #require(try await h.user("a-revoked"))
             #expect(revoked.currentTier == 0 && revoked.statusText == "refunded")

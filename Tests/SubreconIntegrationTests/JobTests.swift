@@ -198,7 +198,7 @@ struct JobTests {
         try await Harness.with { h in
             try await h.seed(h.row("c-raced", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
             try await h.seed(h.row("c-calm", tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
-            let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
+            let config = try SubreconConfiguration.load(h.env, requireSource: true)
             let stats = RequestStats()
             let result = try await HTTPClientScope.with { http in
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)

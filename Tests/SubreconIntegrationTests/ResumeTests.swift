@@ -49,7 +49,7 @@ struct ResumeTests {
     }
 
     func job(_ h: Harness, http: HTTPClient, source: (any FactSource)? = nil, verdicts: (any VerdictRecords)? = nil) throws -> ReconcileJob {
-        let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
+        let config = try SubreconConfiguration.load(h.env, requireSource: true)
         let stats = RequestStats()
         let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
         var ports = JobPorts(h.store)

@@ -131,7 +131,7 @@ struct StallTests {
             var values = h.env.values
             values["SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS"] = "7"
             values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "1.5"
-            let config = try SubreconConfiguration.load(Environment(values), requireRevenueCat: true)
+            let config = try SubreconConfiguration.load(Environment(values), requireSource: true)
             let connection = try await PostgresConnection.connect(
                 configuration: try config.database.connectionConfiguration(), id: 9, logger: h.logger)
             var shown: [String] = []
@@ -143,7 +143,7 @@ struct StallTests {
             try await connection.close()
             #expect(shown == ["7s", "1500ms", "1min"])
             values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "soon"
-            #expect(throws: ConfigError.self) { try SubreconConfiguration.load(Environment(values), requireRevenueCat: true) }
+            #expect(throws: ConfigError.self) { try SubreconConfiguration.load(Environment(values), requireSource: true) }
         }
     }
 
@@ -157,7 +157,7 @@ struct StallTests {
                 try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
             }
             try await HTTPClientScope.with { http in
-                let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
+                let config = try SubreconConfiguration.load(h.env, requireSource: true)
                 let stats = RequestStats()
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
 
@@ -214,7 +214,7 @@ struct StallTests {
                 try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
             }
             try await HTTPClientScope.with { http in
-                let config = try SubreconConfiguration.load(h.env, requireRevenueCat: true)
+                let config = try SubreconConfiguration.load(h.env, requireSource: true)
                 let stats = RequestStats()
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
                 let held = HeldFirstUser(inner: real, held: "d-00")

@@ -2,7 +2,7 @@ import AppStore
 import Foundation
 import SubreconCore
 
-extension StoreFactSource {
+extension AppStoreSource {
     /// What the receipt bridge did for one user.
     enum ReceiptOutcome: Sendable {
         /// No bridge, no stored receipt, or a receipt without a subscription: carry on as before.
@@ -13,9 +13,11 @@ extension StoreFactSource {
         case settled
     }
 
-    /// An App Store candidate: the row says `apple_iap`, or RevenueCat lists an App Store subscription.
+    /// An App Store candidate: the row says `apple_iap`, RevenueCat lists an App Store subscription, or RevenueCat
+    /// was not asked (an Apple-only app: any user may have a stored receipt).
     static func isAppStoreCandidate(row: UserRow, facts: SourceFacts) -> Bool {
         row.source == StoreKind.appStore.subscriptionSource || facts.purchases.contains(where: \.isAppStoreSubscription)
+            || !facts.asked.contains(.revenueCat)
     }
 
     /// The legacy bridge for an App Store candidate with no transaction id anywhere: verify the stored receipt.
@@ -33,6 +35,7 @@ extension StoreFactSource {
             return .settled
         }
         guard let receipt else { return .untouched }
+        facts.noteAsked(.appStoreReceipt)
         switch await receiptVerifier.verify(receiptData: receipt, productID: row.productID) {
         case .failure(let error):
             facts.errors.append(error)
@@ -48,8 +51,8 @@ extension StoreFactSource {
                 facts.purchases[index].originalTransactionID = sameProduct?.originalTransactionID ?? revealed
             }
             if appStore != nil { return .revealed(revealed) }
-            facts.apple = answer.purchases.map {
-                AppleSubscriptionFact(lookupTransactionID: $0.originalTransactionID ?? revealed, purchase: $0)
+            facts.stores += answer.purchases.map {
+                StoreFact(lookupID: $0.originalTransactionID ?? revealed, purchase: $0)
             }
             return .settled
         }

@@ -1,83 +1,65 @@
 import AppStore
-import AsyncHTTPClient
 import Foundation
-import Logging
-import RevenueCat
-import SourceHTTP
 import SubreconCore
 
-/// The production `FactSource`: RevenueCat for every user, then, when Apple is configured and the user has an
-/// App Store subscription, one App Store Server API lookup whose verified facts override RevenueCat's.
-public struct StoreFactSource: FactSource {
-    public let revenueCat: RevenueCatClient
-    public let appStore: AppStoreClient?
+/// Apple as a source: the App Store Server API (verified JWS) and the legacy `verifyReceipt` bridge for users known
+/// only by a stored receipt. Users are asked about by the row's `iap_original_transaction_id`, else RevenueCat's
+/// most recent App Store transaction, else (bridge) the transaction a stored receipt reveals.
+struct AppStoreSource: StoreSource {
+    let appStore: AppStoreClient?
     /// The legacy `verifyReceipt` bridge; nil when not configured.
-    public let receiptVerifier: ReceiptVerifier?
+    let receiptVerifier: ReceiptVerifier?
     /// Stored receipts and which rows hold which Apple original transaction id.
     let receipts: (any ReceiptLookup)?
-    /// One line per source for the summary ("says so in the summary" when Apple is not configured).
-    public let notes: [String: String]
+    let note: String
+    var origin: FactOrigin { .appStore }
 
-    /// - Parameters:
-    ///   - revenueCatGate, appStoreGate: shared rate limiters (nil: unpaced), one per source for the whole run.
-    ///   - receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
-    public init(
-        configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
-        revenueCatGate: (any RequestGate)? = nil, appStoreGate: (any RequestGate)? = nil,
-        receipts: (any ReceiptLookup)? = nil
-    ) throws {
-        guard let revenueCatConfiguration = configuration.revenueCat else {
-            throw ConfigError("REVENUECAT_API_KEY", "is not set (RevenueCat secret API key; or REVENUECAT_API_KEY_FILE)")
-        }
-        revenueCat = RevenueCatClient(
-            httpClient: httpClient, configuration: revenueCatConfiguration, logger: logger, observer: stats,
-            gate: revenueCatGate)
-        var notes = ["revenuecat": "v1 REST at \(revenueCatConfiguration.baseURL)"]
+    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> AppStoreSource? {
+        var notes: [String] = []
+        var appStore: AppStoreClient?
         if let apple = configuration.appStore {
             do {
                 appStore = try AppStoreClient(
-                    configuration: apple, httpClient: httpClient, logger: logger, observer: stats, gate: appStoreGate)
+                    configuration: apple, httpClient: context.httpClient, logger: context.logger, observer: context.stats,
+                    gate: context.gates[.appStore])
             } catch {
                 throw ConfigError("APP_STORE_PRIVATE_KEY", "cannot be used to sign App Store requests: \(error)")
             }
-            notes["app_store"] =
-                "App Store Server API (\(apple.environment.rawValue)), signed payloads verified against \(apple.rootCertificates.count) trusted root(s)"
-        } else {
-            appStore = nil
-            notes["app_store"] = "not configured: App Store subscriptions judged on RevenueCat alone"
+            notes.append(
+                "App Store Server API (\(apple.environment.rawValue)), signed payloads verified against \(apple.rootCertificates.count) trusted root(s)")
         }
-        self.receipts = receipts
-        if let receiptConfiguration = configuration.receipts, receipts != nil {
-            receiptVerifier = ReceiptVerifier(configuration: receiptConfiguration, httpClient: httpClient, logger: logger, observer: stats)
-            notes["app_store_receipt"] =
-                "legacy verifyReceipt at \(receiptConfiguration.productionURL) for App Store users known only by a stored receipt"
-        } else {
-            receiptVerifier = nil
+        var verifier: ReceiptVerifier?
+        if let receiptConfiguration = configuration.receipts, context.receipts != nil {
+            verifier = ReceiptVerifier(
+                configuration: receiptConfiguration, httpClient: context.httpClient, logger: context.logger, observer: context.stats)
+            notes.append("legacy verifyReceipt at \(receiptConfiguration.productionURL) for App Store users known only by a stored receipt")
         }
-        self.notes = notes
+        guard appStore != nil || verifier != nil else { return nil }
+        return AppStoreSource(
+            appStore: appStore, receiptVerifier: verifier, receipts: context.receipts, note: notes.joined(separator: "; "))
     }
 
-    public func facts(for row: UserRow) async -> SourceFacts {
-        var facts = await revenueCat.facts(for: row.id)
-        guard facts.errors.isEmpty else { return facts }
+    func ask(row: UserRow, facts: inout SourceFacts) async {
         var lookup = Self.appStoreLookup(row: row, facts: facts)
         if lookup == nil, Self.isAppStoreCandidate(row: row, facts: facts) {
             switch await receiptLookup(row: row, facts: &facts) {
             case .untouched: break
             case .revealed(let id): lookup = id
-            case .settled: return facts
+            case .settled:
+                await checkBindings(row: row, facts: &facts)
+                return
             }
         }
         if let appStore, let lookup {
+            facts.noteAsked(.appStore)
             switch await appStore.subscriptionFacts(transactionID: lookup) {
             case .success(let apple):
-                facts.apple = apple
+                facts.stores += apple
                 if apple.isEmpty { facts.unknownTo.append(.appStore) }
             case .failure(let error): facts.errors.append(error)
             }
         }
         await checkBindings(row: row, facts: &facts)
-        return facts
     }
 
     /// An Apple original transaction id the sources revealed for this user, but that another user's row already
@@ -85,7 +67,7 @@ public struct StoreFactSource: FactSource {
     func checkBindings(row: UserRow, facts: inout SourceFacts) async {
         guard let receipts, facts.errors.isEmpty else { return }
         let revealed = Set(
-            (facts.apple.map(\.purchase) + facts.purchases.filter { $0.store.isApple })
+            (facts.stores.map(\.purchase).filter { $0.store.isApple } + facts.purchases.filter { $0.store.isApple })
                 .compactMap(\.originalTransactionID)
                 .filter { !$0.isEmpty && $0 != row.originalTransactionID })
         for id in revealed.sorted() {
