@@ -165,7 +165,9 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], conflicts: conflicts,
             error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
     }
-    let purchases = resolvingOneTimePurchases(merged, entitlements: facts.entitlements, catalog: context.catalog, asOf: asOf)
+    let purchases = resolvingOneTimePurchases(
+        resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.entitlements, catalog: context.catalog,
+        asOf: asOf)
     var evidence = Evidence.sort(purchases, context: context)
     if !conflicts.isEmpty { evidence.drift.insert(.sourceConflict) }
 
@@ -197,6 +199,19 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     return Verdict(
         row: row, truth: truth, action: action, sources: facts.asked, drift: drift.sorted(), intents: intents,
         store: about?.store, price: about?.price, conflicts: conflicts)
+}
+
+/// A purchase whose product id is not in `product_tiers` but one of its alternate ids is (Stripe: `prod_…`, else
+/// `price_…`) is judged under the mapped id.
+func resolvingProductIDs(_ purchases: [PurchaseFact], catalog: ProductCatalog) -> [PurchaseFact] {
+    purchases.map { purchase in
+        guard catalog.entry(for: purchase.productID) == nil,
+            let mapped = purchase.alternateProductIDs.first(where: { catalog.entry(for: $0) != nil })
+        else { return purchase }
+        var resolved = purchase
+        resolved.productID = mapped
+        return resolved
+    }
 }
 
 /// Any error from a source for the user leaves the row untouched: the verdict that says so, or nil.

@@ -147,6 +147,9 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     public var originalTransactionID: String?
     public var storeTransactionID: String?
     public var price: Money?
+    /// Other ids the same product is known by, tried in order when `productID` is not in `product_tiers` (Stripe:
+    /// the price id `price_…` after the product id `prod_…`, SPEC 5.2).
+    public var alternateProductIDs: [String] = []
 
     public init(
         origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, kind: PurchaseKind = .subscription,

@@ -39,7 +39,8 @@ public struct CandidateQuery: Sendable, Hashable {
     /// The columns every `UserRow` read selects; `updated_at` as exact integer microseconds since the epoch.
     static let userColumns = """
         id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, subscription_source, \
-        iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint
+        iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint, \
+        stripe_customer_id, google_purchase_token
         """
 
     /// One keyset page: `id > lastID order by id limit N` (never OFFSET), so rows inserted or updated while the scan
@@ -126,12 +127,13 @@ struct Timestamp: PostgresNonThrowingEncodable, PostgresDynamicTypeEncodable {
 extension UserRow {
     /// Decodes a row selected with `CandidateQuery.userColumns`.
     init(postgres row: PostgresRow) throws {
-        let (id, tier, status, end, grace, source, product, original, autoRenew, micros) = try row.decode(
-            (String, Int, String, Date?, Date?, String?, String?, String?, Bool?, Int64).self)
+        let (id, tier, status, end, grace, source, product, original, autoRenew, micros, stripe, google) = try row.decode(
+            (String, Int, String, Date?, Date?, String?, String?, String?, Bool?, Int64, String?, String?).self)
         self.init(
             id: id, currentTier: tier, status: status, endDate: end.map(roundedToMicros),
             graceEndsAt: grace.map(roundedToMicros), source: source, productID: product,
-            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros)
+            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros,
+            stripeCustomerID: stripe.flatMap { $0.isEmpty ? nil : $0 }, googlePurchaseToken: google.flatMap { $0.isEmpty ? nil : $0 })
     }
 }
 

@@ -232,5 +232,11 @@ extension SchemaMigrator {
                 )
                 """
             ]),
+        SchemaMigration(
+            version: 5, name: "store identifiers for Stripe and Google Play (SPEC section 4)",
+            statements: [
+                "alter table users add column if not exists stripe_customer_id text null",
+                "alter table users add column if not exists google_purchase_token text null",
+            ]),
     ]
 }

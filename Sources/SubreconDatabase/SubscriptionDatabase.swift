@@ -118,7 +118,7 @@ public struct SubscriptionDatabase: Sendable {
     /// Inserts users (tests, `subrecon demo`). `updatedAtMicros == 0` means `now()`; any other value is stored
     /// exactly. Fails on an existing id.
     package func insertUsers(_ users: [UserRow]) async throws {
-        let columns = 10
+        let columns = 12
         for chunk in stride(from: 0, to: users.count, by: 1000).map({ users[$0..<min($0 + 1000, users.count)] }) {
             var binds = PostgresBindings(capacity: chunk.count * columns)
             var tuples: [String] = []
@@ -134,14 +134,18 @@ public struct SubscriptionDatabase: Sendable {
                 binds.append(user.originalTransactionID)
                 binds.append(user.autoRenew)
                 binds.append(user.updatedAtMicros)
+                binds.append(user.stripeCustomerID)
+                binds.append(user.googlePurchaseToken)
                 let p = (1...columns).map { "$\(base + $0)" }
                 tuples.append(
                     "(\(p[0...8].joined(separator: ", ")), "
-                        + "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now()))")
+                        + "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now()), "
+                        + "\(p[10]), \(p[11]))")
             }
             let sql = """
                 insert into users (id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, \
-                subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at) values \
+                subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at, \
+                stripe_customer_id, google_purchase_token) values \
                 \(tuples.joined(separator: ", "))
                 """
             try await run("insert users") {

@@ -39,16 +39,26 @@ struct Harness {
 
     /// Runs `body` with a fresh migrated schema (dropped afterwards, `TestDatabase.withSchema`) holding the
     /// harness's products, a simulator and a report folder.
-    static func with(apple: Bool = false, receipts useReceipts: Bool = false, extra: [String: String] = [:], _ body: (Harness) async throws -> Void) async throws {
+    ///
+    /// - Parameters:
+    ///   - revenueCat: false leaves RevenueCat unconfigured (an app without RevenueCat).
+    ///   - routes: more simulators served on the same loopback server (Stripe, Google Play); their variables go in
+    ///     `extra` (use `{base}` for the server's base URL).
+    static func with(
+        apple: Bool = false, receipts useReceipts: Bool = false, revenueCat: Bool = true, routes: [any SimulatorRoute] = [],
+        extra: [String: String] = [:], _ body: (Harness) async throws -> Void
+    ) async throws {
         try await TestDatabase.withSchema(prefix: "it_", migrated: true) { schema in
             try await schema.store.upsertProducts(products)
-            try await with(schema, apple: apple, receipts: useReceipts, extra: extra, body)
+            try await with(
+                schema, apple: apple, receipts: useReceipts, revenueCat: revenueCat, routes: routes, extra: extra, body)
         }
     }
 
     /// The simulator, the report folder and the environment around `schema`; both are gone when `body` returns.
     private static func with(
-        _ schema: TestSchema, apple: Bool, receipts useReceipts: Bool, extra: [String: String], _ body: (Harness) async throws -> Void
+        _ schema: TestSchema, apple: Bool, receipts useReceipts: Bool, revenueCat useRevenueCat: Bool, routes: [any SimulatorRoute],
+        extra: [String: String], _ body: (Harness) async throws -> Void
     ) async throws {
         let apiKey = "sk_test_" + UUID().uuidString
         let appleKey = P256.Signing.PrivateKey()
@@ -59,7 +69,7 @@ struct Harness {
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID,
             signedAt: { asOf })
         let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret, bundleID: bundleID)
-        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts] + routes)
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema.name)")
         defer { try? FileManager.default.removeItem(at: reports) }
         do {
@@ -82,7 +92,11 @@ struct Harness {
                 values["APP_STORE_BUNDLE_ID"] = bundleID
                 values["APPLE_VERIFY_RECEIPT_URL"] = server.baseURL + "/verifyReceipt"
             }
-            values.merge(extra) { $1 }
+            if !useRevenueCat {
+                values["REVENUECAT_API_KEY"] = nil
+                values["REVENUECAT_BASE_URL"] = nil
+            }
+            values.merge(extra.mapValues { $0.replacingOccurrences(of: "{base}", with: server.baseURL) }) { $1 }
             try await body(
                 Harness(
                     store: schema.store, client: schema.client, revenueCat: revenueCat, appStore: appStore, receipts: receipts,
