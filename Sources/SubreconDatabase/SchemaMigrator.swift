@@ -115,6 +115,12 @@ public struct SchemaMigrator: Sendable {
         } else if initialApplied {
             owner = .subrecon
         } else {
+            if existing == nil, let elsewhere = try await UsersContract.describe(connection: connection, logger: logger) {
+                // Creating subrecon's own users here would hide the app's from every query: refuse.
+                throw UsersContract.Violation(
+                    relation: "\(elsewhere.name), \(UsersContract.kindName(elsewhere.kind))", missing: [], wrongType: [],
+                    shadowed: true)
+            }
             owner = existing == nil ? .subrecon : .app
             try await connection.query(
                 "insert into subrecon_settings (key, value) values ('users_owner', \(owner.rawValue))", logger: logger)

@@ -65,10 +65,25 @@ public enum UsersContract {
         public var relation: String
         public var missing: [String]
         public var wrongType: [String]
+        /// `users` is not in the first schema of `search_path` but in a later one: `migrate` would create subrecon's
+        /// own `users` in front of it.
+        public var shadowed = false
+
+        public init(relation: String, missing: [String], wrongType: [String], shadowed: Bool = false) {
+            self.relation = relation
+            self.missing = missing
+            self.wrongType = wrongType
+            self.shadowed = shadowed
+        }
 
         /// `users (app.users, a view) is missing subscription_source (text); has current_tier of type text (needs integer)`:
         /// the text after `configuration error: ` (the caller adds it).
         public var problem: String {
+            if shadowed {
+                return "(\(relation)) is not in the first schema of search_path, where subrecon's tables go: migrate "
+                    + "would create a users table in front of it; put that schema first in search_path, or create a view "
+                    + "users in the first schema (SPEC section 4; nothing was changed)"
+            }
             var parts: [String] = []
             if !missing.isEmpty { parts.append("is missing " + missing.joined(separator: ", ")) }
             if !wrongType.isEmpty { parts.append("has " + wrongType.joined(separator: ", ")) }

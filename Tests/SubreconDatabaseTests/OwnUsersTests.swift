@@ -164,6 +164,37 @@ struct OwnUsersTests {
         }
     }
 
+    @Test("an app's users in a later search_path schema is not hidden behind a new subrecon table: migrate refuses")
+    func shadowedUsers() async throws {
+        try await TestDatabase.withSchema { schema in
+            let later = schema.name + "_app"
+            try await schema.client.query(PostgresQuery(unsafeSQL: "create schema \(later)"))
+            do {
+                try await schema.client.query(PostgresQuery(unsafeSQL: Self.appTable.replacingOccurrences(of: "create table users", with: "create table \(later).users")))
+                let settings = try TestDatabase.settings(schema: "\(schema.name),\(later)")
+                let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 1))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await client.run() }
+                    defer { group.cancelAll() }
+                    let store = SubscriptionDatabase(client: client, logger: Logger(label: "subrecon.tests.store"))
+                    do {
+                        try await store.migrate()
+                        Issue.record("migrate created a users in front of the app's")
+                    } catch let violation as UsersContract.Violation {
+                        #expect(violation.shadowed && violation.relation == "\(later).users, a table")
+                        #expect(violation.description.contains("is not in the first schema of search_path"))
+                    }
+                }
+                #expect(try await !Self.exists(schema.client, "\(schema.name).reconcile_runs"))
+                #expect(try await !Self.exists(schema.client, "\(schema.name).users"))
+            } catch {
+                _ = try? await schema.client.query(PostgresQuery(unsafeSQL: "drop schema \(later) cascade"))
+                throw error
+            }
+            try await schema.client.query(PostgresQuery(unsafeSQL: "drop schema \(later) cascade"))
+        }
+    }
+
     @Test("the script splitter keeps $$ bodies, quotes and drops comments")
     func scriptSplitter() {
         let script = """
