@@ -12,7 +12,8 @@ extension Commands {
         environment env: Environment, userID: String, asOf: Date, logger: Logger
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
-        return try await withDatabase(config.database, logger: logger) { store in
+        return try await withDatabase(config.database, logger: logger) { unchecked in
+            let store = try await checkedUsers(unchecked, environment: env)
             guard let row = try await store.user(id: userID) else {
                 throw CommandFailure(.noInput, "user \(SourceText.sanitized(userID).debugDescription) has no row in users")
             }
