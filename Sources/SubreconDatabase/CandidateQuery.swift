@@ -22,11 +22,18 @@ public struct CandidateQuery: Sendable, Hashable {
     /// Only rows with `subscription_end_date < endBefore` (either mode).
     public var endBefore: Date?
     public var shard: ShardSpec
+    /// Nightly: the rolling sweep's period D in nights (`--sweep-days`; 0 = off). Tier holders whose sweep bucket
+    /// (`ShardSpec.hash(of: "sweep:" + id) mod D`) equals the night's index join the candidates (SPEC 5.1).
+    public var sweepDays: Int = 0
+    /// Nightly: the run whose feed candidates (`reconcile_run_candidates`) join the candidates; nil = none.
+    public var feedRunID: String?
 
     public init(
         mode: Mode = .nightly, asOf: Date, lookbackDays: Int = 60, userIDs: [String]? = nil, endAfter: Date? = nil,
-        endBefore: Date? = nil, shard: ShardSpec = .all
+        endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, feedRunID: String? = nil
     ) {
+        self.sweepDays = max(0, sweepDays)
+        self.feedRunID = feedRunID
         self.mode = mode
         self.asOf = asOf
         self.lookbackDays = lookbackDays
@@ -60,6 +67,23 @@ public struct CandidateQuery: Sendable, Hashable {
         sql(after: lastID, limit: max(1, limit), users: users)
     }
 
+    /// The sweep's night index: whole UTC days of `asOf` since 1970-01-01, mod `days` (SPEC 5.1).
+    public static func sweepNight(asOf: Date, days: Int) -> Int {
+        guard days > 0 else { return 0 }
+        let day = Int((asOf.timeIntervalSince1970 / 86_400).rounded(.down))
+        return ((day % days) + days) % days
+    }
+
+    /// The sweep bucket of a user id in Swift (the SQL computes the same): `hash("sweep:" + id) mod days`. A hash of
+    /// its own, so the sweep's nights do not line up with `--shard` slices.
+    public static func sweepBucket(of id: String, days: Int) -> Int {
+        days > 0 ? Int(ShardSpec.hash(of: "sweep:" + id) % UInt32(days)) : 0
+    }
+
+    static func sweepBucketSQL(days: Int) -> String {
+        "mod(('x' || substr(md5('sweep:' || id), 1, 8))::bit(32)::bigint, \(days))"
+    }
+
     /// `select count(*)` over the same selection.
     func countSQL() -> PostgresQuery {
         sql(after: nil, limit: nil, users: .subreconTable)
@@ -90,6 +114,13 @@ public struct CandidateQuery: Sendable, Hashable {
                 "subscription_status = 'billing_issue'",
                 "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
             ]
+            if sweepDays > 0 {
+                let night = bind(Self.sweepNight(asOf: asOf, days: sweepDays))
+                rules.append("current_tier > 0 and \(Self.sweepBucketSQL(days: sweepDays)) = \(night)")
+            }
+            if let feedRunID {
+                rules.append("id in (select user_id from reconcile_run_candidates where run_id = \(bind(feedRunID)))")
+            }
         case .backfill:
             rules = ["(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)"]
         }

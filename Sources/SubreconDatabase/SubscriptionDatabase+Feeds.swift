@@ -1,0 +1,83 @@
+import Foundation
+import PostgresNIO
+import SubreconCore
+
+/// The `users` column a store feed's identifiers are looked up in (SPEC 5.1).
+public enum FeedColumn: String, Sendable, Hashable, CaseIterable {
+    case appleOriginalTransactionID = "iap_original_transaction_id"
+    case googlePurchaseToken = "google_purchase_token"
+    case stripeCustomerID = "stripe_customer_id"
+}
+
+/// How a feed's identifiers matched rows.
+public struct FeedMatch: Sendable, Hashable {
+    /// Users (rows) named by at least one identifier, added as candidates of the run.
+    public var users: Int
+    /// Distinct identifiers that match no row: counted, not acted on.
+    public var unmatched: Int
+}
+
+extension SubscriptionDatabase {
+    /// Adds the users whose `column` holds one of `identifiers` as candidates of `runID` for `reason` (idempotent:
+    /// a resumed run adds nothing twice). An app's `users` without the column matches nothing.
+    public func addFeedCandidates(
+        runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason
+    ) async throws -> FeedMatch {
+        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        guard !distinct.isEmpty else { return FeedMatch(users: 0, unmatched: 0) }
+        if column != .appleOriginalTransactionID && !users.optionalColumns.contains(column.rawValue) {
+            return FeedMatch(users: 0, unmatched: distinct.count)
+        }
+        return try await run("add feed candidates") {
+            var binds = PostgresBindings()
+            binds.append(runID)
+            binds.append(reason.rawValue)
+            binds.append(distinct)
+            let sql = """
+                with named as (select id from users where \(column.rawValue) = any($3)), \
+                added as (insert into reconcile_run_candidates (run_id, user_id, reason) \
+                select $1, id, $2 from named on conflict do nothing) \
+                select (select count(*) from named)::int, \
+                (select count(*) from unnest($3::text[]) as x(v) \
+                where not exists (select 1 from users where \(column.rawValue) = x.v))::int
+                """
+            for try await (named, unmatched) in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                .decode((Int, Int).self)
+            {
+                return FeedMatch(users: named, unmatched: unmatched)
+            }
+            return FeedMatch(users: 0, unmatched: distinct.count)
+        }
+    }
+
+    /// The feed reasons of every feed candidate of `runID` (bounded by the feeds' size, not the users').
+    public func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]] {
+        try await run("read feed candidates") {
+            var binds = PostgresBindings()
+            binds.append(runID)
+            var reasons: [String: [CandidateReason]] = [:]
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "select user_id, reason from reconcile_run_candidates where run_id = $1 order by user_id, reason",
+                    binds: binds), logger: logger)
+            for try await (user, reason) in rows.decode((String, String).self) {
+                if let reason = CandidateReason(rawValue: reason) { reasons[user, default: []].append(reason) }
+            }
+            return reasons
+        }
+    }
+
+    /// When this shard's last completed (not dry) nightly run started, if any: the default start of the feeds' window.
+    public func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date? {
+        try await run("read last completed run") {
+            let rows = try await client.query(
+                """
+                select max(started_at) from reconcile_runs \
+                where status = 'completed' and mode = 'nightly' and not dry_run \
+                and shard_index = \(shard.index) and shard_count = \(shard.count)
+                """, logger: logger)
+            for try await started in rows.decode(Date?.self) { return started }
+            return nil
+        }
+    }
+}
