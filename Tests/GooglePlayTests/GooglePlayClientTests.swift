@@ -90,6 +90,19 @@ struct GooglePlayClientTests {
         }
     }
 
+    @Test("an assertion signed with another key is refused by the token endpoint: a fetch error, nothing asked")
+    func wrongKey() async throws {
+        let other = try GoogleTestServiceAccount.generate(tokenURI: "https://oauth2.googleapis.com/token")
+        try await PlayLoopback.run(signingKeyPEM: other.privateKeyPEM) { loop in
+            await loop.simulator.setPurchase(Self.active, token: "tok")
+            let result = await loop.client.storeFacts(token: "tok", productHint: nil)
+            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            #expect(error.message.contains("HTTP 400 (invalid_grant)"))
+            let counters = await loop.simulator.counters()
+            #expect(counters.assertionsRefused == 1 && counters.tokensIssued == 0 && counters.apiRequests == 0)
+        }
+    }
+
     @Test("429 then success: the Retry-After wait is honoured and the lookup answered")
     func rateLimitedThenSuccess() async throws {
         try await PlayLoopback.run { loop in

@@ -5,7 +5,11 @@ import Testing
 
 @Suite("Google Play service account key")
 struct GooglePlayConfigurationTests {
-    static func keyJSON(_ change: (inout [String: Any]) -> Void) -> String {
+    static func keyJSON(_ change: (inout [String: Any]) -> Void) -> KeyText {
+        KeyText(json: changedKey(change))
+    }
+
+    static func changedKey(_ change: (inout [String: Any]) -> Void) -> String {
         var object = (try? JSONSerialization.jsonObject(with: Data(TestKeys.account.json.utf8))) as? [String: Any] ?? [:]
         change(&object)
         return String(decoding: (try? JSONSerialization.data(withJSONObject: object)) ?? Data(), as: UTF8.self)
@@ -31,9 +35,15 @@ struct GooglePlayConfigurationTests {
         #expect(text.contains("<redacted>"))
     }
 
-    static let malformed: [(String, GooglePlayConfigurationError)] = [
-            ("not json at all", GooglePlayConfigurationError.notJSON),
-            ("[1, 2]", .notJSON),
+    /// A key text shown in test names by what was done to it, not by its (long) content.
+    struct KeyText: Sendable, CustomTestStringConvertible {
+        var json: String
+        var testDescription: String { json.count > 40 ? "a key (\(json.count) characters)" : json }
+    }
+
+    static let malformed: [(KeyText, GooglePlayConfigurationError)] = [
+            (KeyText(json: "not json at all"), GooglePlayConfigurationError.notJSON),
+            (KeyText(json: "[1, 2]"), .notJSON),
             (keyJSON { $0["client_email"] = nil }, .missingField("client_email")),
             (keyJSON { $0["private_key"] = nil }, .missingField("private_key")),
             (keyJSON { $0["token_uri"] = nil }, .missingField("token_uri")),
@@ -47,8 +57,8 @@ struct GooglePlayConfigurationTests {
     ]
 
     @Test("a malformed key is an error naming what is wrong, never echoing the key", arguments: malformed)
-    func malformedKeys(json: String, expected: GooglePlayConfigurationError) {
-        #expect(throws: expected) { try GoogleServiceAccount(json: json) }
+    func malformedKeys(key: KeyText, expected: GooglePlayConfigurationError) {
+        #expect(throws: expected) { try GoogleServiceAccount(json: key.json) }
         let description = expected.description
         #expect(!description.contains("BEGIN"))
         #expect(!description.contains(TestKeys.account.clientEmail))

@@ -33,7 +33,7 @@ struct PlayLoopback {
 
     static func run(
         maxAttempts: Int = 3, requestTimeout: Duration = .seconds(5), maxRateLimitWait: Duration = .seconds(1),
-        _ body: (PlayLoopback) async throws -> Void
+        signingKeyPEM: String? = nil, _ body: (PlayLoopback) async throws -> Void
     ) async throws {
         let account = TestKeys.account
         let simulator = GooglePlaySimulator(account: account, packageName: package)
@@ -42,7 +42,7 @@ struct PlayLoopback {
         let observer = RecordingObserver()
         do {
             let serviceAccount = GoogleServiceAccount(
-                clientEmail: account.clientEmail, privateKeyPEM: account.privateKeyPEM,
+                clientEmail: account.clientEmail, privateKeyPEM: signingKeyPEM ?? account.privateKeyPEM,
                 privateKeyID: account.keyID, tokenURI: server.baseURL + "/token")
             let configuration = try GooglePlayConfiguration(
                 serviceAccount: serviceAccount, packageName: package, baseURL: server.baseURL, requestTimeout: requestTimeout,
