@@ -1,6 +1,6 @@
 import Foundation
 import StoreSimulator
-import Subrecon
+@testable import Subrecon
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
@@ -176,5 +176,16 @@ struct GooglePlayJobTests {
         #expect(config.hasSource && config.revenueCat == nil)
         #expect(config.googlePlay != nil && config.description.contains(Self.package))
         #expect(!config.description.contains("PRIVATE KEY"))
+    }
+
+    @Test("--google-play-rps defaults to 40/s and --resume carries it back to the resumed run")
+    func storedBudget() throws {
+        #expect(RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp")).googlePlayRequestsPerSecond == 40)
+        var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        original.googlePlayRequestsPerSecond = 12
+        let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
+        var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        try stored.apply(to: &resumed)
+        #expect(resumed.googlePlayRequestsPerSecond == 12)
     }
 }
