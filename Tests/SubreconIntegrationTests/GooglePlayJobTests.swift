@@ -178,6 +178,17 @@ struct GooglePlayJobTests {
         #expect(config.hasSource && config.revenueCat == nil)
         #expect(config.googlePlay != nil && config.description.contains(Self.package))
         #expect(!config.description.contains("PRIVATE KEY"))
+        // The key as a container secret file (`GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`), as downloaded: trailing newline.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gp-key-\(UUID().uuidString).json")
+        try Data((account.json + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try SubreconConfiguration.load(
+            Environment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            requireSource: true)
+        #expect(fromFile.googlePlay != nil)
+        #expect(
+            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?
+                .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
     }
 
     @Test("--google-play-rps defaults to 40/s and --resume carries it back to the resumed run")
