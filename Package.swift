@@ -52,6 +52,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "GooglePlay",
+            dependencies: [
+                "SubreconCore", "SourceHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "SubreconDatabase",
             dependencies: [
                 "SubreconCore",
@@ -93,6 +106,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -101,7 +115,7 @@ let package = Package(
         .target(
             name: "Subrecon",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconDatabase", "SubreconReports",
+                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "GooglePlay", "SubreconDatabase", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -179,6 +193,15 @@ let package = Package(
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: ["GooglePlay", "SourceHTTP", "StoreSimulator", "SubreconCore",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "_CryptoExtras", package: "swift-crypto"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

@@ -6,6 +6,7 @@
 //   2 App Store status response body   3 App Store error body
 //   4 decoded JWS transaction payload  5 decoded JWS renewal info payload
 //   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
+//   'G' (checked before the mod) Google Play SubscriptionPurchaseV2 body -> facts, error and token bodies
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -17,6 +18,10 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Data(bytes: start, count: count)
     let selector = bytes[bytes.startIndex] % 8
     let body = Data(bytes.dropFirst())
+    if bytes[bytes.startIndex] == UInt8(ascii: "G") {
+        googlePlay(body)
+        return 0
+    }
     switch selector {
     case 0: revenueCatSubscriber(body)
     case 1: revenueCatError(body)
@@ -191,6 +196,26 @@ private func receipt(_ body: Data) {
             }
         }
     }
+}
+
+private func googlePlay(_ body: Data) {
+    _ = GoogleJSON.error(body).map { check($0.error?.message, "google error message") }
+    _ = GoogleJSON.token(body).map { precondition(($0.expiresIn ?? 0) >= 0, "negative expires_in") }
+    guard let purchase = try? GoogleJSON.subscription(body) else { return }
+    check(purchase.subscriptionState, "subscriptionState")
+    for item in purchase.lineItems ?? [] {
+        check(GooglePlayMapping.date(item.expiryTime), "google expiryTime")
+        if let price = GooglePlayMapping.price(item.autoRenewingPlan?.recurringPrice) { _ = price.amount.description }
+    }
+    guard let facts = try? GooglePlayMapping.storeFacts(purchase, token: "token") else { return }
+    for fact in facts {
+        check(fact.purchase.productID, "google product id")
+        check(fact.purchase.storeTransactionID, "google order id")
+        check(fact.purchase.expiresDate, "google expiry")
+        check(fact.purchase.purchaseDate, "google start")
+        for alias in fact.aliases { check(alias, "google order alias") }
+    }
+    if let json = try? JSONEncoder().encode(purchase) { checkJSONB(json) }
 }
 
 private func text(_ body: Data) {

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import GooglePlay
 import RevenueCat
 import SubreconCore
 import SubreconDatabase
@@ -16,16 +17,19 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     public var receipts: ReceiptVerifierConfiguration?
     /// `production` unless `APP_STORE_ENVIRONMENT=sandbox`.
     public var environment: StoreEnvironment
+    /// Google Play Developer API; nil unless `GOOGLE_PLAY_SERVICE_ACCOUNT` and `GOOGLE_PLAY_PACKAGE_NAME` are set.
+    public var googlePlay: GooglePlayConfiguration? = nil
 
     public var description: String {
         let revenueCatText = revenueCat.map { String(describing: $0) } ?? "none"
         return "SubreconConfiguration(database: \(database), revenueCat: \(revenueCatText), "
             + "appStore: \(appStore.map(String.init(describing:)) ?? "not configured"), "
-            + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue))"
+            + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue), "
+            + "googlePlay: \(googlePlay.map(String.init(describing:)) ?? "not configured"))"
     }
 
     /// True when at least one source is configured (SPEC 3: `run` needs one).
-    public var hasSource: Bool { revenueCat != nil || appStore != nil || receipts != nil }
+    public var hasSource: Bool { revenueCat != nil || appStore != nil || receipts != nil || googlePlay != nil }
 
     /// Reads and validates the configuration. `requireSource` is true for `run` and `explain`: at least one source
     /// must be configured (else 78 naming the variables); every source is optional on its own.
@@ -67,10 +71,46 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         } else if receiptURL != nil {
             throw ConfigError("APPLE_SHARED_SECRET", "is not set (APPLE_VERIFY_RECEIPT_URL is; or APPLE_SHARED_SECRET_FILE)")
         }
-        let configuration = SubreconConfiguration(
+        var configuration = SubreconConfiguration(
             database: database, revenueCat: revenueCat, appStore: apple, receipts: receipts, environment: environment)
+        configuration.googlePlay = try googlePlayConfiguration(
+            env, timeout: timeout, attempts: attempts, backoff: backoff, maxRateLimitWait: maxRateLimitWait,
+            rateLimitBudget: rateLimitBudget)
         if requireSource && !configuration.hasSource { throw ConfigError.noSource }
         return configuration
+    }
+
+    /// `GOOGLE_PLAY_SERVICE_ACCOUNT` (JSON key text, or `_FILE`) + `GOOGLE_PLAY_PACKAGE_NAME` (+ optional
+    /// `GOOGLE_PLAY_BASE_URL`); nil when neither is set, a `ConfigError` naming the missing or unusable one otherwise.
+    static func googlePlayConfiguration(
+        _ env: Environment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+    ) throws(ConfigError) -> GooglePlayConfiguration? {
+        let key = try env.secret("GOOGLE_PLAY_SERVICE_ACCOUNT")
+        let package = env.string("GOOGLE_PLAY_PACKAGE_NAME")
+        let base = try env.baseURL("GOOGLE_PLAY_BASE_URL", default: nil)
+        if key == nil && package == nil {
+            if base != nil { throw ConfigError("GOOGLE_PLAY_SERVICE_ACCOUNT", "is not set (GOOGLE_PLAY_BASE_URL is)") }
+            return nil
+        }
+        guard let key else {
+            throw ConfigError("GOOGLE_PLAY_SERVICE_ACCOUNT", "is not set (GOOGLE_PLAY_PACKAGE_NAME is; or GOOGLE_PLAY_SERVICE_ACCOUNT_FILE)")
+        }
+        guard let package else { throw ConfigError("GOOGLE_PLAY_PACKAGE_NAME", "is not set (GOOGLE_PLAY_SERVICE_ACCOUNT is)") }
+        let account: GoogleServiceAccount
+        do {
+            account = try GoogleServiceAccount(json: key)
+        } catch {
+            throw ConfigError("GOOGLE_PLAY_SERVICE_ACCOUNT", "is not usable: \(error)")
+        }
+        do {
+            return try GooglePlayConfiguration(
+                serviceAccount: account, packageName: package, baseURL: base ?? GooglePlayConfiguration.defaultBaseURL,
+                requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
+                baseBackoff: .milliseconds(Int64(backoff * 1000)), maxRateLimitWait: .milliseconds(Int64(maxRateLimitWait * 1000)),
+                rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
+        } catch {
+            throw ConfigError("GOOGLE_PLAY_PACKAGE_NAME", "is not usable: \(error)")
+        }
     }
 
     static func databaseSettings(_ env: Environment) throws(ConfigError) -> DatabaseSettings {

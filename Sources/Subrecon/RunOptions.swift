@@ -27,6 +27,10 @@ public struct RunOptions: Sendable {
     /// App Store Server API requests per second for the whole app (a `--shard I/N` run takes 1/N); nil = Apple's
     /// published budget for the environment (50/s production, 5/s sandbox); 0 = unlimited.
     public var appStoreRequestsPerSecond: Double?
+    /// Google Play Developer API requests per second for the whole app (a `--shard I/N` run takes 1/N); 0 = unlimited.
+    /// Google's subscriptions bucket allows 3000 queries a minute (50/s): 40/s leaves room for the app's own calls.
+    public var googlePlayRequestsPerSecond = RunOptions.defaultGooglePlayRequestsPerSecond
+    public static let defaultGooglePlayRequestsPerSecond = 40.0
     public static let defaultRevenueCatRequestsPerSecond = 10.0
 
     /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.

@@ -1,0 +1,358 @@
+import Crypto
+import Foundation
+import SubreconCore
+import _CryptoExtras
+
+/// A Google service account for tests and the demo: a fresh RSA 2048 key and its JSON key text.
+public struct GoogleTestServiceAccount: Sendable {
+    public let clientEmail: String
+    public let keyID: String
+    public let tokenURI: String
+    public let privateKey: _RSA.Signing.PrivateKey
+    public var publicKey: _RSA.Signing.PublicKey { privateKey.publicKey }
+    /// The private key in PKCS#8 PEM, as the JSON key holds it.
+    public var privateKeyPEM: String { privateKey.pkcs8PEMRepresentation }
+
+    /// - Parameter tokenURI: the simulator's token endpoint (e.g. `http://127.0.0.1:PORT/token`, or
+    ///   `{base}/token` for the integration harness, which substitutes its server's base URL).
+    public static func generate(
+        clientEmail: String = "subrecon@subrecon-tests.iam.gserviceaccount.com", tokenURI: String
+    ) throws -> GoogleTestServiceAccount {
+        GoogleTestServiceAccount(
+            clientEmail: clientEmail, keyID: "k" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
+            tokenURI: tokenURI, privateKey: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+    }
+
+    /// The JSON key as Google's console downloads it (PKCS#8 PEM private key).
+    public var json: String {
+        let object: [String: String] = [
+            "type": "service_account", "project_id": "subrecon-tests", "private_key_id": keyID,
+            "private_key": privateKey.pkcs8PEMRepresentation, "client_email": clientEmail, "client_id": "100000000000000000001",
+            "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": tokenURI,
+            "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// One Play subscription as tests set it; encoded in `SubscriptionPurchaseV2`'s real JSON shape.
+public struct SimulatedPlaySubscription: Sendable, Hashable {
+    public struct LineItem: Sendable, Hashable {
+        public var productID: String
+        public var expiryTime: Date?
+        /// nil: a prepaid plan; otherwise an auto-renewing plan with this `autoRenewEnabled`.
+        public var autoRenewEnabled: Bool?
+        /// `recurringPrice` as Google writes it: currency, units (int64 text), nanos.
+        public var price: (currency: String, units: String, nanos: Int)?
+        public var orderID: String?
+
+        public init(
+            productID: String, expiryTime: Date?, autoRenewEnabled: Bool? = true,
+            price: (currency: String, units: String, nanos: Int)? = ("USD", "9", 990_000_000), orderID: String? = nil
+        ) {
+            self.productID = productID
+            self.expiryTime = expiryTime
+            self.autoRenewEnabled = autoRenewEnabled
+            self.price = price
+            self.orderID = orderID
+        }
+
+        public static func == (a: LineItem, b: LineItem) -> Bool {
+            a.productID == b.productID && a.expiryTime == b.expiryTime && a.autoRenewEnabled == b.autoRenewEnabled
+                && a.orderID == b.orderID && a.price?.currency == b.price?.currency && a.price?.units == b.price?.units
+                && a.price?.nanos == b.price?.nanos
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(productID)
+            hasher.combine(expiryTime)
+            hasher.combine(orderID)
+        }
+    }
+
+    /// `SUBSCRIPTION_STATE_…` text, sent as is.
+    public var state: String
+    public var startTime: Date?
+    public var lineItems: [LineItem]
+    public var testPurchase: Bool
+
+    public init(state: String, startTime: Date?, lineItems: [LineItem], testPurchase: Bool = false) {
+        self.state = state
+        self.startTime = startTime
+        self.lineItems = lineItems
+        self.testPurchase = testPurchase
+    }
+
+    /// One auto-renewing line item of `product` in `state` (e.g. `"SUBSCRIPTION_STATE_ACTIVE"`).
+    public static func single(
+        _ state: String, product: String, start: Date?, expiry: Date?, autoRenew: Bool? = true, testPurchase: Bool = false,
+        orderID: String? = "GPA.3311-2222-1111-00000..0"
+    ) -> SimulatedPlaySubscription {
+        SimulatedPlaySubscription(
+            state: state, startTime: start,
+            lineItems: [LineItem(productID: product, expiryTime: expiry, autoRenewEnabled: autoRenew, orderID: orderID)],
+            testPurchase: testPurchase)
+    }
+
+    /// The JSON body Google would answer.
+    public func jsonBody() -> Data {
+        var object: [String: Any] = [
+            "kind": "androidpublisher#subscriptionPurchaseV2", "regionCode": "US", "subscriptionState": state,
+            "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
+            "externalAccountIdentifiers": ["obfuscatedExternalAccountId": "acct-1"],
+        ]
+        if let startTime { object["startTime"] = GooglePlaySimulator.rfc3339(startTime) }
+        if testPurchase { object["testPurchase"] = [String: Any]() }
+        if state == "SUBSCRIPTION_STATE_PAUSED" {
+            object["pausedStateContext"] = ["autoResumeTime": GooglePlaySimulator.rfc3339(Date(timeIntervalSince1970: 4_102_444_800))]
+        }
+        if state == "SUBSCRIPTION_STATE_CANCELED" {
+            object["canceledStateContext"] = ["userInitiatedCancellation": ["cancelTime": GooglePlaySimulator.rfc3339(startTime ?? Date())]]
+        }
+        object["lineItems"] = lineItems.map { item -> [String: Any] in
+            var line: [String: Any] = ["productId": item.productID, "offerDetails": ["basePlanId": "monthly", "offerTags": [String]()]]
+            if let expiry = item.expiryTime { line["expiryTime"] = GooglePlaySimulator.rfc3339(expiry) }
+            if let order = item.orderID { line["latestSuccessfulOrderId"] = order }
+            if let autoRenew = item.autoRenewEnabled {
+                var plan: [String: Any] = ["autoRenewEnabled": autoRenew]
+                if let price = item.price {
+                    plan["recurringPrice"] = ["currencyCode": price.currency, "units": price.units, "nanos": price.nanos]
+                }
+                line["autoRenewingPlan"] = plan
+            } else {
+                line["prepaidPlan"] = ["allowExtendAfterTime": GooglePlaySimulator.rfc3339(item.expiryTime ?? Date())]
+            }
+            return line
+        }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    }
+}
+
+/// A scripted answer of the simulated Play API for one purchase token.
+public enum GooglePlayFault: Sendable, Hashable {
+    /// This status with Google's JSON error body.
+    case status(Int)
+    /// 429 with an optional `Retry-After` header.
+    case rateLimited(retryAfter: String?)
+    /// 200 with a body that is not JSON.
+    case malformedJSON
+    /// Exactly this answer.
+    case raw(status: Int, headers: [String: String], body: Data)
+    /// The normal answer, its body sent one byte at a time.
+    case trickle(pause: Duration)
+}
+
+/// What the simulated Google has answered.
+public struct GooglePlaySimulatorCounters: Sendable, Hashable {
+    /// Token requests (accepted or not).
+    public var tokenRequests = 0
+    /// Access tokens issued.
+    public var tokensIssued = 0
+    /// Assertions refused (bad signature, claims, expired).
+    public var assertionsRefused = 0
+    /// Requests to subscriptionsv2.
+    public var apiRequests = 0
+    /// API requests refused 401 (missing, unknown or expired access token).
+    public var unauthorized = 0
+    public init() {}
+}
+
+/// Google's OAuth token endpoint and `purchases.subscriptionsv2.get` on loopback (reference/revenuecat.md §4).
+///
+/// The token endpoint (`POST tokenPath`, form-encoded `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&
+/// assertion=…`) verifies the JWT's RS256 signature with the service account's public key and its claims (`iss`,
+/// `aud` naming this endpoint's path, `scope`, `iat`/`exp` within an hour and not expired), and issues access
+/// tokens with `expires_in`. The API checks the bearer token (401 with Google's error body when missing, unknown
+/// or expired; `expireAccessTokens()` expires every token issued, to test the refresh), answers purchases set by
+/// tests, 404 for tokens it does not know and for another package, 410 for tokens set gone, and scripted faults.
+public actor GooglePlaySimulator: SimulatorRoute {
+    public static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    public nonisolated let packageName: String
+    public nonisolated let tokenPath: String
+    private let clientEmail: String
+    private let publicKey: _RSA.Signing.PublicKey
+    private let now: @Sendable () -> Date
+    private var purchases: [String: SimulatedPlaySubscription] = [:]
+    private var gone: Set<String> = []
+    private var faults: [String: [(fault: GooglePlayFault, remaining: Int?)]] = [:]
+    private var tokenFaults: [(status: Int, remaining: Int)] = []
+    private var accessTokens: [String: Date] = [:]
+    private var expiresIn = 3599
+    private var tally = GooglePlaySimulatorCounters()
+
+    public init(
+        account: GoogleTestServiceAccount, packageName: String, tokenPath: String = "/token",
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.clientEmail = account.clientEmail
+        self.publicKey = account.publicKey
+        self.packageName = packageName
+        self.tokenPath = tokenPath
+        self.now = now
+    }
+
+    // MARK: - Set-up
+
+    public func setPurchase(_ purchase: SimulatedPlaySubscription, token: String) { purchases[token] = purchase }
+    /// The token answers 410 Gone (expired too long ago to be queried).
+    public func setGone(_ token: String) { gone.insert(token) }
+    /// Queues `fault` for `token` for the next `times` requests (nil: forever).
+    public func setFault(_ fault: GooglePlayFault, token: String, times: Int? = nil) {
+        faults[token, default: []].append((fault, times))
+    }
+    /// The token endpoint answers `status` (with an OAuth error body) for the next `times` requests.
+    public func setTokenEndpointFault(status: Int, times: Int) { tokenFaults.append((status, times)) }
+    /// `expires_in` of the tokens issued from now on.
+    public func setExpiresIn(_ seconds: Int) { expiresIn = seconds }
+    /// Every access token issued so far stops working (the API answers 401 until a new one is fetched).
+    public func expireAccessTokens() { accessTokens = [:] }
+    public func counters() -> GooglePlaySimulatorCounters { tally }
+
+    // MARK: - Serving
+
+    public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
+        if request.path == tokenPath { return token(request) }
+        let segments = request.pathSegments
+        guard segments.count == 8, segments[0] == "androidpublisher", segments[1] == "v3", segments[2] == "applications",
+            segments[4] == "purchases", segments[5] == "subscriptionsv2", segments[6] == "tokens"
+        else { return nil }
+        tally.apiRequests += 1
+        guard request.method == "GET" else { return Self.error(405, "Method not allowed", status: "INVALID_ARGUMENT") }
+        let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let bearer, let expiry = accessTokens[bearer], expiry > now() else {
+            tally.unauthorized += 1
+            return Self.error(
+                401, "Request had invalid authentication credentials. Expected OAuth 2 access token.", status: "UNAUTHENTICATED")
+        }
+        let token = segments[7]
+        if let fault = nextFault(token) {
+            switch fault {
+            case .status(let status):
+                if status == 401 { tally.unauthorized += 1 }
+                return Self.error(status, "Scripted failure", status: Self.statusName(status))
+            case .rateLimited(let retryAfter):
+                var response = Self.error(429, "Quota exceeded", status: "RESOURCE_EXHAUSTED")
+                if let retryAfter { response.headers["retry-after"] = retryAfter }
+                return response
+            case .malformedJSON:
+                return SimulatorResponse(status: 200, headers: ["content-type": "application/json"], body: Data("{\"kind\": \"androidpub".utf8))
+            case .raw(let status, let headers, let body):
+                return SimulatorResponse(status: status, headers: headers, body: body)
+            case .trickle(let pause):
+                var response = answer(package: segments[3], token: token)
+                response.trickle = pause
+                return response
+            }
+        }
+        return answer(package: segments[3], token: token)
+    }
+
+    private func answer(package: String, token: String) -> SimulatorResponse {
+        guard package == packageName else {
+            return Self.error(404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
+        }
+        if gone.contains(token) {
+            return Self.error(
+                410, "The subscription purchase is no longer available for query because it has been expired for too long.",
+                status: "GONE", reason: "subscriptionPurchaseNoLongerAvailable")
+        }
+        guard let purchase = purchases[token] else {
+            return Self.error(404, "The purchase token was not found.", status: "NOT_FOUND", reason: "purchaseTokenNotFound")
+        }
+        return .json(200, purchase.jsonBody())
+    }
+
+    private func nextFault(_ token: String) -> GooglePlayFault? {
+        guard var queue = faults[token], !queue.isEmpty else { return nil }
+        let fault = queue[0].fault
+        if let remaining = queue[0].remaining {
+            if remaining <= 1 { queue.removeFirst() } else { queue[0].remaining = remaining - 1 }
+        }
+        faults[token] = queue
+        return fault
+    }
+
+    private func token(_ request: SimulatorRequest) -> SimulatorResponse {
+        tally.tokenRequests += 1
+        if !tokenFaults.isEmpty {
+            let status = tokenFaults[0].status
+            tokenFaults[0].remaining -= 1
+            if tokenFaults[0].remaining <= 0 { tokenFaults.removeFirst() }
+            return .json(status, Data(#"{"error":"internal_failure","error_description":"Scripted failure"}"#.utf8))
+        }
+        guard request.method == "POST" else { return refuse("invalid_request", "POST required") }
+        var form: [String: String] = [:]
+        for pair in String(decoding: request.body, as: UTF8.self).split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            form[decode(kv[0])] = kv.count > 1 ? decode(kv[1]) : ""
+        }
+        guard form["grant_type"] == Self.jwtBearer else { return refuse("unsupported_grant_type", "Invalid grant_type") }
+        guard let assertion = form["assertion"] else { return refuse("invalid_request", "Missing required parameter: assertion") }
+        if let problem = verify(assertion) { return refuse("invalid_grant", problem) }
+        let access = "ya29.sim-" + UUID().uuidString
+        accessTokens[access] = now().addingTimeInterval(TimeInterval(expiresIn))
+        tally.tokensIssued += 1
+        let body = #"{"access_token":"\#(access)","expires_in":\#(expiresIn),"token_type":"Bearer"}"#
+        return .json(200, Data(body.utf8))
+    }
+
+    private func refuse(_ code: String, _ description: String) -> SimulatorResponse {
+        tally.assertionsRefused += 1
+        let object = ["error": code, "error_description": description]
+        return .json(400, (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+    }
+
+    /// nil when the assertion is a valid RS256 JWT of the service account for this endpoint; else the problem.
+    private func verify(_ assertion: String) -> String? {
+        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2])
+        else { return "Invalid JWT: not three base64url parts" }
+        guard let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any],
+            header["alg"] as? String == "RS256", header["typ"] as? String == "JWT"
+        else { return "Invalid JWT header" }
+        let signingInput = Data((parts[0] + "." + parts[1]).utf8)
+        guard publicKey.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
+        else { return "Invalid JWT Signature." }
+        guard let claims = (try? JSONSerialization.jsonObject(with: claimsData)) as? [String: Any] else { return "Invalid JWT claims" }
+        guard claims["iss"] as? String == clientEmail else { return "Invalid issuer" }
+        guard let audience = claims["aud"] as? String, URL(string: audience)?.path == tokenPath else { return "Invalid audience" }
+        guard let scope = claims["scope"] as? String, scope.split(separator: " ").contains("https://www.googleapis.com/auth/androidpublisher")
+        else { return "Invalid scope" }
+        guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, let exp = (claims["exp"] as? NSNumber)?.doubleValue else {
+            return "Missing iat or exp"
+        }
+        let current = now().timeIntervalSince1970
+        guard exp > current else { return "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe" }
+        guard exp - iat <= 3600, iat <= current + 300 else {
+            return "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe"
+        }
+        return nil
+    }
+
+    static func error(_ code: Int, _ message: String, status: String, reason: String? = nil) -> SimulatorResponse {
+        var detail: [String: Any] = ["code": code, "message": message, "status": status]
+        if let reason { detail["errors"] = [["message": message, "domain": "androidpublisher", "reason": reason]] }
+        return .json(code, (try? JSONSerialization.data(withJSONObject: ["error": detail], options: [.sortedKeys])) ?? Data())
+    }
+
+    static func statusName(_ code: Int) -> String {
+        switch code {
+        case 400: "INVALID_ARGUMENT"
+        case 401: "UNAUTHENTICATED"
+        case 403: "PERMISSION_DENIED"
+        case 404: "NOT_FOUND"
+        case 429: "RESOURCE_EXHAUSTED"
+        case 503: "UNAVAILABLE"
+        default: "INTERNAL"
+        }
+    }
+
+    /// RFC 3339 with milliseconds, as Google writes times.
+    public static func rfc3339(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+    }
+}

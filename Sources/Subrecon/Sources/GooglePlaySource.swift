@@ -1,0 +1,39 @@
+import Foundation
+import GooglePlay
+import SubreconCore
+
+/// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
+/// `google_purchase_token` (SPEC 5.2). 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
+/// row's product), anything unanswerable an error that leaves the user untouched.
+struct GooglePlaySource: StoreSource {
+    let client: GooglePlayClient
+    let note: String
+    var origin: FactOrigin { .googlePlay }
+
+    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> GooglePlaySource? {
+        guard let google = configuration.googlePlay else { return nil }
+        let client: GooglePlayClient
+        do {
+            client = try GooglePlayClient(
+                configuration: google, httpClient: context.httpClient, logger: context.logger, observer: context.stats,
+                gate: context.gates[.googlePlay])
+        } catch {
+            throw ConfigError("GOOGLE_PLAY_SERVICE_ACCOUNT", "cannot be used: \(error)")
+        }
+        return GooglePlaySource(
+            client: client,
+            note: "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token")
+    }
+
+    func ask(row: UserRow, facts: inout SourceFacts) async {
+        guard let token = row.googlePurchaseToken, !token.isEmpty else { return }
+        facts.noteAsked(.googlePlay)
+        switch await client.storeFacts(token: token, productHint: row.productID) {
+        case .success(let google):
+            facts.stores += google
+            if google.isEmpty { facts.unknownTo.append(.googlePlay) }
+        case .failure(let error):
+            facts.errors.append(error)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import AsyncHTTPClient
+import Foundation
+import GooglePlay
+import Logging
+import SourceHTTP
+import StoreSimulator
+import SubreconCore
+
+/// One RSA key for the whole test target (key generation is the slow part).
+enum TestKeys {
+    static let account: GoogleTestServiceAccount = {
+        do { return try GoogleTestServiceAccount.generate(tokenURI: "https://oauth2.googleapis.com/token") } catch {
+            fatalError("cannot generate an RSA test key: \(error)")
+        }
+    }()
+}
+
+/// Records every attempt the client reports.
+final class RecordingObserver: RequestObserver, @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [Int?] = []
+    func requestFinished(source: String, status: Int?, retried: Bool) { lock.withLock { storage.append(status) } }
+    var statuses: [Int?] { lock.withLock { storage } }
+}
+
+/// The Play simulator behind a real loopback server, and a client talking to it over a real `HTTPClient`.
+struct PlayLoopback {
+    static let package = "com.example.app"
+    let simulator: GooglePlaySimulator
+    let client: GooglePlayClient
+    let observer: RecordingObserver
+    let server: SimulatorServer
+
+    static func run(
+        maxAttempts: Int = 3, requestTimeout: Duration = .seconds(5), maxRateLimitWait: Duration = .seconds(1),
+        signingKeyPEM: String? = nil, _ body: (PlayLoopback) async throws -> Void
+    ) async throws {
+        let account = TestKeys.account
+        let simulator = GooglePlaySimulator(account: account, packageName: package)
+        let server = try await SimulatorServer.start(routes: [simulator])
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let observer = RecordingObserver()
+        do {
+            let serviceAccount = GoogleServiceAccount(
+                clientEmail: account.clientEmail, privateKeyPEM: signingKeyPEM ?? account.privateKeyPEM,
+                privateKeyID: account.keyID, tokenURI: server.baseURL + "/token")
+            let configuration = try GooglePlayConfiguration(
+                serviceAccount: serviceAccount, packageName: package, baseURL: server.baseURL, requestTimeout: requestTimeout,
+                maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxRetryWait: .milliseconds(20),
+                maxRateLimitWait: maxRateLimitWait, rateLimitBudget: .seconds(5))
+            let client = try GooglePlayClient(
+                configuration: configuration, httpClient: http, logger: Logger(label: "google-play-tests"), observer: observer)
+            try await body(PlayLoopback(simulator: simulator, client: client, observer: observer, server: server))
+        } catch {
+            try? await http.shutdown()
+            await server.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+        await server.shutdown()
+    }
+}
+
+func day(_ n: Double) -> Date { Date().addingTimeInterval(n * 86_400) }

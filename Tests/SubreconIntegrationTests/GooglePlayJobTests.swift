@@ -1,0 +1,204 @@
+import Foundation
+import StoreSimulator
+@testable import Subrecon
+import SubreconCore
+import SubreconDatabase
+import SubreconReports
+import Testing
+
+/// Google Play as the only source. The service account key's `token_uri` is `{base}/token`: the harness replaces
+/// `{base}` in every extra variable (the key text included) with its loopback server, which serves the simulator.
+@Suite("The job with Google Play alone", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct GooglePlayJobTests {
+    static let package = "com.example.app"
+
+    static func environment(_ account: GoogleTestServiceAccount) -> [String: String] {
+        [
+            "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": package,
+            "GOOGLE_PLAY_BASE_URL": "{base}",
+        ]
+    }
+
+    static func withGoogle(_ body: (Harness, GooglePlaySimulator) async throws -> Void) async throws {
+        let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
+        let google = GooglePlaySimulator(account: account, packageName: package)
+        try await Harness.with(revenueCat: false, routes: [google], extra: environment(account)) { h in
+            try await body(h, google)
+        }
+    }
+
+    /// A Google Play row: tier 1 `premium_monthly` ending `end` days from T, holding `token`.
+    static func row(_ id: String, end: Double, status: String = "active", token: String? = nil) -> UserRow {
+        UserRow(
+            id: id, currentTier: 1, status: status, endDate: Harness.day(end), source: "google_iap", productID: "premium_monthly",
+            autoRenew: true, googlePurchaseToken: token ?? "tok-" + id)
+    }
+
+    static func play(_ state: String, expiry: Double, start: Double = -30, test: Bool = false) -> SimulatedPlaySubscription {
+        .single(
+            "SUBSCRIPTION_STATE_" + state, product: "premium_monthly", start: Harness.day(start), expiry: Harness.day(expiry),
+            autoRenew: state == "CANCELED" ? false : true, testPurchase: test)
+    }
+
+    @Test("a night with Google alone: renewals extend, grace is a billing issue, hold/expired/410 downgrade, pause, cancel, test purchases")
+    func night() async throws {
+        try await Self.withGoogle { h, google in
+            let cases: [(String, Double, SimulatedPlaySubscription?)] = [
+                ("g-active", -2, Self.play("ACTIVE", expiry: 28, start: -2)),
+                ("g-grace", -1, Self.play("IN_GRACE_PERIOD", expiry: 2)),
+                ("g-hold", -3, Self.play("ON_HOLD", expiry: -3)),
+                ("g-expired", -2, Self.play("EXPIRED", expiry: -2)),
+                ("g-paused", -5, Self.play("PAUSED", expiry: -5)),
+                ("g-canceled", -1, Self.play("CANCELED", expiry: 10, start: -1)),
+                ("g-test", -2, Self.play("ACTIVE", expiry: 28, start: -2, test: true)),
+                ("g-gone", -40, nil),
+            ]
+            for (id, end, purchase) in cases {
+                try await h.store.insertUsers([Self.row(id, end: end)])
+                if let purchase { await google.setPurchase(purchase, token: "tok-" + id) }
+            }
+            await google.setGone("tok-g-gone")
+            // A row without a token is not sent to Google (and, with no other source, stays as it is).
+            try await h.store.insertUsers([
+                UserRow(id: "g-none", currentTier: 1, status: "active", endDate: Harness.day(-2), source: "apple_iap", productID: "premium_monthly")
+            ])
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+
+            let active = try #require(try await h.user("g-active"))
+            #expect(active.currentTier == 1 && active.statusText == "active" && active.endDate == Harness.day(28))
+            #expect(rows["g-active"]?.action == "extend")
+            #expect(try await h.intents("g-active") == 0)
+
+            let grace = try #require(try await h.user("g-grace"))
+            #expect(grace.currentTier == 1 && grace.statusText == "billing_issue")
+            #expect(try await h.intents("g-grace") == 1)
+
+            for id in ["g-hold", "g-expired", "g-gone"] {
+                let user = try #require(try await h.user(id))
+                #expect(user.currentTier == 0 && user.statusText == "expired", "\(id)")
+                #expect(rows[id]?.action == "downgrade", "\(id)")
+                #expect(rows[id]?.pushIntent == ["expired"], "\(id)")
+                #expect(try await h.intents(id) == 1, "\(id)")
+            }
+
+            let paused = try #require(try await h.user("g-paused"))
+            #expect(paused.currentTier == 0 && paused.statusText == "paused")
+
+            let canceled = try #require(try await h.user("g-canceled"))
+            #expect(canceled.currentTier == 1 && canceled.statusText == "canceled" && canceled.endDate == Harness.day(10))
+            #expect(canceled.autoRenew == false)
+
+            #expect(rows["g-test"]?.drift.contains("sandbox_ignored") == true)
+            let test = try #require(try await h.user("g-test"))
+            #expect(test.currentTier == 0 && test.statusText == "expired", "a test purchase never entitles in production")
+
+            let none = try #require(try await h.user("g-none"))
+            #expect(none.currentTier == 1, "nobody was asked about it: untouched")
+            #expect(rows["g-none"]?.action == "skipped")
+
+            #expect(result.summary.requests["google_play"]?.requests == 9, "8 lookups and one token request")
+            #expect(result.summary.sources["google_play"]?.contains("com.example.app") == true)
+            #expect(result.summary.sources["google_play"]?.contains("40") == true, "the rate budget is named")
+            #expect(await google.counters().tokensIssued == 1, "one access token for the whole run")
+            #expect(await google.counters().apiRequests == 8)
+        }
+    }
+
+    @Test("each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes")
+    func failures() async throws {
+        try await Self.withGoogle { h, google in
+            let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed", "f-refresh"]
+            for id in ids {
+                try await h.store.insertUsers([Self.row(id, end: -2)])
+                if id != "f-unknown" { await google.setPurchase(Self.play("EXPIRED", expiry: -2), token: "tok-" + id) }
+            }
+            await google.setFault(.status(503), token: "tok-f-5xx")
+            await google.setFault(.rateLimited(retryAfter: "3600"), token: "tok-f-429")
+            await google.setFault(.status(401), token: "tok-f-401")
+            await google.setFault(.malformedJSON, token: "tok-f-malformed")
+            await google.setFault(.status(401), token: "tok-f-refresh", times: 1)
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(result.exitStatus == .userErrors)
+            let rows = try h.report(result)
+            for id in ["f-5xx", "f-429", "f-401", "f-malformed"] {
+                let user = try #require(try await h.user(id))
+                #expect(user.currentTier == 1 && user.statusText == "active" && user.endDate == Harness.day(-2), "\(id) untouched")
+                #expect(rows[id]?.drift == ["fetch_error"], "\(id)")
+                #expect(rows[id]?.action == "skipped" && rows[id]?.applied == false, "\(id)")
+                #expect(rows[id]?.error?.contains("Google Play") == true, "\(id)")
+                #expect(rows[id]?.error?.contains("ya29") == false, "\(id): no access token in the report")
+                let audits = try await h.auditRows(id)
+                let intents = try await h.intents(id)
+                #expect(audits == 0 && intents == 0, "\(id)")
+            }
+            #expect(rows["f-5xx"]?.error?.contains("503") == true)
+            #expect(rows["f-429"]?.error?.contains("429") == true)
+            #expect(rows["f-401"]?.error?.contains("401") == true)
+            #expect(rows["f-malformed"]?.error?.contains("malformed") == true)
+
+            let unknown = try #require(try await h.user("f-unknown"))
+            #expect(unknown.currentTier == 1 && unknown.endDate == Harness.day(-2))
+            #expect(rows["f-unknown"]?.drift == ["unknown_at_source"])
+            #expect(rows["f-unknown"]?.applied == false)
+
+            // One 401: the token is refreshed once and the answer (expired) believed.
+            let refreshed = try #require(try await h.user("f-refresh"))
+            #expect(refreshed.currentTier == 0 && refreshed.statusText == "expired")
+            #expect(await google.counters().tokensIssued >= 2)
+        }
+    }
+
+    @Test("a partial or unusable Google Play configuration is one line naming the variable, without the key")
+    func configuration() throws {
+        let account = try GoogleTestServiceAccount.generate(tokenURI: "https://oauth2.googleapis.com/token")
+        let base = ["DATABASE_URL": "postgres://app:pw@127.0.0.1:5432/app?sslmode=disable"]
+        func failure(_ extra: [String: String]) -> ConfigError? {
+            do {
+                _ = try SubreconConfiguration.load(Environment(base.merging(extra) { $1 }), requireSource: true)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(failure(["GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
+        #expect(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json])?.variable == "GOOGLE_PLAY_PACKAGE_NAME")
+        #expect(failure(["GOOGLE_PLAY_BASE_URL": "http://127.0.0.1:9"])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
+        let broken = account.json.replacingOccurrences(of: "service_account", with: "authorized_user")
+        let error = try #require(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": broken, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]))
+        #expect(error.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
+        #expect(!error.description.contains("PRIVATE KEY"))
+        #expect(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
+        #expect(failure([:])?.variable == "REVENUECAT_API_KEY", "no source at all is still refused")
+        let config = try SubreconConfiguration.load(
+            Environment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            requireSource: true)
+        #expect(config.hasSource && config.revenueCat == nil)
+        #expect(config.googlePlay != nil && config.description.contains(Self.package))
+        #expect(!config.description.contains("PRIVATE KEY"))
+        // The key as a container secret file (`GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`), as downloaded: trailing newline.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gp-key-\(UUID().uuidString).json")
+        try Data((account.json + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try SubreconConfiguration.load(
+            Environment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            requireSource: true)
+        #expect(fromFile.googlePlay != nil)
+        #expect(
+            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?
+                .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
+    }
+
+    @Test("--google-play-rps defaults to 40/s and --resume carries it back to the resumed run")
+    func storedBudget() throws {
+        #expect(RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp")).googlePlayRequestsPerSecond == 40)
+        var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        original.googlePlayRequestsPerSecond = 12
+        let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
+        var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        try stored.apply(to: &resumed)
+        #expect(resumed.googlePlayRequestsPerSecond == 12)
+    }
+}
