@@ -41,8 +41,16 @@ public protocol RunHistory: Sendable {
     func recentRunSummaries(shard: ShardSpec?, limit: Int) async throws -> [RunHistoryEntry]
 }
 
+/// Users named by store feeds, kept per run so the keyset scan unions them with the SPEC 5.1 rules
+/// (`reconcile_run_candidates`), and the default start of the feeds' window.
+public protocol FeedCandidates: Sendable {
+    func addFeedCandidates(runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason) async throws -> FeedMatch
+    func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]]
+    func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?
+}
+
 /// Everything the job asks of its database, as one value; each phase takes only the port it needs.
-public typealias ReconcileDatabase = CandidateSource & CatalogSource & RunJournal & VerdictRecords & RunHistory
+public typealias ReconcileDatabase = CandidateSource & CatalogSource & RunJournal & VerdictRecords & RunHistory & FeedCandidates
 
 /// The job's database ports, one per role, so a caller (or a test) can replace one without forwarding the rest.
 public struct JobPorts: Sendable {
@@ -52,11 +60,14 @@ public struct JobPorts: Sendable {
     public var verdicts: any VerdictRecords
     /// nil: the charts show this run only.
     public var history: (any RunHistory)?
+    /// nil: no store feeds (the SPEC 5.1 rules and the sweep only).
+    public var feeds: (any FeedCandidates)?
 
     public init(
         candidates: any CandidateSource, catalog: any CatalogSource, journal: any RunJournal, verdicts: any VerdictRecords,
-        history: (any RunHistory)?
+        history: (any RunHistory)?, feeds: (any FeedCandidates)? = nil
     ) {
+        self.feeds = feeds
         self.candidates = candidates
         self.catalog = catalog
         self.journal = journal
@@ -66,15 +77,54 @@ public struct JobPorts: Sendable {
 
     /// Every port served by one database.
     public init(_ database: any ReconcileDatabase) {
-        self.init(candidates: database, catalog: database, journal: database, verdicts: database, history: database)
+        self.init(
+            candidates: database, catalog: database, journal: database, verdicts: database, history: database, feeds: database)
     }
 }
 
-extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, VerdictRecords, RunHistory {}
+extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, VerdictRecords, RunHistory, FeedCandidates {}
 
 /// The sources of truth as the job needs them: everything known about one user.
 public protocol FactSource: Sendable {
     func facts(for row: UserRow) async -> SourceFacts
+    /// Every configured store feed read over `[since, until)` (SPEC 5.1), one result per feed.
+    func feeds(since: Date, until: Date) async -> [FeedRead]
+}
+
+extension FactSource {
+    /// No feeds unless the source has some.
+    public func feeds(since: Date, until: Date) async -> [FeedRead] { [] }
+}
+
+/// What one store feed said over the window: the store identifiers it named (each finds a user by `column`).
+public struct FeedRead: Sendable {
+    public var source: FactOrigin
+    public var reason: CandidateReason
+    public var column: FeedColumn
+    public var result: Result<FeedEntries, SourceError>
+
+    public init(source: FactOrigin, reason: CandidateReason, column: FeedColumn, result: Result<FeedEntries, SourceError>) {
+        self.source = source
+        self.reason = reason
+        self.column = column
+        self.result = result
+    }
+}
+
+/// The entries of a feed that were believed, and how many were not.
+public struct FeedEntries: Sendable {
+    /// Store identifiers named by the entries (duplicates allowed).
+    public var identifiers: [String]
+    /// Entries read (after deduplication by the feed's own id).
+    public var entries: Int
+    /// Entries that failed verification (forged, another app's): counted and ignored.
+    public var rejected: Int
+
+    public init(identifiers: [String], entries: Int, rejected: Int = 0) {
+        self.identifiers = identifiers
+        self.entries = entries
+        self.rejected = rejected
+    }
 }
 
 /// Where legacy App Store receipts are kept (`apple_receipts`), and which rows hold which Apple original

@@ -71,9 +71,20 @@ public struct ReconcileJob: Sendable {
             try await lifecycle.begin(resuming: resume)
 
             var state = resume ?? RunProgress()
+            var options = options
+            var feedReasons: [String: [CandidateReason]] = [:]
+            if let feeds = ports.feeds, options.readsFeeds {
+                // A resumed run keeps the feed candidates its first attempt recorded and reads no feed again.
+                if resume == nil {
+                    summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger).run()
+                }
+                options.feedRunID = runID
+                feedReasons = try await feeds.feedCandidateReasons(runID: runID)
+            }
             if !state.scanDone {
-                let validation = ValidationPhase(
+                var validation = ValidationPhase(
                     candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options, progress: progress)
+                validation.feedReasons = feedReasons
                 state = try await validation.run(from: state, start: start)
             }
             summary.timings.validateSeconds = seconds(ContinuousClock.now - start)
@@ -90,7 +101,10 @@ public struct ReconcileJob: Sendable {
 
             let report = ReportPhase(history: ports.history, logger: logger)
             try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.applyBatchSize)
-            let end = RunEnd(valve: valve, acceptingDowngrades: options.acceptDowngrades, userErrors: summary.errors)
+            // A failed feed is reported and the run goes on: exit 1 at most (SPEC 5.1).
+            let failedFeeds = (summary.feeds ?? [:]).values.filter { $0.error != nil }.count
+            let end = RunEnd(
+                valve: valve, acceptingDowngrades: options.acceptDowngrades, userErrors: summary.errors + failedFeeds)
             summary.requests = stats.snapshot
             lifecycle.conclude(&summary, end: end, totalSeconds: seconds(ContinuousClock.now - start))
             try await report.write(summary, folder: folder, shard: options.shard)

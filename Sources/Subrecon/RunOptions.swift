@@ -18,6 +18,14 @@ public struct RunOptions: Sendable {
     public var reportDirectory: URL
     public var maxDowngradeRatio = 0.5
     public var lookbackDays = 60
+    /// The rolling sweep's period in nights (`--sweep-days`, SPEC 5.1): every tier holder is re-validated at least
+    /// once every D nights; 0 = off.
+    public var sweepDays = 30
+    /// Start of the store feeds' window (`--feeds-since`); nil = the start of this shard's last completed nightly
+    /// run, at most 7 days back (3 days on a first run).
+    public var feedsSince: Date?
+    /// The run whose feed candidates join the scan (set by the job once the feeds are read).
+    var feedRunID: String?
     public var environment: StoreEnvironment = .production
     public var pageSize = 500
     /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
@@ -28,9 +36,9 @@ public struct RunOptions: Sendable {
     /// published budget for the environment (50/s production, 5/s sandbox); 0 = unlimited.
     public var appStoreRequestsPerSecond: Double?
     /// Google Play Developer API requests per second for the whole app (a `--shard I/N` run takes 1/N); 0 = unlimited.
-    /// Google's subscriptions bucket allows 3000 queries a minute (50/s): 40/s leaves room for the app's own calls.
+    /// SPEC 2: 10/s by default (Google's subscriptions bucket allows 3000 queries a minute, shared with the app's own calls).
     public var googlePlayRequestsPerSecond = RunOptions.defaultGooglePlayRequestsPerSecond
-    public static let defaultGooglePlayRequestsPerSecond = 40.0
+    public static let defaultGooglePlayRequestsPerSecond = 10.0
     public static let defaultRevenueCatRequestsPerSecond = 10.0
 
     /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.
@@ -57,21 +65,32 @@ public struct RunOptions: Sendable {
         self.reportDirectory = reportDirectory
     }
 
-    /// Why `row` is a candidate of this run (SPEC 5.6 `candidate_reason`).
-    func candidateReasons(for row: UserRow) -> [CandidateReason] {
+    /// Why `row` is a candidate of this run (SPEC 5.6 `candidate_reason`); `feeds` are the feed reasons by user.
+    func candidateReasons(for row: UserRow, feeds: [String: [CandidateReason]] = [:]) -> [CandidateReason] {
         var reasons: [CandidateReason] =
             switch mode {
             case .nightly: CandidateReason.nightlyRules(row: row, asOf: asOf, lookbackDays: lookbackDays)
             case .backfill: [.backfill]
             }
+        if mode == .nightly {
+            reasons += feeds[row.id] ?? []
+            if sweepDays > 0, row.currentTier > 0,
+                CandidateQuery.sweepBucket(of: row.id, days: sweepDays) == CandidateQuery.sweepNight(asOf: asOf, days: sweepDays)
+            {
+                reasons.append(.sweep)
+            }
+        }
         if userIDs != nil { reasons.append(.usersFile) }
-        return reasons
+        return Array(Set(reasons)).sorted()
     }
+
+    /// Whether this run reads the store feeds: nightly runs over the whole selection (not `--users-file`).
+    var readsFeeds: Bool { mode == .nightly && userIDs == nil }
 
     var selection: CandidateQuery {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
-            endBefore: endBefore, shard: shard)
+            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, feedRunID: feedRunID)
     }
 }
 

@@ -20,8 +20,11 @@ struct StoredSelection: Codable {
     var appStoreRPS: Double?
     /// `--google-play-rps`; nil in selections stored before it was.
     var googlePlayRPS: Double?
+    /// `--sweep-days`; nil in selections stored before it was (then 0: no sweep candidates that run did not have).
+    var sweepDays: Int?
 
     init(_ options: RunOptions) {
+        sweepDays = options.sweepDays
         mode = options.mode.rawValue
         asOf = options.asOf
         lookbackDays = options.lookbackDays
@@ -67,5 +70,6 @@ struct StoredSelection: Codable {
         if let revenueCatRPS { options.revenueCatRequestsPerSecond = revenueCatRPS }
         if let appStoreRPS { options.appStoreRequestsPerSecond = appStoreRPS }
         if let googlePlayRPS { options.googlePlayRequestsPerSecond = googlePlayRPS }
+        options.sweepDays = sweepDays ?? 0
     }
 }

@@ -17,6 +17,8 @@ struct ValidationPhase: Sendable {
     var context: DecisionContext
     var options: RunOptions
     var progress: (@Sendable (ProgressSnapshot) -> Void)?
+    /// The feed reasons of the run's feed candidates, by user id.
+    var feedReasons: [String: [CandidateReason]] = [:]
 
     enum Event: Sendable {
         case verdict(Int, Verdict)
@@ -78,7 +80,7 @@ struct ValidationPhase: Sendable {
                 }
                 let index = tracker.submit(row)
                 let (source, context, deadline) = (source, context, options.userDeadline)
-                let reasons = options.candidateReasons(for: row)
+                let reasons = options.candidateReasons(for: row, feeds: feedReasons)
                 group.addTask {
                     let facts = await Self.facts(for: row, from: source, deadline: deadline)
                     var verdict = decide(row: row, facts: facts, context: context)

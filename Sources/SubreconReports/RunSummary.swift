@@ -59,12 +59,43 @@ public struct RunSummary: Sendable, Codable {
     public var intentsDeduplicated = 0
     public var valve: Valve?
     public var finance = FinanceFigures()
+    /// Candidates per `candidate_reason` (a user named by several reasons counts under each).
+    /// (Optional only so summaries stored by older versions still decode.)
+    public var candidateReasons: [String: Int]? = [:]
+    /// The store feeds read, by source (SPEC 5.1); empty when none was read.
+    public var feeds: [String: Feed]? = [:]
+
+    /// One store feed's window and what it gave.
+    public struct Feed: Sendable, Codable, Hashable {
+        public var since: String
+        public var until: String
+        /// Entries believed (deduplicated by the feed's own id).
+        public var entries = 0
+        /// Entries that failed verification: counted, ignored.
+        public var rejected = 0
+        /// Users the entries named (candidates of the run).
+        public var matchedUsers = 0
+        /// Distinct identifiers that matched no row: counted, not acted on.
+        public var unmatched = 0
+        /// Why the feed failed (the run went on without it).
+        public var error: String?
+
+        public init(since: String, until: String) {
+            self.since = since
+            self.until = until
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case since, until, entries, rejected, matchedUsers = "matched_users", unmatched, error
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case runID = "run_id", mode, asOf = "as_of", shard, dryRun = "dry_run", status, exitCode = "exit_code"
         case startedAt = "started_at", finishedAt = "finished_at", timings, sources, candidates, actions, drift, applied
         case concurrentUpdates = "concurrent_updates", errors, errorSamples = "error_samples", requests
         case intentsQueued = "intents_queued", intentsDeduplicated = "intents_deduplicated", valve, finance
+        case candidateReasons = "candidate_reasons", feeds
     }
 
     public init(runID: String, mode: String, asOf: Date, shard: String, dryRun: Bool, startedAt: Date) {
@@ -92,12 +123,14 @@ public struct RunSummary: Sendable, Codable {
         copy.sources = sources
         copy.requests = requests
         copy.valve = valve
+        copy.feeds = feeds
         return copy
     }
 
     /// Counts one reported row.
     public mutating func count(_ row: ReportRow) {
         candidates += 1
+        for reason in row.candidateReason { candidateReasons?[reason, default: 0] += 1 }
         actions[row.action, default: 0] += 1
         for kind in row.drift { drift[kind, default: 0] += 1 }
         if row.applied { applied += 1 }

@@ -26,6 +26,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Where run folders are written.") var reportDir: String = "reports"
     @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = 0.5
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
+    @Option(help: "Rolling sweep: every tier holder is re-validated at least once every D nights (0 = off).")
+    var sweepDays: Int = 30
+    @Option(help: "Start of the store feeds' window (ISO 8601); default: this shard's last completed nightly run, at most 7 days back (3 on a first run).")
+    var feedsSince: String?
     @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")
     var metricsFile: String?
     @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
@@ -49,6 +53,7 @@ struct Run: AsyncParsableCommand {
         guard googlePlayRps >= 0 else { throw ValidationError("--google-play-rps must be >= 0") }
         guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
+        guard sweepDays >= 0 && sweepDays <= 3660 else { throw ValidationError("--sweep-days must be 0...3660") }
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
             throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
         }
@@ -56,7 +61,7 @@ struct Run: AsyncParsableCommand {
             throw ValidationError(
                 "--pushgateway-url must not carry credentials; set SUBRECON_PUSHGATEWAY_USER and SUBRECON_PUSHGATEWAY_PASSWORD (or _FILE)")
         }
-        for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore)] {
+        for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore), ("--feeds-since", feedsSince)] {
             if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
         if let resume, let acceptDowngrades, resume != acceptDowngrades {
@@ -83,6 +88,8 @@ struct Run: AsyncParsableCommand {
             options.shard = ShardSpec(parsing: shard) ?? .all
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
+            options.sweepDays = sweepDays
+            options.feedsSince = feedsSince.flatMap(ISO8601.date)
             options.revenueCatRequestsPerSecond = revenuecatRps
             options.appStoreRequestsPerSecond = appStoreRps
             options.googlePlayRequestsPerSecond = googlePlayRps

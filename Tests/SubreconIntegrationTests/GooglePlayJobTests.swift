@@ -100,7 +100,7 @@ struct GooglePlayJobTests {
 
             #expect(result.summary.requests["google_play"]?.requests == 9, "8 lookups and one token request")
             #expect(result.summary.sources["google_play"]?.contains("com.example.app") == true)
-            #expect(result.summary.sources["google_play"]?.contains("40") == true, "the rate budget is named")
+            #expect(result.summary.sources["google_play"]?.contains("10") == true, "the rate budget is named")
             #expect(await google.counters().tokensIssued == 1, "one access token for the whole run")
             #expect(await google.counters().apiRequests == 8)
         }
@@ -191,9 +191,9 @@ struct GooglePlayJobTests {
                 .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
     }
 
-    @Test("--google-play-rps defaults to 40/s and --resume carries it back to the resumed run")
+    @Test("--google-play-rps defaults to 10/s (SPEC 2) and --resume carries it back to the resumed run")
     func storedBudget() throws {
-        #expect(RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp")).googlePlayRequestsPerSecond == 40)
+        #expect(RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp")).googlePlayRequestsPerSecond == 10)
         var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
         original.googlePlayRequestsPerSecond = 12
         let stored = try StoredSelection.decode(try StoredSelection(original).encoded())

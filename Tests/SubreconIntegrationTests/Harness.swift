@@ -28,6 +28,8 @@ struct Harness {
     let client: PostgresClient
     let revenueCat: RevenueCatSimulator
     let appStore: AppStoreSimulator
+    /// Apple's notification history (the App Store feed), signed with the same test PKI.
+    let history: AppleNotificationHistorySimulator
     /// Apple's legacy `verifyReceipt`; in the environment only with `with(receipts: true)`.
     let receipts: AppleReceiptSimulator
     let server: SimulatorServer
@@ -71,8 +73,10 @@ struct Harness {
         let appStore = try AppStoreSimulator(
             pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID,
             signedAt: { asOf })
+        let history = try AppleNotificationHistorySimulator(
+            pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "issuer-tests", keyID: "KEYTESTS01", bundleID: bundleID)
         let receipts = AppleReceiptSimulator(sharedSecret: sharedSecret, bundleID: bundleID)
-        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts] + routes)
+        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, history, receipts] + routes)
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-it-\(schema.name)")
         defer { try? FileManager.default.removeItem(at: reports) }
         do {
@@ -102,7 +106,8 @@ struct Harness {
             values.merge(extra.mapValues { $0.replacingOccurrences(of: "{base}", with: server.baseURL) }) { $1 }
             try await body(
                 Harness(
-                    store: schema.store, client: schema.client, revenueCat: revenueCat, appStore: appStore, receipts: receipts,
+                    store: schema.store, client: schema.client, revenueCat: revenueCat, appStore: appStore, history: history,
+                    receipts: receipts,
                     server: server, env: Environment(values), reportDirectory: reports))
         } catch {
             await server.shutdown()
@@ -115,6 +120,7 @@ struct Harness {
         var options = RunOptions(asOf: Self.asOf, reportDirectory: reportDirectory)
         options.concurrency = 4
         options.applyPast = true  // the fixed past instant the tests seed is a deliberate replay (SPEC 5.8)
+        options.sweepDays = 0  // the sweep's own tests turn it on: elsewhere a tier holder is a candidate by rule only
         configure(&options)
         return options
     }

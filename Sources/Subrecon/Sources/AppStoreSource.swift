@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import SubreconCore
+import SubreconDatabase
 
 /// Apple as a source: the App Store Server API (verified JWS) and the legacy `verifyReceipt` bridge for users known
 /// only by a stored receipt. Users are asked about by the row's `iap_original_transaction_id`, else RevenueCat's
@@ -60,6 +61,15 @@ struct AppStoreSource: StoreSource {
             }
         }
         await checkBindings(row: row, facts: &facts)
+    }
+
+    /// Apple's notification history (needs the App Store Server API): the original transaction ids it names.
+    func feed(since: Date, until: Date) async -> FeedRead? {
+        guard let appStore else { return nil }
+        let result = await appStore.notificationHistory(since: since, until: until).map { feed in
+            FeedEntries(identifiers: feed.entries.map(\.originalTransactionID), entries: feed.entries.count, rejected: feed.rejected)
+        }
+        return FeedRead(source: .appStore, reason: .appleNotification, column: .appleOriginalTransactionID, result: result)
     }
 
     /// An Apple original transaction id the sources revealed for this user, but that another user's row already

@@ -20,6 +20,12 @@ public protocol StoreSource: Sendable {
     func ask(row: UserRow, facts: inout SourceFacts) async
     /// The source as configured, nil when its variables are unset; throws a `ConfigError` when they are unusable.
     static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> Self?
+    /// The store's event feed over `[since, until)` (SPEC 5.1), or nil when it has none.
+    func feed(since: Date, until: Date) async -> FeedRead?
+}
+
+extension StoreSource {
+    public func feed(since: Date, until: Date) async -> FeedRead? { nil }
 }
 
 /// What a source adapter is built with: the run's shared HTTP client, request stats, logger, rate gates and database
@@ -98,6 +104,14 @@ public struct StoreFactSource: FactSource {
             await store.ask(row: row, facts: &facts)
         }
         return facts
+    }
+
+    public func feeds(since: Date, until: Date) async -> [FeedRead] {
+        var reads: [FeedRead] = []
+        for store in stores {
+            if let read = await store.feed(since: since, until: until) { reads.append(read) }
+        }
+        return reads
     }
 
     /// The store source of this origin, when configured.

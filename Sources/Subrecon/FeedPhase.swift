@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import SubreconCore
+import SubreconDatabase
+import SubreconReports
+
+/// Reads the store feeds of a nightly run (SPEC 5.1) and records the users they name as candidates of the run
+/// (`reconcile_run_candidates`), which the keyset scan unions with the SPEC 5.1 rules and the sweep: one stream,
+/// each user asked once. A feed that fails is reported in the summary and the run goes on (exit 1 at most).
+struct FeedPhase: Sendable {
+    var feeds: any FeedCandidates
+    var source: any FactSource
+    var options: RunOptions
+    var runID: String
+    var logger: Logger
+    /// The wall clock, for the default window (a first run looks 3 days back from as-of).
+    static let firstRunDays = 3.0
+    static let maxDays = 7.0
+
+    /// The window `[since, until)`: `--feeds-since`, else this shard's last completed nightly run's start, at most
+    /// 7 days before as-of (3 on a first run).
+    func window() async throws -> (since: Date, until: Date) {
+        let until = options.asOf
+        if let since = options.feedsSince { return (min(since, until), until) }
+        let earliest = until.addingTimeInterval(-Self.maxDays * 86_400)
+        if let last = try await feeds.lastCompletedNightlyStart(shard: options.shard) {
+            return (min(max(last, earliest), until), until)
+        }
+        return (until.addingTimeInterval(-Self.firstRunDays * 86_400), until)
+    }
+
+    /// Reads every feed and records its candidates; returns the summary's feed lines.
+    func run() async throws -> [String: RunSummary.Feed] {
+        let (since, until) = try await window()
+        var report: [String: RunSummary.Feed] = [:]
+        for read in await source.feeds(since: since, until: until) {
+            var line = RunSummary.Feed(since: ISO8601.string(since), until: ISO8601.string(until))
+            switch read.result {
+            case .failure(let error):
+                line.error = error.message
+                logger.warning(
+                    "store feed failed; the run goes on without it",
+                    metadata: ["feed.source": "\(read.source.rawValue)", "error": "\(error.message)"])
+            case .success(let entries):
+                line.entries = entries.entries
+                line.rejected = entries.rejected
+                let match = try await feeds.addFeedCandidates(
+                    runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason)
+                line.matchedUsers = match.users
+                line.unmatched = match.unmatched
+                logger.info(
+                    "store feed read",
+                    metadata: [
+                        "feed.source": "\(read.source.rawValue)", "feed.entries": "\(entries.entries)",
+                        "feed.rejected": "\(entries.rejected)", "feed.users": "\(match.users)", "feed.unmatched": "\(match.unmatched)",
+                    ])
+            }
+            report[read.source.rawValue] = line
+        }
+        return report
+    }
+}
