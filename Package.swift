@@ -52,6 +52,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "Stripe",
+            dependencies: [
+                "SubreconCore", "SourceHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "SubreconDatabase",
             dependencies: [
                 "SubreconCore",
@@ -101,7 +111,7 @@ let package = Package(
         .target(
             name: "Subrecon",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "SubreconDatabase", "SubreconReports",
+                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "Stripe", "SubreconDatabase", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -183,6 +193,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "StripeTests",
+            dependencies: ["Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "SourceHTTPTests",
             dependencies: ["SourceHTTP", "StoreSimulator", "SubreconCore",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -200,7 +217,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
-            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
+            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore", "Stripe",
                            "SubreconDemo", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
