@@ -162,7 +162,7 @@ public actor StripeSimulator: SimulatorRoute {
         }
         if segments.count == 3 {
             let id = segments[2]
-            return await serve(key: id) { await self.retrieve(id) }
+            return serve(key: id) { retrieve(id) }
         }
         guard let customer = request.query["customer"] else {
             return error(400, type: "invalid_request_error", code: "parameter_missing", "customer is required here")
@@ -173,10 +173,10 @@ public actor StripeSimulator: SimulatorRoute {
         }
         let statusFilter = request.query["status"]
         let after = request.query["starting_after"]
-        return await serve(key: customer) { await self.list(customer, limit: limit, status: statusFilter, after: after) }
+        return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after) }
     }
 
-    private func serve(key: String, _ normal: () async -> SimulatorResponse) async -> SimulatorResponse {
+    private func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
         switch takeFault(for: key) {
         case .status(let status)?:
             let type = status >= 500 ? "api_error" : "invalid_request_error"
@@ -195,11 +195,11 @@ public actor StripeSimulator: SimulatorRoute {
             for (name, value) in headers { response.headers[name.lowercased()] = value }
             return response
         case .trickle(let pause)?:
-            var response = await normal()
+            var response = normal()
             response.trickle = pause
             return response
         case nil:
-            return await normal()
+            return normal()
         }
     }
 

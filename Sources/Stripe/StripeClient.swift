@@ -49,7 +49,8 @@ public struct StripeClient: Sendable {
             var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)"
             if let after { query += "&starting_after=\(Self.encoded(after))" }
             let page: StripeSubscriptionList
-            switch await get(path: "/v1/subscriptions?" + query, id: customerID) {
+            // Absence only on the first page: a 404 further on (the cursor vanished) is an error.
+            switch await get(path: "/v1/subscriptions?" + query, id: customerID, absenceIsAnswer: after == nil) {
             case .failure(let error): return .failure(error)
             case .success(nil): return .success(all)
             case .success(let body?):
@@ -70,7 +71,7 @@ public struct StripeClient: Sendable {
 
     /// One subscription by id (`sub_…`); nil when Stripe does not know it.
     public func subscription(id: String) async -> Result<StripeSubscription?, StripeError> {
-        switch await get(path: "/v1/subscriptions/" + Self.encoded(id), id: id) {
+        switch await get(path: "/v1/subscriptions/" + Self.encoded(id), id: id, absenceIsAnswer: true) {
         case .failure(let error): return .failure(error)
         case .success(nil): return .success(nil)
         case .success(let body?):
@@ -80,8 +81,9 @@ public struct StripeClient: Sendable {
         }
     }
 
-    /// The body of a 2xx answer, nil for Stripe's `resource_missing` 404.
-    private func get(path: String, id: String) async -> Result<Data?, StripeError> {
+    /// The body of a 2xx answer, nil for Stripe's `resource_missing` (404, or 400 naming the customer) when
+    /// `absenceIsAnswer`.
+    private func get(path: String, id: String, absenceIsAnswer: Bool) async -> Result<Data?, StripeError> {
         let url = configuration.baseURL + path
         guard URL(string: url) != nil else { return .failure(.invalidURL) }
         var request = HTTPClientRequest(url: url)
@@ -91,17 +93,19 @@ public struct StripeClient: Sendable {
         request.headers.add(name: "Accept", value: "application/json")
         var logger = self.logger
         logger[metadataKey: "stripe.id"] = "\(id)"
-        switch await transport.send(request, logger: logger, classify: classify) {
+        switch await transport.send(request, logger: logger, classify: { classify($0, absenceIsAnswer: absenceIsAnswer) }) {
         case .success(let delivery): return .success(delivery.value)
         case .failure(let failure): return .failure(error(for: failure))
         }
     }
 
-    private func classify(_ answer: SourceAnswer) -> AnswerClass<Data?> {
+    private func classify(_ answer: SourceAnswer, absenceIsAnswer: Bool) -> AnswerClass<Data?> {
         switch answer.status {
         case 200...299:
             return .success(answer.body)
-        case 404 where StripeErrorBody.decode(body: answer.body)?.code == "resource_missing":
+        case 404 where absenceIsAnswer && StripeErrorBody.decode(body: answer.body)?.code == "resource_missing":
+            return .success(nil)
+        case 400 where absenceIsAnswer && Self.isMissingCustomer(answer.body):
             return .success(nil)
         case 429:
             // Stripe sends no Retry-After; one that is there is honoured, else the own backoff.
@@ -127,6 +131,12 @@ public struct StripeClient: Sendable {
         default:
             return .request(redact(failure.description))
         }
+    }
+
+    /// Stripe may answer a list filtered by a customer it does not know with 400 `resource_missing` on `customer`.
+    static func isMissingCustomer(_ body: Data) -> Bool {
+        guard let error = StripeErrorBody.decode(body: body) else { return false }
+        return error.code == "resource_missing" && error.param == "customer"
     }
 
     /// Removes the API key from text that came from elsewhere (server messages, error descriptions).

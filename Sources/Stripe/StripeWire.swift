@@ -209,9 +209,10 @@ public struct StripeErrorBody: Decodable, Sendable, Hashable {
     public var type: String?
     public var code: String?
     public var message: String?
+    public var param: String?
 
     enum Outer: String, CodingKey { case error }
-    enum CodingKeys: String, CodingKey { case type, code, message }
+    enum CodingKeys: String, CodingKey { case type, code, message, param }
 
     public init(from decoder: any Decoder) throws {
         let outer = try decoder.container(keyedBy: Outer.self)
@@ -219,6 +220,7 @@ public struct StripeErrorBody: Decodable, Sendable, Hashable {
         type = container.lenientString(.type)
         code = container.lenientString(.code)
         message = container.lenientString(.message)
+        param = container.lenientString(.param)
     }
 
     /// The error body of an answer, nil when it is not one.

@@ -76,6 +76,8 @@ public enum Commands {
                 gates[.revenueCat] = SharedRateLimiter<ContinuousClock>.perSecond(
                     RequestBudget.perShard(options.revenueCatRequestsPerSecond, shard: options.shard))
                 gates[.appStore] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(appStoreRate, shard: options.shard))
+                gates[.stripe] = SharedRateLimiter<ContinuousClock>.perSecond(
+                    RequestBudget.perShard(options.stripeRequestsPerSecond, shard: options.shard))
                 let source = try StoreFactSource(
                     configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: store)
                 var notes = source.notes
@@ -84,6 +86,9 @@ public enum Commands {
                 }
                 if config.appStore != nil {
                     notes["app_store"]? += "; " + RequestBudget.describe(appStoreRate, shard: options.shard)
+                }
+                if config.stripe != nil {
+                    notes["stripe"]? += "; " + RequestBudget.describe(options.stripeRequestsPerSecond, shard: options.shard)
                 }
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)

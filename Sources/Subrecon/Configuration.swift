@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import RevenueCat
+import Stripe
 import SubreconCore
 import SubreconDatabase
 import X509
@@ -16,16 +17,19 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     public var receipts: ReceiptVerifierConfiguration?
     /// `production` unless `APP_STORE_ENVIRONMENT=sandbox`.
     public var environment: StoreEnvironment
+    /// Stripe; nil unless `STRIPE_API_KEY` is set.
+    public var stripe: StripeConfiguration? = nil
 
     public var description: String {
         let revenueCatText = revenueCat.map { String(describing: $0) } ?? "none"
         return "SubreconConfiguration(database: \(database), revenueCat: \(revenueCatText), "
             + "appStore: \(appStore.map(String.init(describing:)) ?? "not configured"), "
-            + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue))"
+            + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue), "
+            + "stripe: \(stripe.map(String.init(describing:)) ?? "not configured"))"
     }
 
     /// True when at least one source is configured (SPEC 3: `run` needs one).
-    public var hasSource: Bool { revenueCat != nil || appStore != nil || receipts != nil }
+    public var hasSource: Bool { revenueCat != nil || appStore != nil || receipts != nil || stripe != nil }
 
     /// Reads and validates the configuration. `requireSource` is true for `run` and `explain`: at least one source
     /// must be configured (else 78 naming the variables); every source is optional on its own.
@@ -67,8 +71,11 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         } else if receiptURL != nil {
             throw ConfigError("APPLE_SHARED_SECRET", "is not set (APPLE_VERIFY_RECEIPT_URL is; or APPLE_SHARED_SECRET_FILE)")
         }
-        let configuration = SubreconConfiguration(
+        var configuration = SubreconConfiguration(
             database: database, revenueCat: revenueCat, appStore: apple, receipts: receipts, environment: environment)
+        configuration.stripe = try stripeConfiguration(
+            env, timeout: timeout, attempts: attempts, backoff: backoff, maxRateLimitWait: maxRateLimitWait,
+            rateLimitBudget: rateLimitBudget)
         if requireSource && !configuration.hasSource { throw ConfigError.noSource }
         return configuration
     }
@@ -99,6 +106,21 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             statement: try read("SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS", defaults.statement),
             lock: try read("SUBRECON_DB_LOCK_TIMEOUT_SECONDS", defaults.lock),
             idleInTransaction: try read("SUBRECON_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", defaults.idleInTransaction))
+    }
+
+    /// Stripe from `STRIPE_API_KEY` (or `_FILE`) and `STRIPE_BASE_URL`; nil when neither is set.
+    static func stripeConfiguration(
+        _ env: Environment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+    ) throws(ConfigError) -> StripeConfiguration? {
+        let base = try env.baseURL("STRIPE_BASE_URL", default: nil)
+        guard let key = try env.secret("STRIPE_API_KEY") else {
+            if base != nil { throw ConfigError("STRIPE_API_KEY", "is not set (STRIPE_BASE_URL is; or STRIPE_API_KEY_FILE)") }
+            return nil
+        }
+        return StripeConfiguration(
+            baseURL: base ?? StripeConfiguration.defaultBaseURL, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+            maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)),
+            max429Wait: .milliseconds(Int64(maxRateLimitWait * 1000)), rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
     }
 
     static func appStoreConfiguration(

@@ -34,6 +34,8 @@ struct Run: AsyncParsableCommand {
     var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
     @Option(help: "App Store Server API requests per second for the whole app; a --shard I/N run takes 1/N (default 50 production, 5 sandbox; 0 = unlimited).")
     var appStoreRps: Double?
+    @Option(help: "Stripe requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
+    var stripeRps: Double = RunOptions.defaultStripeRequestsPerSecond
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
@@ -44,6 +46,7 @@ struct Run: AsyncParsableCommand {
         guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
         guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
+        guard stripeRps >= 0 else { throw ValidationError("--stripe-rps must be >= 0") }
         guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
@@ -82,6 +85,7 @@ struct Run: AsyncParsableCommand {
             options.lookbackDays = lookbackDays
             options.revenueCatRequestsPerSecond = revenuecatRps
             options.appStoreRequestsPerSecond = appStoreRps
+            options.stripeRequestsPerSecond = stripeRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
             options.applyPast = applyPast

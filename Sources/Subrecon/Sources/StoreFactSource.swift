@@ -40,6 +40,7 @@ public struct StoreFactSource: FactSource {
     /// Every store source subrecon knows, in the order they are asked. Adding a source: one line here.
     static let registry: [any StoreSource.Type] = [
         AppStoreSource.self,
+        StripeSource.self,
     ]
 
     public let revenueCat: RevenueCatClient?
