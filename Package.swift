@@ -217,7 +217,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
-            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore", "Stripe",
+            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
                            "SubreconDemo", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -100,9 +100,14 @@ public enum StripeMapping {
         return .success(facts)
     }
 
-    /// `unit_amount` × `quantity` in major units of the currency; nil when anything is unknown.
+    /// Largest `unit_amount` and `quantity` believed: their product stays well inside `Decimal`'s 38 exact digits.
+    public static let maxUnitAmount: Int64 = 1_000_000_000_000_000
+    public static let maxQuantity: Int64 = 1_000_000_000
+
+    /// `unit_amount` × `quantity` in major units of the currency; nil when anything is unknown or out of range.
     public static func price(of item: StripeSubscriptionItem, subscriptionCurrency: String?) -> Money? {
-        guard let unit = item.price?.unitAmount, let quantity = item.quantity, unit >= 0, quantity >= 0,
+        guard let unit = item.price?.unitAmount, let quantity = item.quantity, (0...maxUnitAmount).contains(unit),
+            (0...maxQuantity).contains(quantity),
             let currency = item.price?.currency ?? subscriptionCurrency,
             let exponent = StripeCurrency.exponent(currency)
         else { return nil }

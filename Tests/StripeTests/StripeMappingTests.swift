@@ -109,7 +109,7 @@ struct StripeMappingTests {
         #expect(older.purchase.purchaseDate == Self.start)
         let item = StripeSubscriptionItem(
             id: "si_1", price: StripePrice(id: "price_month", product: "prod_pro", unitAmount: 999, currency: "usd"))
-        let unknown = try Self.only(Self.subscription(status: "active", itemLevel: false, items: [item]))
+        let unknown = try Self.only(Self.subscription(status: "active", itemLevel: true, items: [item]))
         #expect(unknown.purchase.expiresDate == nil)
         guard case .unknown = judge(unknown.purchase, asOf: Self.asOf) else {
             Issue.record("a subscription without an end must be unknown")
@@ -177,8 +177,8 @@ struct StripeMappingTests {
             MoneyRow(currency: "omr", unit: 3333, quantity: 3, expected: "9.999"),
             MoneyRow(currency: "tnd", unit: 10, quantity: 1, expected: "0.01"),
             MoneyRow(currency: "clp", unit: 990, quantity: 1, expected: "990"),
-            MoneyRow(currency: "usd", unit: 9_223_372_036_854_775_807, quantity: 9_223_372_036_854_775_807,
-                     expected: "850705917302346158583503074468593582.49"),
+            MoneyRow(currency: "usd", unit: 999_999_999_999_999, quantity: 999_999_999,
+                     expected: "9999999989999999990000000.01"),
         ])
     func money(_ row: MoneyRow) {
         let item = StripeSubscriptionItem(
@@ -200,6 +200,9 @@ struct StripeMappingTests {
         #expect(price(100, 1, "us") == nil)
         #expect(price(100, 1, "€€€") == nil)
         #expect(price(-100, 1, "usd") == nil)
+        #expect(price(.max, .max, "usd") == nil)
+        #expect(price(StripeMapping.maxUnitAmount + 1, 1, "usd") == nil)
+        #expect(price(1, StripeMapping.maxQuantity + 1, "usd") == nil)
         #expect(price(100, 1, nil, subscription: "gbp") == Money(amount: 1, currency: "GBP"))
     }
 
