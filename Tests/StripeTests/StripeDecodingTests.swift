@@ -203,7 +203,7 @@ struct StripeDecodingTests {
         var junk = Data(count: 3 * 1024 * 1024)
         for index in junk.indices { junk[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 7) }
         let bigList = #"{"object":"list","has_more":false,"data":["#
-            + Array(repeating: #"{"id":"sub_x","status":"active","items":{"data":[{"id":"si","price":{"id":"p","unit_amount":1e308}}]}}"#, count: 20_000)
+            + Array(repeating: #"{"id":"sub_x","status":"active","items":{"data":[{"id":"si","price":{"id":"p","unit_amount":1e308}}]}}"#, count: 5_000)
             .joined(separator: ",") + "]}"
         for body in [Data(deep.utf8), Data(deepObject.utf8), junk, Data([0xFF, 0xFE, 0x7B, 0x00, 0x7D]), Data(bigList.utf8)] {
             _ = try? StripeSubscriptionList.decode(body: body)
@@ -211,7 +211,7 @@ struct StripeDecodingTests {
             _ = StripeErrorBody.decode(body: body)
         }
         let list = try? StripeSubscriptionList.decode(body: Data(bigList.utf8))
-        #expect(list?.data.count == 20_000)
+        #expect(list?.data.count == 5_000)
         #expect(list?.data.first?.items?.first?.price?.unitAmount == nil)
     }
 

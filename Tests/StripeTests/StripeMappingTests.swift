@@ -178,7 +178,7 @@ struct StripeMappingTests {
             MoneyRow(currency: "tnd", unit: 10, quantity: 1, expected: "0.01"),
             MoneyRow(currency: "clp", unit: 990, quantity: 1, expected: "990"),
             MoneyRow(currency: "usd", unit: 999_999_999_999_999, quantity: 999_999_999,
-                     expected: "9999999989999999990000000.01"),
+                     expected: "9999999989999990000000.01"),
         ])
     func money(_ row: MoneyRow) {
         let item = StripeSubscriptionItem(
