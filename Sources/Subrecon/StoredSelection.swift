@@ -18,6 +18,8 @@ struct StoredSelection: Codable {
     /// The app's request budgets (`--revenuecat-rps`, `--app-store-rps`); nil in selections stored before they were.
     var revenueCatRPS: Double?
     var appStoreRPS: Double?
+    /// `--stripe-rps`; nil in selections stored before it was.
+    var stripeRPS: Double?
 
     init(_ options: RunOptions) {
         mode = options.mode.rawValue
@@ -33,6 +35,7 @@ struct StoredSelection: Codable {
         environment = options.environment.rawValue
         revenueCatRPS = options.revenueCatRequestsPerSecond
         appStoreRPS = options.appStoreRequestsPerSecond
+        stripeRPS = options.stripeRequestsPerSecond
     }
 
     func encoded() throws -> Data {
@@ -63,5 +66,6 @@ struct StoredSelection: Codable {
         options.environment = StoreEnvironment(rawValue: environment) ?? .production
         if let revenueCatRPS { options.revenueCatRequestsPerSecond = revenueCatRPS }
         if let appStoreRPS { options.appStoreRequestsPerSecond = appStoreRPS }
+        if let stripeRPS { options.stripeRequestsPerSecond = stripeRPS }
     }
 }

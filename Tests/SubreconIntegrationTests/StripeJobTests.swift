@@ -112,6 +112,7 @@ struct StripeJobTests {
             #expect(result.summary.requests["stripe"]?.requests == seeds.count, "one list call per customer")
             #expect(result.summary.requests["revenuecat"] == nil)
             #expect(result.summary.sources["stripe"]?.contains("Stripe API") == true)
+            #expect(result.summary.sources["stripe"]?.hasSuffix("; budget 20 req/s") == true, "the --stripe-rps default")
             #expect(result.exitStatus == .ok)
         }
     }
@@ -173,7 +174,11 @@ struct StripeJobTests {
                     [Self.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: customer ?? "cus_other_\(id)")
             }
 
-            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let result = try await h.run {
+                $0.maxDowngradeRatio = 1
+                $0.stripeRequestsPerSecond = 7
+            }
+            #expect(result.summary.sources["stripe"]?.hasSuffix("; budget 7 req/s") == true)
             let rows = try h.report(result)
             for id in ["c-customer", "c-subid"] {
                 let row = try #require(try await h.user(id))
@@ -203,5 +208,14 @@ struct StripeJobTests {
             Environment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY": Self.key]), requireSource: true)
         #expect(alone.hasSource && alone.stripe != nil && alone.description.contains("baseURL: https://api.stripe.com"))
         #expect(!alone.description.contains(Self.key))
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-key-\(UUID().uuidString)")
+        try Data((Self.key + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try SubreconConfiguration.load(
+            Environment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY_FILE": file.path, "STRIPE_BASE_URL": "http://127.0.0.1:9/"]),
+            requireSource: true)
+        #expect(fromFile.stripe != nil && fromFile.description.contains("baseURL: http://127.0.0.1:9,"))
+        #expect(!fromFile.description.contains(Self.key))
     }
 }
