@@ -123,7 +123,8 @@ public struct StripeClient: Sendable {
         case .rejected(let answer, _, _):
             let body = StripeErrorBody.decode(body: answer.body)
             let message = body?.message.map { redact(String($0.prefix(200))) }
-            if answer.status == 401 || answer.status == 403 { return .keyRejected(status: answer.status, message: message) }
+            // Stripe's own 401 text repeats part of the key ("Invalid API Key provided: sk_test_****1234"): not kept.
+            if answer.status == 401 || answer.status == 403 { return .keyRejected(status: answer.status) }
             var text = "HTTP \(answer.status)"
             if let code = body?.code { text += " (code \(redact(String(code.prefix(40)))))" }
             if let message, !message.isEmpty { text += ": \(message)" }

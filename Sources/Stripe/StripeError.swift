@@ -1,7 +1,7 @@
 /// Why a Stripe lookup failed. `description` is written for the operator and never contains the API key.
 public enum StripeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// 401/403: the key was refused (wrong, revoked, or a restricted key without read access to subscriptions).
-    case keyRejected(status: Int, message: String?)
+    case keyRejected(status: Int)
     /// Any other failure of the HTTP lookup (status, 5xx after retries, timeouts, network, 429 budget, body size).
     case request(String)
     /// A 2xx body that is not the expected JSON.
@@ -13,10 +13,8 @@ public enum StripeError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .keyRejected(let status, let message):
-            var text = "HTTP \(status): STRIPE_API_KEY was rejected (check it is a live secret or a restricted key with read access to subscriptions)"
-            if let message, !message.isEmpty { text += ": \(message)" }
-            return text
+        case .keyRejected(let status):
+            return "HTTP \(status): STRIPE_API_KEY was rejected (check it is a secret key, or a restricted key with read access to subscriptions)"
         case .request(let reason): return reason
         case .malformed(let reason): return "malformed Stripe answer: \(reason)"
         case .tooManyPages(let pages): return "more than \(pages) pages of subscriptions for one customer; not judged"
