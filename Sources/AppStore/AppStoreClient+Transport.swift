@@ -30,7 +30,7 @@ extension AppStoreClient {
                 request.headers.add(name: "Accept", value: "application/json")
                 return request
             },
-            classify: classify)
+            classify: classifyAnswer)
         switch outcome {
         case .success(let delivery): return .success(delivery.value)
         case .failure(let failure): return .failure(fetchError(Self.message(for: failure)))
@@ -39,7 +39,7 @@ extension AppStoreClient {
 
     /// 2xx is the body; 4040010 is "not in this environment"; 429 waits what `Retry-After` asks; 5xx and the
     /// retryable error codes are retried; 401 and everything else fails, naming the status and error code.
-    private func classify(_ answer: SourceAnswer) -> AnswerClass<FetchOutcome> {
+    func classifyAnswer(_ answer: SourceAnswer) -> AnswerClass<FetchOutcome> {
         let status = answer.status
         if (200..<300).contains(status) { return .success(.body(answer.body)) }
         if status == 401 {

@@ -13,7 +13,12 @@ public enum Commands {
     public static func migrate(environment env: Environment, logger: Logger) async throws -> ExitStatus {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         try await withDatabase(config.database, logger: logger, requireSchema: false) { store in
-            let applied = try await store.migrate()
+            let applied: [Int]
+            do {
+                applied = try await store.migrate(requiring: requiredUserColumns(env))
+            } catch let violation as UsersContract.Violation {
+                throw ConfigError("users", violation.problem)
+            }
             logger.info(
                 "schema migrated",
                 metadata: ["schema.applied": "\(applied.isEmpty ? "none (up to date)" : applied.map(String.init).joined(separator: ","))"])
@@ -54,7 +59,9 @@ public enum Commands {
         let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
         var logger = logger
         logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
-        return try await withDatabase(config.database, logger: logger) { [logger] store in
+        return try await withDatabase(config.database, logger: logger) { [logger] unchecked in
+            // The app's own `users` (SPEC 4): its columns are checked once, before the run writes anything.
+            let store = try await checkedUsers(unchecked, environment: env)
             var options = requested
             var startedAt = firstStart
             var runID = newRunID
@@ -159,6 +166,27 @@ public enum Commands {
                 ledger: DatabaseLedger(database: store, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
             try await ReportPhase(history: store, logger: logger).write(summary, folder: folder, shard: record.shard, markLatest: false)
             return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
+        }
+    }
+
+    /// The optional `users` columns whose source is configured (SPEC section 4): `stripe_customer_id` with Stripe
+    /// (`STRIPE_API_KEY`), `google_purchase_token` with Google Play (`GOOGLE_PLAY_SERVICE_ACCOUNT` or
+    /// `GOOGLE_PLAY_PACKAGE_NAME`), each also as `_FILE`.
+    static func requiredUserColumns(_ env: Environment) -> Set<String> {
+        func set(_ names: String...) -> Bool { names.contains { env.string($0) != nil || env.string($0 + "_FILE") != nil } }
+        var columns = Set<String>()
+        if set("STRIPE_API_KEY") { columns.insert("stripe_customer_id") }
+        if set("GOOGLE_PLAY_SERVICE_ACCOUNT", "GOOGLE_PLAY_PACKAGE_NAME") { columns.insert("google_purchase_token") }
+        return columns
+    }
+
+    /// `store` reading and writing `users` as the relation the connection resolves is (a table or an app's view,
+    /// optional columns present or not); a relation missing a contract column is exit 78, one line naming them all.
+    static func checkedUsers(_ store: SubscriptionDatabase, environment env: Environment) async throws -> SubscriptionDatabase {
+        do {
+            return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(env)))
+        } catch let violation as UsersContract.Violation {
+            throw ConfigError("users", violation.problem)
         }
     }
 

@@ -57,6 +57,17 @@ public struct RunOptions: Sendable {
         self.reportDirectory = reportDirectory
     }
 
+    /// Why `row` is a candidate of this run (SPEC 5.6 `candidate_reason`).
+    func candidateReasons(for row: UserRow) -> [CandidateReason] {
+        var reasons: [CandidateReason] =
+            switch mode {
+            case .nightly: CandidateReason.nightlyRules(row: row, asOf: asOf, lookbackDays: lookbackDays)
+            case .backfill: [.backfill]
+            }
+        if userIDs != nil { reasons.append(.usersFile) }
+        return reasons
+    }
+
     var selection: CandidateQuery {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,

@@ -78,9 +78,12 @@ struct ValidationPhase: Sendable {
                 }
                 let index = tracker.submit(row)
                 let (source, context, deadline) = (source, context, options.userDeadline)
+                let reasons = options.candidateReasons(for: row)
                 group.addTask {
                     let facts = await Self.facts(for: row, from: source, deadline: deadline)
-                    return .verdict(index, decide(row: row, facts: facts, context: context))
+                    var verdict = decide(row: row, facts: facts, context: context)
+                    verdict.candidateReasons = reasons
+                    return .verdict(index, verdict)
                 }
             }
             return true

@@ -326,8 +326,12 @@ func truthAndPurchase(
 
 /// What "unknown at source" means for this user: which sources were asked and did not know it.
 func unknownText(_ facts: SourceFacts) -> String {
+    if facts.asked.isEmpty {
+        return "no configured source has an identifier for this user (an Apple original transaction id or stored "
+            + "receipt, a stripe_customer_id, a google_purchase_token)"
+    }
     var parts: [String] = []
-    if facts.asked.contains(.revenueCat) || facts.asked.isEmpty { parts.append("subscriber unknown to RevenueCat (new or empty)") }
+    if facts.asked.contains(.revenueCat) { parts.append("subscriber unknown to RevenueCat (new or empty)") }
     for origin in facts.unknownTo {
         switch origin {
         case .revenueCat: break

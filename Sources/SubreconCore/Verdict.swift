@@ -165,6 +165,8 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var conflicts: [SourceConflict]
     /// Every source asked for this user, in order (SPEC 5.6 `sources`).
     public var sources: [FactOrigin]
+    /// Why the user was a candidate (SPEC 5.6 `candidate_reason`); set by the run, not by `decide`.
+    public var candidateReasons: [CandidateReason] = []
     /// Operator-facing error text for skipped users.
     public var error: String?
 

@@ -43,15 +43,26 @@ public struct CandidateQuery: Sendable, Hashable {
         stripe_customer_id, google_purchase_token
         """
 
+    /// `userColumns` for `relation`: an optional column it lacks is selected as `null::text`.
+    static func userColumns(_ relation: UsersRelation) -> String {
+        guard relation.optionalColumns != Set(UsersContract.optionalColumns) else { return userColumns }
+        let required = """
+            id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, subscription_source, \
+            iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint
+            """
+        let optional = UsersContract.optionalColumns.map { relation.optionalColumns.contains($0) ? $0 : "null::text" }
+        return ([required] + optional).joined(separator: ", ")
+    }
+
     /// One keyset page: `id > lastID order by id limit N` (never OFFSET), so rows inserted or updated while the scan
     /// runs neither shift nor repeat the pages.
-    func pageSQL(after lastID: String?, limit: Int) -> PostgresQuery {
-        sql(after: lastID, limit: max(1, limit))
+    func pageSQL(after lastID: String?, limit: Int, users: UsersRelation = .subreconTable) -> PostgresQuery {
+        sql(after: lastID, limit: max(1, limit), users: users)
     }
 
     /// `select count(*)` over the same selection.
     func countSQL() -> PostgresQuery {
-        sql(after: nil, limit: nil)
+        sql(after: nil, limit: nil, users: .subreconTable)
     }
 
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
@@ -60,7 +71,7 @@ public struct CandidateQuery: Sendable, Hashable {
     /// on the partial index matching the rule), merged with `union all`, de-duplicated by id (`distinct on`, not a
     /// whole-row hash) and cut to N, so a page costs O(N) however large the table is; one `or` of the three rules
     /// would gather and sort every matching user per page.
-    private func sql(after lastID: String?, limit: Int?) -> PostgresQuery {
+    private func sql(after lastID: String?, limit: Int?, users: UsersRelation) -> PostgresQuery {
         var binds = PostgresBindings()
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
@@ -95,7 +106,7 @@ public struct CandidateQuery: Sendable, Hashable {
         }
         let limitBind = bind(limit)
         let branches = rules.map {
-            "(select \(Self.userColumns) from users where \(whereClause($0)) order by id limit \(limitBind))"
+            "(select \(Self.userColumns(users)) from users where \(whereClause($0)) order by id limit \(limitBind))"
         }
         let sql =
             branches.count == 1

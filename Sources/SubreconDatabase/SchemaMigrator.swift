@@ -7,10 +7,14 @@ public struct SchemaMigration: Sendable {
     public var name: String
     /// Run in order inside the migration transaction; one statement each (extended protocol).
     public var statements: [String]
+    /// Statements on `users` itself, run before `statements` and only when `users` is subrecon's own: an app's
+    /// relation (SPEC section 4) is never altered or indexed.
+    public var ownUsersStatements: [String]
 
-    public init(version: Int, name: String, statements: [String]) {
+    public init(version: Int, name: String, ownUsersStatements: [String] = [], statements: [String]) {
         self.version = version
         self.name = name
+        self.ownUsersStatements = ownUsersStatements
         self.statements = statements
     }
 }
@@ -20,6 +24,12 @@ public struct SchemaMigration: Sendable {
 /// Applied versions are recorded in `subrecon_schema_migrations`. All pending migrations run in one transaction
 /// under a transaction-scoped advisory lock keyed by `current_schema()`, so concurrent migrators serialise and the
 /// second one finds nothing to do. Append new migrations to `SchemaMigrator.migrations`; never edit an applied one.
+///
+/// `users` may be the app's own relation (SPEC section 4): when migration 1 runs and a relation named `users`
+/// already exists in the current schema (table or view), subrecon records it as the app's (`subrecon_settings`
+/// row `users_owner` = `app`) and never runs a migration's `ownUsersStatements` on it. Databases migrated before
+/// this record existed count as subrecon's. An app's relation is checked against the contract before anything is
+/// written (`UsersContract.Violation`, the transaction rolls back: nothing created).
 public struct SchemaMigrator: Sendable {
     public let migrations: [SchemaMigration]
 
@@ -31,8 +41,10 @@ public struct SchemaMigrator: Sendable {
     public var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
 
     /// Applies the pending migrations; returns the versions applied now (empty when already up to date).
+    ///
+    /// - Parameter requiredOptional: optional `users` columns whose source is configured (checked on an app's relation).
     @discardableResult
-    public func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
+    public func migrate(client: PostgresClient, logger: Logger, requiring requiredOptional: Set<String> = []) async throws -> [Int] {
         do {
             return try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
@@ -48,9 +60,14 @@ public struct SchemaMigrator: Sendable {
                         )
                         """, logger: logger)
                     let applied = try await Self.appliedVersions(connection: connection, logger: logger)
+                    let owner = try await Self.usersOwner(
+                        connection: connection, logger: logger, initialApplied: applied.contains(1), requiring: requiredOptional)
                     var now: [Int] = []
                     for migration in migrations.sorted(by: { $0.version < $1.version })
                     where !applied.contains(migration.version) {
+                        for statement in owner == .subrecon ? migration.ownUsersStatements : [] {
+                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        }
                         for statement in migration.statements {
                             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                         }
@@ -65,9 +82,62 @@ public struct SchemaMigrator: Sendable {
                     return now
                 }
             }
+        } catch let violation as UsersContract.Violation {
+            throw violation
         } catch {
             throw DatabaseError.wrap(error, operation: "migrate")
         }
+    }
+
+    /// Whose `users` is in the current schema.
+    public enum UsersOwner: String, Sendable {
+        /// Created by migration 1 (or a database migrated before ownership was recorded).
+        case subrecon
+        /// Existed before migration 1: never altered or indexed by subrecon.
+        case app
+    }
+
+    /// Reads (or, before migration 1, decides and records) who owns `users`; checks an app's relation against the
+    /// contract before anything else runs. Inside the migration transaction.
+    static func usersOwner(
+        connection: PostgresConnection, logger: Logger, initialApplied: Bool, requiring requiredOptional: Set<String>
+    ) async throws -> UsersOwner {
+        try await connection.query(
+            "create table if not exists subrecon_settings (key text primary key, value text not null)", logger: logger)
+        var recorded: String?
+        for try await value in try await connection.query(
+            "select value from subrecon_settings where key = 'users_owner'", logger: logger
+        ).decode(String.self) { recorded = value }
+        let existing = try await UsersContract.describe(connection: connection, logger: logger, inCurrentSchemaOnly: true)
+        let owner: UsersOwner
+        if let recorded {
+            owner = UsersOwner(rawValue: recorded) ?? .app
+        } else if initialApplied {
+            owner = .subrecon
+        } else {
+            if existing == nil, let elsewhere = try await UsersContract.describe(connection: connection, logger: logger) {
+                // Creating subrecon's own users here would hide the app's from every query: refuse.
+                throw UsersContract.Violation(
+                    relation: "\(elsewhere.name), \(UsersContract.kindName(elsewhere.kind))", missing: [], wrongType: [],
+                    shadowed: true)
+            }
+            owner = existing == nil ? .subrecon : .app
+            try await connection.query(
+                "insert into subrecon_settings (key, value) values ('users_owner', \(owner.rawValue))", logger: logger)
+            logger.info(
+                "users relation owner recorded",
+                metadata: ["db.users.owner": "\(owner.rawValue)", "db.users.relation": "\(existing?.name ?? "created by subrecon")"])
+        }
+        if owner == .app {
+            guard let existing else { throw DatabaseError.schemaMissing(table: "users") }
+            let relation = "\(existing.name), \(UsersContract.kindName(existing.kind))"
+            if let violation = UsersContract.violation(
+                relation: relation, columns: existing.columns, requiredOptional: requiredOptional)
+            {
+                throw violation
+            }
+        }
+        return owner
     }
 
     /// The recorded versions; empty when the migrations table does not exist yet.
@@ -108,7 +178,7 @@ extension SchemaMigrator {
     public static let migrations: [SchemaMigration] = [
         SchemaMigration(
             version: 1, name: "initial tables (SPEC section 4) and candidate-scan indexes",
-            statements: [
+            ownUsersStatements: [
                 """
                 create table if not exists users (
                     id text primary key,
@@ -138,6 +208,8 @@ extension SchemaMigrator {
                 create index if not exists users_lapsed_end_idx on users (subscription_end_date, id)
                     where subscription_status in ('expired', 'canceled', 'refunded')
                 """,
+            ],
+            statements: [
                 """
                 create table if not exists product_tiers (
                     product_id text primary key,
@@ -192,12 +264,12 @@ extension SchemaMigrator {
             ]),
         SchemaMigration(
             version: 2, name: "candidate scan: lapsed users in id order (one ordered index scan per SPEC 5.1 rule)",
-            statements: [
+            ownUsersStatements: [
                 """
                 create index if not exists users_lapsed_id_idx on users (id)
                     where subscription_status in ('expired', 'canceled', 'refunded')
                 """
-            ]),
+            ], statements: []),
         SchemaMigration(
             version: 3, name: "per-run verdict ledger and run progress (resume, report re-rendering)",
             statements: [
@@ -234,9 +306,9 @@ extension SchemaMigrator {
             ]),
         SchemaMigration(
             version: 5, name: "store identifiers for Stripe and Google Play (SPEC section 4)",
-            statements: [
+            ownUsersStatements: [
                 "alter table users add column if not exists stripe_customer_id text null",
                 "alter table users add column if not exists google_purchase_token text null",
-            ]),
+            ], statements: []),
     ]
 }

@@ -11,6 +11,10 @@ struct SetApply {
     let ledger: Bool
     let logger: Logger
     let connection: PostgresConnection
+    /// `users` is a table: rows another writer holds are skipped with `FOR UPDATE SKIP LOCKED`. On a view (an app's
+    /// own relation, SPEC 4) PostgreSQL cannot lock through outer joins, so the update relies on its `updated_at`
+    /// compare-and-set and on the view's INSTEAD OF trigger (docs/own-tables.md).
+    var lockRows = true
 
     /// Splits `verdicts` into consecutive groups in which no user appears twice, so a repeated user sees the
     /// first write (and loses its CAS) exactly as a row-by-row apply would.
@@ -79,22 +83,30 @@ struct SetApply {
         let json = SourceText.jsonbText(try encoder.encode(rows))
         // Rows another writer holds (a webhook's open transaction) are skipped, never waited for: their CAS
         // counts as lost, so they are reported `concurrent_update` and left for the next run.
-        let query: PostgresQuery = """
-            with v as (select * from jsonb_to_recordset(\(json)::jsonb) as v(id text, micros bigint, tier int, status text, \
-            end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
-            auto_renew boolean)), \
-            locked as (select u.id from users u join v on u.id = v.id \
-            where (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros for update of u skip locked) \
-            update users u set current_tier = v.tier, subscription_status = v.status, \
-            subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \
-            grace_period_ends_at = to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond', \
-            subscription_source = v.source, iap_product_id = v.product, \
-            iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \
-            updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
-            from v where u.id = v.id and u.id in (select id from locked) \
-            and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
-            returning u.id
-            """
+        let lockCTE =
+            lockRows
+            ? """
+            , locked as (select u.id from users u join v on u.id = v.id \
+            where (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros for update of u skip locked)
+            """ : ""
+        let lockedOnly = lockRows ? " and u.id in (select id from locked)" : ""
+        var binds = PostgresBindings()
+        binds.append(json)
+        let query = PostgresQuery(
+            unsafeSQL: """
+                with v as (select * from jsonb_to_recordset($1::jsonb) as v(id text, micros bigint, tier int, status text, \
+                end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
+                auto_renew boolean))\(lockCTE) \
+                update users u set current_tier = v.tier, subscription_status = v.status, \
+                subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \
+                grace_period_ends_at = to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond', \
+                subscription_source = v.source, iap_product_id = v.product, \
+                iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \
+                updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
+                from v where u.id = v.id\(lockedOnly) \
+                and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
+                returning u.id
+                """, binds: binds)
         var ids = Set<String>()
         for try await id in try await connection.query(query, logger: logger).decode(String.self) { ids.insert(id) }
         return ids

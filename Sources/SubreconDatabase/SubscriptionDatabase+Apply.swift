@@ -48,7 +48,8 @@ extension SubscriptionDatabase {
         return try await run("apply") {
             try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
-                    let setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
+                    var setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
+                    setApply.lockRows = users.isTable
                     var results = verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
                     for group in SetApply.groups(verdicts) {
                         let pending = group.compactMap { index -> (index: Int, verdict: Verdict, truth: Entitlement)? in

@@ -11,6 +11,9 @@ import SubreconCore
 public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
+    /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
+    /// detected once per run by `checkUsers`).
+    public internal(set) var users: UsersRelation = .subreconTable
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -44,10 +47,12 @@ public struct SubscriptionDatabase: Sendable {
         }
     }
 
-    /// Creates or upgrades the schema (`subrecon migrate`); returns the versions applied now.
+    /// Creates or upgrades the schema (`subrecon migrate`); returns the versions applied now. An app's own `users`
+    /// lacking a contract column (or `requiredOptional`, the optional ones whose source is configured) throws
+    /// `UsersContract.Violation` and nothing is created.
     @discardableResult
-    public func migrate(_ migrator: SchemaMigrator = SchemaMigrator()) async throws -> [Int] {
-        try await migrator.migrate(client: client, logger: logger)
+    public func migrate(_ migrator: SchemaMigrator = SchemaMigrator(), requiring requiredOptional: Set<String> = []) async throws -> [Int] {
+        try await migrator.migrate(client: client, logger: logger, requiring: requiredOptional)
     }
 
     /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless `subrecon migrate` has run for this build.
@@ -60,7 +65,7 @@ public struct SubscriptionDatabase: Sendable {
     /// One page of candidates with id greater than `lastID`, in id order, at most `limit` rows.
     public func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow] {
         try await run("candidate scan") {
-            let rows = try await client.query(query.pageSQL(after: lastID, limit: limit), logger: logger)
+            let rows = try await client.query(query.pageSQL(after: lastID, limit: limit, users: users), logger: logger)
             var page: [UserRow] = []
             for try await row in rows { page.append(try UserRow(postgres: row)) }
             return page
@@ -89,7 +94,7 @@ public struct SubscriptionDatabase: Sendable {
         _ query: CandidateQuery, pageSize: Int = 500, after lastID: String? = nil, analyze: Bool = false
     ) async throws -> String {
         try await run("explain candidate scan") {
-            let page = query.pageSQL(after: lastID, limit: pageSize)
+            let page = query.pageSQL(after: lastID, limit: pageSize, users: users)
             let prefix = analyze ? "explain (analyze, buffers) " : "explain "
             let explain = PostgresQuery(unsafeSQL: prefix + page.sql, binds: page.binds)
             var lines: [String] = []
@@ -103,7 +108,7 @@ public struct SubscriptionDatabase: Sendable {
     /// The row of one user, or nil.
     package func user(id: String) async throws -> UserRow? {
         try await run("read user") {
-            let sql = "select \(CandidateQuery.userColumns) from users where id = $1"
+            let sql = "select \(CandidateQuery.userColumns(users)) from users where id = $1"
             var binds = PostgresBindings()
             binds.append(id)
             for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {

@@ -5,7 +5,7 @@ import SubreconCore
 public struct ReportRow: Sendable, Hashable, Codable {
     public static let columns = [
         "run_id", "user_id", "store", "product_id", "db_tier", "db_status", "db_end_date", "truth_tier", "truth_status",
-        "truth_end_date", "action", "drift", "applied", "push_intent", "error",
+        "truth_end_date", "action", "drift", "applied", "push_intent", "error", "sources", "candidate_reason",
     ]
 
     public var runID: String
@@ -23,13 +23,18 @@ public struct ReportRow: Sendable, Hashable, Codable {
     public var applied: Bool
     public var pushIntent: [String]
     public var error: String?
-    /// Both views when RevenueCat and Apple disagree (drift.json only).
+    /// The sources asked for the user (`revenuecat`, `app_store`, `app_store_receipt`, `stripe`, `google_play`).
+    public var sources: [String]
+    /// Why the user was a candidate (`expired`, `billing_issue`, `lapsed`, `sweep`, `users_file`, `backfill`, ...).
+    public var candidateReason: [String]
+    /// Both views when RevenueCat and a store disagree (drift.json only).
     public var conflicts: [SourceConflict]
 
     enum CodingKeys: String, CodingKey {
         case runID = "run_id", userID = "user_id", store, productID = "product_id", dbTier = "db_tier"
         case dbStatus = "db_status", dbEndDate = "db_end_date", truthTier = "truth_tier", truthStatus = "truth_status"
-        case truthEndDate = "truth_end_date", action, drift, applied, pushIntent = "push_intent", error, conflicts
+        case truthEndDate = "truth_end_date", action, drift, applied, pushIntent = "push_intent", error, sources
+        case candidateReason = "candidate_reason", conflicts
     }
 
     /// Builds the row for a verdict and what applying it did.
@@ -52,6 +57,8 @@ public struct ReportRow: Sendable, Hashable, Codable {
         self.applied = applied
         self.pushIntent = (intents ?? verdict.intents.map(\.kind)).map(\.rawValue)
         self.error = error ?? verdict.error
+        self.sources = verdict.sources.map(\.rawValue)
+        self.candidateReason = verdict.candidateReasons.map(\.rawValue)
         self.conflicts = verdict.conflicts
     }
 
@@ -72,6 +79,8 @@ public struct ReportRow: Sendable, Hashable, Codable {
         try c.encode(applied, forKey: .applied)
         try c.encode(pushIntent.joined(separator: ";"), forKey: .pushIntent)
         try c.encode(error, forKey: .error)
+        try c.encode(sources.joined(separator: ";"), forKey: .sources)
+        try c.encode(candidateReason.joined(separator: ";"), forKey: .candidateReason)
         if !conflicts.isEmpty { try c.encode(conflicts, forKey: .conflicts) }
     }
 
@@ -92,6 +101,9 @@ public struct ReportRow: Sendable, Hashable, Codable {
         applied = try c.decode(Bool.self, forKey: .applied)
         pushIntent = try c.decode(String.self, forKey: .pushIntent).split(separator: ";").map(String.init)
         error = try c.decodeIfPresent(String.self, forKey: .error)
+        sources = try c.decodeIfPresent(String.self, forKey: .sources).map { $0.split(separator: ";").map(String.init) } ?? []
+        candidateReason =
+            try c.decodeIfPresent(String.self, forKey: .candidateReason).map { $0.split(separator: ";").map(String.init) } ?? []
         conflicts = try c.decodeIfPresent([SourceConflict].self, forKey: .conflicts) ?? []
     }
 
@@ -101,6 +113,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
             runID, userID, store ?? "", productID ?? "", String(dbTier), dbStatus, dbEndDate.map(ISO8601.string) ?? "",
             truthTier.map(String.init) ?? "", truthStatus ?? "", truthEndDate.map(ISO8601.string) ?? "", action,
             drift.joined(separator: ";"), applied ? "true" : "false", pushIntent.joined(separator: ";"), error ?? "",
+            sources.joined(separator: ";"), candidateReason.joined(separator: ";"),
         ]
     }
 }

@@ -90,3 +90,51 @@ public struct TestSchema: Sendable {
     /// A store on `client`.
     public let store: SubscriptionDatabase
 }
+
+extension TestDatabase {
+    /// The statements of a SQL script (a file under `docs/`), one each for the extended protocol: split at `;`
+    /// outside quotes, `$$` bodies and `--` comments. Comment-only pieces are dropped.
+    public static func statements(ofScript script: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var inQuote = false, inDollar = false, inComment = false
+        let characters = Array(script)
+        var index = 0
+        while index < characters.count {
+            let c = characters[index]
+            let next: Character? = index + 1 < characters.count ? characters[index + 1] : nil
+            if inComment {
+                if c == "\n" { inComment = false }
+            } else if inQuote {
+                current.append(c)
+                if c == "'" { inQuote = false }
+            } else if inDollar {
+                current.append(c)
+                if c == "$", next == "$" {
+                    current.append("$")
+                    index += 1
+                    inDollar = false
+                }
+            } else if c == "-", next == "-" {
+                inComment = true
+            } else if c == "'" {
+                current.append(c)
+                inQuote = true
+            } else if c == "$", next == "$" {
+                current.append("$$")
+                index += 1
+                inDollar = true
+            } else if c == ";" {
+                let statement = current.trimmingCharacters(in: .whitespacesAndNewlines)
+                if !statement.isEmpty { statements.append(statement) }
+                current = ""
+            } else {
+                current.append(c)
+            }
+            index += 1
+        }
+        let last = current.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !last.isEmpty { statements.append(last) }
+        return statements
+    }
+}

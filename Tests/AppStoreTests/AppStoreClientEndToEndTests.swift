@@ -12,6 +12,8 @@ import Testing
 struct AppStoreHarness {
     let server: SimulatorServer
     let simulator: AppStoreSimulator
+    /// `POST /inApps/v1/notifications/history`, signed with the same PKI.
+    let history: AppleNotificationHistorySimulator
     let client: AppStoreClient
     let httpClient: HTTPClient
     let observer = RecordingObserver()
@@ -26,7 +28,9 @@ struct AppStoreHarness {
         simulator = try AppStoreSimulator(
             pki: pki, apiPublicKey: apiKey.publicKey, issuerID: "issuer-uuid", keyID: "KEY123", bundleID: Self.bundleID,
             scenarios: scenarios)
-        server = try await SimulatorServer.start(routes: [simulator])
+        history = try AppleNotificationHistorySimulator(
+            pki: pki, apiPublicKey: apiKey.publicKey, issuerID: "issuer-uuid", keyID: "KEY123", bundleID: Self.bundleID)
+        server = try await SimulatorServer.start(routes: [simulator, history])
         let configuration = try AppStoreConfiguration(
             issuerID: "issuer-uuid", keyID: keyID, privateKeyPEM: apiKey.pemRepresentation, bundleID: Self.bundleID,
             baseURLOverride: split ? server.baseURL + "/production" : server.baseURL,

@@ -218,7 +218,8 @@ struct RevenueCatClientTests {
             let facts = await loop.client.facts(for: "u")
             let message = try #require(facts.errors.first?.message)
             #expect(message.contains("timed out"))
-            #expect(await loop.simulator.counters().totalRequests == 2)
+            // Two attempts by the client; under load the second may time out before the server has read it.
+            #expect((1...2).contains(await loop.simulator.counters().totalRequests))
             #expect(loop.observer.entries.map(\.status) == [nil, nil])
         }
     }

@@ -44,11 +44,14 @@ struct Harness {
     ///   - revenueCat: false leaves RevenueCat unconfigured (an app without RevenueCat).
     ///   - routes: more simulators served on the same loopback server (Stripe, Google Play); their variables go in
     ///     `extra` (use `{base}` for the server's base URL).
+    ///   - setUp: runs in the fresh schema before `subrecon migrate` (an app's own `users`, SPEC 4).
     static func with(
         apple: Bool = false, receipts useReceipts: Bool = false, revenueCat: Bool = true, routes: [any SimulatorRoute] = [],
-        extra: [String: String] = [:], _ body: (Harness) async throws -> Void
+        extra: [String: String] = [:], setUp: (TestSchema) async throws -> Void = { _ in }, _ body: (Harness) async throws -> Void
     ) async throws {
-        try await TestDatabase.withSchema(prefix: "it_", migrated: true) { schema in
+        try await TestDatabase.withSchema(prefix: "it_") { schema in
+            try await setUp(schema)
+            try await schema.store.migrate()
             try await schema.store.upsertProducts(products)
             try await with(
                 schema, apple: apple, receipts: useReceipts, revenueCat: revenueCat, routes: routes, extra: extra, body)

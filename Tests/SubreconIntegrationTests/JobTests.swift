@@ -71,6 +71,11 @@ struct JobTests {
             #expect(rows["u-unknown"]?.action == "skipped" && rows["u-unknown"]?.drift == ["unknown_at_source"])
             #expect(rows["u-unknown"]?.applied == false)
             #expect(rows["u-insync"]?.action == "none" && rows["u-insync"]?.drift == ["in_sync"])
+            // SPEC 5.6: the sources asked and why each user was a candidate.
+            #expect(rows.values.allSatisfy { $0.sources == ["revenuecat"] }, "RevenueCat alone is configured")
+            #expect(rows["u-expired"]?.candidateReason == ["expired"])
+            #expect(rows["u-restored"]?.candidateReason == ["lapsed"])
+            #expect(rows["u-insync"]?.candidateReason == ["lapsed"])
 
             let csv = try h.csvLines(result, "drift.csv")
             #expect(csv.first == ReportRow.columns.joined(separator: ","))

@@ -1,0 +1,147 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import SourceHTTP
+import SubreconCore
+
+/// One verified notification from Apple's history that names a purchase (SPEC 5.1 store feeds).
+public struct AppleNotificationEntry: Sendable, Hashable {
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    /// The original transaction id of the signed transaction inside: finds the user.
+    public var originalTransactionID: String
+}
+
+/// What reading the notification history over a window gave.
+public struct AppleNotificationFeed: Sendable, Hashable {
+    /// Verified entries, one per `notificationUUID`, in the order read.
+    public var entries: [AppleNotificationEntry] = []
+    /// Notifications whose signed payload or transaction failed verification (forged, tampered, another app's or
+    /// environment's): counted and ignored, never acted on.
+    public var rejected = 0
+    /// Pages read.
+    public var pages = 0
+}
+
+extension AppStoreClient {
+    /// The notification types that change entitlement inside a paid period, each read from the history (besides
+    /// every notification Apple failed to deliver, `onlyFailures`): refunds and revocations (a refund in month 2
+    /// of an annual plan, Family Sharing revoked), refunds reversed (reinstate), expiries and grace expiries
+    /// (missed downgrades), failures to renew (billing issue entered), renewals (missed renewals and billing
+    /// recoveries), and renewal status changes (auto-renew off: `canceled`).
+    public static let entitlementNotificationTypes = [
+        "REFUND", "REVOKE", "REFUND_REVERSED", "EXPIRED", "GRACE_PERIOD_EXPIRED", "DID_FAIL_TO_RENEW", "DID_RENEW",
+        "DID_CHANGE_RENEWAL_STATUS",
+    ]
+    /// Pages read per query at most (20 records each): beyond it the feed fails rather than run unbounded.
+    public static let maxNotificationPages = 500
+
+    /// Reads Apple's notification history for `[since, until)` in the run's environment: once for the notifications
+    /// Apple failed to deliver, once per type of `entitlementNotificationTypes`. Every `signedPayload` and the
+    /// transaction inside are verified like any JWS (bundle id, environment); a notification that fails is counted
+    /// in `rejected`. Entries are deduplicated by `notificationUUID`. Any request failing fails the feed.
+    public func notificationHistory(since: Date, until: Date) async -> Result<AppleNotificationFeed, SourceError> {
+        let environment: StoreEnvironment = configuration.environment
+        let expected: StoreEnvironmentName = environment == .production ? .production : .sandbox
+        var feed = AppleNotificationFeed()
+        var seen = Set<String>()
+        let start = Int64((since.timeIntervalSince1970 * 1000).rounded())
+        let end = Int64((until.timeIntervalSince1970 * 1000).rounded())
+        var queries = [NotificationHistoryRequest(startDate: start, endDate: end, notificationType: nil, onlyFailures: true)]
+        queries += Self.entitlementNotificationTypes.map {
+            NotificationHistoryRequest(startDate: start, endDate: end, notificationType: $0, onlyFailures: nil)
+        }
+        for query in queries {
+            var token: String?
+            var pages = 0
+            repeat {
+                pages += 1
+                if pages > Self.maxNotificationPages {
+                    return .failure(fetchError("notification history: more than \(Self.maxNotificationPages) pages for one query"))
+                }
+                let page: NotificationHistoryResponse
+                switch await fetchHistoryPage(query, paginationToken: token, environment: environment) {
+                case .failure(let error): return .failure(error)
+                case .success(let body):
+                    guard let decoded = try? AppStoreJSON.decode(NotificationHistoryResponse.self, from: body) else {
+                        return .failure(fetchError("notification history: malformed body"))
+                    }
+                    page = decoded
+                }
+                feed.pages += 1
+                for item in page.notificationHistory ?? [] {
+                    guard let entry = await verifiedEntry(item.signedPayload, environment: expected) else {
+                        feed.rejected += 1
+                        continue
+                    }
+                    if seen.insert(entry.notificationUUID).inserted { feed.entries.append(entry) }
+                }
+                token = page.hasMore == true ? page.paginationToken.flatMap { $0.isEmpty ? nil : $0 } : nil
+                if page.hasMore == true && token == nil {
+                    return .failure(fetchError("notification history: hasMore without a paginationToken"))
+                }
+            } while token != nil
+        }
+        return .success(feed)
+    }
+
+    /// The verified entry of one history record, or nil when it cannot be believed.
+    func verifiedEntry(_ signedPayload: String?, environment: StoreEnvironmentName) async -> AppleNotificationEntry? {
+        guard let signedPayload else { return nil }
+        do {
+            let payload = try await verifier.verify(signedPayload, as: NotificationPayload.self, now: now())
+            guard let data = payload.data, data.bundleId == configuration.bundleID, data.environment == environment.rawValue,
+                let uuid = payload.notificationUUID, !uuid.isEmpty, let type = payload.notificationType,
+                let signedTransaction = data.signedTransactionInfo
+            else { return nil }
+            let transaction = try await verifier.verifyTransaction(signedTransaction, environment: environment, now: now())
+            guard let original = transaction.originalTransactionId, !original.isEmpty else { return nil }
+            return AppleNotificationEntry(notificationUUID: uuid, notificationType: type, subtype: payload.subtype, originalTransactionID: original)
+        } catch {
+            logger.debug("app store notification failed verification", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// One page of `POST /inApps/v1/notifications/history`, through `SourceTransport` (a fresh token per attempt).
+    func fetchHistoryPage(
+        _ query: NotificationHistoryRequest, paginationToken: String?, environment: StoreEnvironment
+    ) async -> Result<Data, SourceError> {
+        var url = configuration.baseURL(for: environment) + "/inApps/v1/notifications/history"
+        if let paginationToken {
+            let encoded = paginationToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? paginationToken
+            url += "?paginationToken=" + encoded
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let body = try? encoder.encode(query) else { return .failure(fetchError("notification history: request not encodable")) }
+        let outcome = await transport.send(
+            logger: logger,
+            request: { _ in
+                let token = try await tokens.token(now: now())
+                var request = HTTPClientRequest(url: url)
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer " + token.value)
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.headers.add(name: "Accept", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: body))
+                return request
+            },
+            classify: { answer in
+                switch classifyAnswer(answer) {
+                case .success(.body(let data)): .success(data)
+                case .success(.notFound): .fail(reason: "HTTP \(answer.status): not found")
+                case .rateLimited(let wait): .rateLimited(wait)
+                case .retry(let problem): .retry(problem: problem)
+                case .fail(let reason): .fail(reason: reason)
+                }
+            })
+        switch outcome {
+        case .success(let delivery): return .success(delivery.value)
+        case .failure(let failure): return .failure(fetchError("notification history: " + Self.message(for: failure)))
+        }
+    }
+}

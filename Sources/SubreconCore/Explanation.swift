@@ -1,0 +1,206 @@
+import Foundation
+
+/// What `subrecon explain USER_ID` shows (SPEC 5.9): the row, each source's evidence as stated and judged at T, the
+/// verdict, and for every drift kind and the action the rule that produced it. Pure: built from the same row, facts
+/// and context `decide` used.
+public struct Explanation: Sendable, Codable, Hashable {
+    public struct Row: Sendable, Codable, Hashable {
+        public var id: String
+        public var tier: Int
+        public var status: String
+        public var endDate: String?
+        public var graceEndsAt: String?
+        public var source: String?
+        public var productID: String?
+        public var originalTransactionID: String?
+        public var stripeCustomerID: String?
+        public var googlePurchaseToken: String?
+        public var autoRenew: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case id, tier = "current_tier", status = "subscription_status", endDate = "subscription_end_date"
+            case graceEndsAt = "grace_period_ends_at", source = "subscription_source", productID = "iap_product_id"
+            case originalTransactionID = "iap_original_transaction_id", stripeCustomerID = "stripe_customer_id"
+            case googlePurchaseToken = "google_purchase_token", autoRenew = "auto_renew"
+        }
+    }
+
+    /// One purchase as its source stated it, and how it is judged at T.
+    public struct Purchase: Sendable, Codable, Hashable {
+        public var productID: String
+        public var store: String
+        public var kind: String
+        public var sandbox: Bool?
+        public var purchaseDate: String?
+        public var expiresDate: String?
+        public var gracePeriodExpiresDate: String?
+        public var refundedAt: String?
+        public var storeState: String?
+        public var autoRenew: Bool?
+        public var originalTransactionID: String?
+        public var transactionID: String?
+        /// "entitled (active) until …", "not entitled (expired)", or "unknown: reason".
+        public var judged: String
+        /// For Apple's facts: the signed payload was verified before it was believed.
+        public var signature: String?
+
+        enum CodingKeys: String, CodingKey {
+            case productID = "product_id", store, kind, sandbox, purchaseDate = "purchase_date", expiresDate = "expires_date"
+            case gracePeriodExpiresDate = "grace_period_expires_date", refundedAt = "refunded_at", storeState = "store_state"
+            case autoRenew = "auto_renew", originalTransactionID = "original_transaction_id", transactionID = "transaction_id"
+            case judged, signature
+        }
+    }
+
+    /// What one source said.
+    public struct SourceEvidence: Sendable, Codable, Hashable {
+        /// As in the `sources` column.
+        public var source: String
+        /// `answered`, `unknown` (the source does not know the identifier), `error`.
+        public var outcome: String
+        public var purchases: [Purchase]
+        /// RevenueCat's entitlements (`identifier: product until …`).
+        public var entitlements: [String]
+        public var errors: [String]
+    }
+
+    public struct Rule: Sendable, Codable, Hashable {
+        /// `action:downgrade`, `drift:missed_expiration`, ...
+        public var about: String
+        public var rule: String
+    }
+
+    public var asOf: String
+    public var environment: String
+    public var row: Row
+    public var sources: [SourceEvidence]
+    public var action: String
+    public var drift: [String]
+    public var truthTier: Int?
+    public var truthStatus: String?
+    public var truthEndDate: String?
+    public var truthProductID: String?
+    public var error: String?
+    public var rules: [Rule]
+
+    enum CodingKeys: String, CodingKey {
+        case asOf = "as_of", environment, row, sources, action, drift, truthTier = "truth_tier", truthStatus = "truth_status"
+        case truthEndDate = "truth_end_date", truthProductID = "truth_product_id", error, rules
+    }
+
+    /// True when a source errored for the user (`explain` exits 1).
+    public var sourceErrored: Bool { sources.contains { $0.outcome == "error" } }
+
+    public init(row: UserRow, facts: SourceFacts, context: DecisionContext, verdict: Verdict) {
+        let asOf = context.asOf
+        func date(_ value: Date?) -> String? { value.map(ISO8601.string) }
+        self.asOf = ISO8601.string(asOf)
+        environment = context.environment.rawValue
+        self.row = Row(
+            id: row.id, tier: row.currentTier, status: row.statusText, endDate: date(row.endDate),
+            graceEndsAt: date(row.graceEndsAt), source: row.source, productID: row.productID,
+            originalTransactionID: row.originalTransactionID, stripeCustomerID: row.stripeCustomerID,
+            googlePurchaseToken: row.googlePurchaseToken, autoRenew: row.autoRenew)
+        func describe(_ p: PurchaseFact, lookup: String? = nil, signed: Bool = false) -> Purchase {
+            let judged: String =
+                switch judge(p, asOf: asOf) {
+                case .known(let j) where j.entitled:
+                    "entitled (\(j.status.rawValue))" + (j.expiresDate.map { " until \(ISO8601.string($0))" } ?? ", no end")
+                case .known(let j): "not entitled (\(j.status.rawValue))"
+                case .unknown(let reason): "unknown: \(reason)"
+                }
+            return Purchase(
+                productID: p.productID, store: p.store.rawValue, kind: p.kind.rawValue, sandbox: p.isSandbox,
+                purchaseDate: date(p.purchaseDate), expiresDate: date(p.expiresDate),
+                gracePeriodExpiresDate: date(p.gracePeriodExpiresDate), refundedAt: date(p.refundedAt),
+                storeState: p.storeState?.rawValue, autoRenew: p.autoRenew, originalTransactionID: p.originalTransactionID,
+                transactionID: p.storeTransactionID ?? lookup, judged: judged,
+                signature: signed
+                    ? "verified: x5c chain to a trusted root, Apple's OIDs, ES256 signature, bundle id, environment" : nil)
+        }
+        var sources: [SourceEvidence] = []
+        for origin in facts.asked {
+            let errors = facts.errors.filter { $0.origin == origin }
+            var purchases: [Purchase]
+            var entitlements: [String] = []
+            if origin == .revenueCat {
+                purchases = facts.purchases.map { describe($0) }
+                entitlements = facts.entitlements.map { e in
+                    let end: String =
+                        switch e.expires {
+                        case .at(let d): "until \(ISO8601.string(d))"
+                        case .never: "never expires"
+                        case .unstated: "expiry not stated"
+                        }
+                    return "\(e.identifier): \(e.productID ?? "(no product named)") \(end)"
+                }
+            } else if origin == .appStoreReceipt {
+                // The receipt's own facts stand in for Apple's when the App Store Server API is not configured.
+                purchases =
+                    facts.asked.contains(.appStore)
+                    ? [] : facts.stores.filter { $0.purchase.store.isApple }.map { describe($0.purchase, lookup: $0.lookupID) }
+            } else {
+                purchases = facts.stores.filter { $0.purchase.origin == origin }.map {
+                    describe($0.purchase, lookup: $0.lookupID, signed: origin == .appStore)
+                }
+            }
+            let unknown = facts.unknownTo.contains(origin) || (origin == .revenueCat && !facts.subscriberKnown)
+            let outcome = !errors.isEmpty ? "error" : (unknown && purchases.isEmpty ? "unknown" : "answered")
+            sources.append(
+                SourceEvidence(
+                    source: origin.rawValue, outcome: outcome, purchases: purchases, entitlements: entitlements,
+                    errors: errors.map { "\($0.kind.rawValue): \($0.message)" }))
+        }
+        self.sources = sources
+        action = verdict.action.rawValue
+        drift = verdict.drift.map(\.rawValue)
+        truthTier = verdict.truth?.tier
+        truthStatus = verdict.truth?.status.rawValue
+        truthEndDate = date(verdict.truth?.endDate)
+        truthProductID = verdict.truth?.productID
+        error = verdict.error
+        var rules = [Rule(about: "action:\(verdict.action.rawValue)", rule: Self.rule(for: verdict.action, verdict: verdict))]
+        for kind in verdict.drift {
+            rules.append(Rule(about: "drift:\(kind.rawValue)", rule: Self.rule(for: kind, verdict: verdict)))
+        }
+        self.rules = rules
+    }
+
+    static func rule(for action: Action, verdict: Verdict) -> String {
+        let before = verdict.row.currentTier
+        let after = verdict.truth.map { String($0.tier) } ?? "?"
+        switch action {
+        case .downgrade: return "SPEC 5.3: the highest tier entitled at T is \(after), below the row's \(before): the tier is lowered"
+        case .upgrade: return "SPEC 5.3: the highest tier entitled at T is \(after), above the row's \(before): the tier is raised"
+        case .restore: return "SPEC 5.3: the row holds no tier but a purchase entitles tier \(after) at T: the tier is granted back"
+        case .extend: return "SPEC 5.3: the same tier, with a later end date stated by the granting purchase"
+        case .statusChange: return "SPEC 5.3: the same tier; status, dates, product or source differ from the truth"
+        case .none: return "the row already says what the truth at T says: nothing to change"
+        case .skipped:
+            return "SPEC 5.3 safety rules: the evidence cannot decide this user (see the drift kinds); the row is left as it was"
+        }
+    }
+
+    static func rule(for drift: Drift, verdict: Verdict) -> String {
+        switch drift {
+        case .missedExpiration: "SPEC 5.6: the database says a tier; the paid period is over, no grace"
+        case .missedRenewal: "SPEC 5.6: the truth states a later end date, or a tier again"
+        case .billingIssueEntered: "SPEC 5.3: a billing issue is detected (still entitled while in grace)"
+        case .billingIssueRecovered: "SPEC 5.6: the row says billing_issue; the store says paid again"
+        case .graceExpired: "SPEC 5.6: the row says billing_issue; the grace period is over, not entitled"
+        case .missedRefund: "SPEC 5.3: refunded or revoked at or before T: not entitled (refunded)"
+        case .productChange: "SPEC 5.6: a different product grants the tier now"
+        case .sourceConflict:
+            "SPEC 5.2: RevenueCat and the purchase's own store disagree; the store is the authority for its own purchases"
+        case .sandboxIgnored: "SPEC 5.3: a production run never lets a sandbox purchase entitle"
+        case .unknownProduct: "SPEC 5.3: an entitled product is missing from product_tiers: the row is left untouched"
+        case .unknownAtSource: "SPEC 5.2: absence is not evidence: no source asked knows this user; the row is left untouched"
+        case .fetchError:
+            "SPEC 5.3: a fetch or decode error, or evidence the rules cannot read: the row is left untouched"
+                + (verdict.error.map { " (\($0))" } ?? "")
+        case .verificationFailed: "SPEC 5.2: a signed payload failed verification: never a fact; the row is left untouched"
+        case .concurrentUpdate: "SPEC 5.4: a webhook wrote the row between read and write; it wins"
+        case .inSync: "the row agrees with the truth at T"
+        }
+    }
+}

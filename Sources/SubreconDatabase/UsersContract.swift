@@ -1,0 +1,195 @@
+import Logging
+import PostgresNIO
+
+/// The `users` relation a run reads and writes, as detected once before the run (SPEC section 4).
+///
+/// subrecon's own `users` is a table with every contract column. An app's own `users` may be a table or a view
+/// (updatable through INSTEAD OF triggers) and may lack the optional store identifiers whose source is not
+/// configured: the run then selects `null::text` for them.
+public struct UsersRelation: Sendable, Hashable {
+    /// True when `users` is a table (`relkind` r or p): rows can be locked with `FOR UPDATE SKIP LOCKED`.
+    /// False for a view: the compare-and-set is the update's own `updated_at` guard (and the view's trigger's).
+    public var isTable: Bool
+    /// The optional columns (`UsersContract.optionalColumns`) the relation has with a text type.
+    public var optionalColumns: Set<String>
+
+    public init(isTable: Bool, optionalColumns: Set<String>) {
+        self.isTable = isTable
+        self.optionalColumns = optionalColumns
+    }
+
+    /// subrecon's own table after every migration: all columns, lockable.
+    public static let subreconTable = UsersRelation(isTable: true, optionalColumns: Set(UsersContract.optionalColumns))
+}
+
+/// The columns `users` must have (SPEC section 4) and the check of a relation against them.
+public enum UsersContract {
+    /// The type a contract column needs.
+    public enum ColumnType: String, Sendable, Hashable {
+        case text, integer, timestamptz, boolean
+
+        /// Whether a PostgreSQL type (its `pg_type.typname`; a domain's base type) is accepted: text also as
+        /// `varchar` (same ordering and comparisons as text); integer as smallint, integer or bigint; timestamptz and
+        /// boolean exactly (`timestamp` without time zone is ambiguous and rejected).
+        func accepts(_ typeName: String) -> Bool {
+            switch self {
+            case .text: ["text", "varchar"].contains(typeName)
+            case .integer: ["int2", "int4", "int8"].contains(typeName)
+            case .timestamptz: typeName == "timestamptz"
+            case .boolean: typeName == "bool"
+            }
+        }
+    }
+
+    /// Every `users` relation needs these.
+    public static let requiredColumns: [(name: String, type: ColumnType)] = [
+        ("id", .text), ("current_tier", .integer), ("subscription_status", .text), ("subscription_end_date", .timestamptz),
+        ("grace_period_ends_at", .timestamptz), ("subscription_source", .text), ("iap_product_id", .text),
+        ("iap_original_transaction_id", .text), ("auto_renew", .boolean), ("updated_at", .timestamptz),
+    ]
+
+    /// Needed only when their source is configured: `stripe_customer_id` (Stripe), `google_purchase_token` (Google Play).
+    public static let optionalColumns = ["stripe_customer_id", "google_purchase_token"]
+
+    /// One column of the relation: its name and its type's name (`pg_type.typname`, a domain's base type).
+    public struct Column: Sendable, Hashable {
+        public var name: String
+        public var typeName: String
+        /// How the type is shown to the operator (`format_type`, e.g. `character varying(40)`).
+        public var displayType: String
+    }
+
+    /// What the relation lacks: one configuration line when not empty.
+    public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
+        /// `schema.users` as resolved, and what it is (`table`, `view`, ...).
+        public var relation: String
+        public var missing: [String]
+        public var wrongType: [String]
+        /// `users` is not in the first schema of `search_path` but in a later one: `migrate` would create subrecon's
+        /// own `users` in front of it.
+        public var shadowed = false
+
+        public init(relation: String, missing: [String], wrongType: [String], shadowed: Bool = false) {
+            self.relation = relation
+            self.missing = missing
+            self.wrongType = wrongType
+            self.shadowed = shadowed
+        }
+
+        /// `users (app.users, a view) is missing subscription_source (text); has current_tier of type text (needs integer)`:
+        /// the text after `configuration error: ` (the caller adds it).
+        public var problem: String {
+            if shadowed {
+                return "(\(relation)) is not in the first schema of search_path, where subrecon's tables go: migrate "
+                    + "would create a users table in front of it; put that schema first in search_path, or create a view "
+                    + "users in the first schema (SPEC section 4; nothing was changed)"
+            }
+            var parts: [String] = []
+            if !missing.isEmpty { parts.append("is missing " + missing.joined(separator: ", ")) }
+            if !wrongType.isEmpty { parts.append("has " + wrongType.joined(separator: ", ")) }
+            return "(\(relation)) " + parts.joined(separator: "; ")
+                + " (SPEC section 4: fix the relation, or the view subrecon reads; nothing was changed)"
+        }
+
+        public var description: String { "configuration error: users \(problem)" }
+    }
+
+    /// Checks `columns` (nil: no relation named `users`) against the contract plus `requiredOptional`.
+    /// Returns nil when the relation satisfies it.
+    static func violation(relation: String, columns: [Column], requiredOptional: Set<String>) -> Violation? {
+        let byName = Dictionary(columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var missing: [String] = []
+        var wrongType: [String] = []
+        let optional = optionalColumns.filter(requiredOptional.contains).map { (name: $0, type: ColumnType.text) }
+        for (name, type) in requiredColumns + optional {
+            guard let column = byName[name] else {
+                missing.append("\(name) (\(type.rawValue))")
+                continue
+            }
+            if !type.accepts(column.typeName) {
+                wrongType.append("\(name) of type \(column.displayType) (needs \(type.rawValue))")
+            }
+        }
+        guard !missing.isEmpty || !wrongType.isEmpty else { return nil }
+        return Violation(relation: relation, missing: missing, wrongType: wrongType)
+    }
+
+    /// The `users` relation `search_path` resolves on `connection` (nil when there is none): its qualified name, its
+    /// `relkind` and its columns.
+    static func describe(
+        connection: PostgresConnection, logger: Logger, inCurrentSchemaOnly: Bool = false
+    ) async throws -> (name: String, kind: String, columns: [Column])? {
+        let target =
+            inCurrentSchemaOnly
+            ? "(select c.oid from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relname = 'users')"
+            : "to_regclass('users')"
+        let relation = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    select n.nspname || '.' || c.relname, c.relkind::text from pg_class c \
+                    join pg_namespace n on n.oid = c.relnamespace where c.oid = \(target)
+                    """), logger: logger)
+        var found: (String, String)?
+        for try await (name, kind) in relation.decode((String, String).self) { found = (name, kind) }
+        guard let (name, kind) = found else { return nil }
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    select a.attname::text, coalesce(b.typname, t.typname)::text, format_type(a.atttypid, a.atttypmod) \
+                    from pg_attribute a join pg_type t on t.oid = a.atttypid \
+                    left join pg_type b on t.typtype = 'd' and b.oid = t.typbasetype \
+                    where a.attrelid = \(target) and a.attnum > 0 and not a.attisdropped order by a.attnum
+                    """), logger: logger)
+        var columns: [Column] = []
+        for try await (column, type, display) in rows.decode((String, String, String).self) {
+            columns.append(Column(name: column, typeName: type, displayType: display))
+        }
+        return (name, kind, columns)
+    }
+
+    /// `table`, `view`, ... for a `relkind`.
+    static func kindName(_ relkind: String) -> String {
+        switch relkind {
+        case "r", "p": "a table"
+        case "v": "a view"
+        case "m": "a materialized view"
+        case "f": "a foreign table"
+        default: "relkind \(relkind)"
+        }
+    }
+}
+
+extension SubscriptionDatabase {
+    /// Checks the `users` relation the connection's `search_path` resolves against the contract (SPEC section 4)
+    /// and returns what the run needs to know about it. Reads only the catalog.
+    ///
+    /// - Parameter requiredOptional: the optional columns whose source is configured (`stripe_customer_id` with
+    ///   Stripe, `google_purchase_token` with Google Play).
+    /// - Throws: `UsersContract.Violation` naming every missing or wrongly typed column (exit 78 for the CLI);
+    ///   `DatabaseError.schemaMissing` when there is no `users` at all.
+    public func checkUsers(requiring requiredOptional: Set<String>) async throws -> UsersRelation {
+        let described = try await run("check users columns") {
+            try await client.withConnection { connection in
+                try await UsersContract.describe(connection: connection, logger: logger)
+            }
+        }
+        guard let described else { throw DatabaseError.schemaMissing(table: "users") }
+        let relation = "\(described.name), \(UsersContract.kindName(described.kind))"
+        if let violation = UsersContract.violation(
+            relation: relation, columns: described.columns, requiredOptional: requiredOptional)
+        {
+            throw violation
+        }
+        let textColumns = Set(described.columns.filter { UsersContract.ColumnType.text.accepts($0.typeName) }.map(\.name))
+        return UsersRelation(
+            isTable: described.kind == "r" || described.kind == "p",
+            optionalColumns: Set(UsersContract.optionalColumns.filter(textColumns.contains)))
+    }
+
+    /// This store, reading and writing `users` as `relation` describes (from `checkUsers`).
+    public func with(users relation: UsersRelation) -> SubscriptionDatabase {
+        var copy = self
+        copy.users = relation
+        return copy
+    }
+}

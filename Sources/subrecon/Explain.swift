@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import Subrecon
+import SubreconCore
+
+/// `subrecon explain USER_ID` (SPEC 5.9).
+struct Explain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask every configured source about one user, exactly as a run would, and explain the verdict (changes nothing).",
+        discussion: "Exit 0, 1 when a source errored, 66 when the user has no row. With --json, stdout holds exactly one JSON document; logs go to stderr.")
+
+    @Argument(help: "The user's id (users.id).") var userID: String
+    @Option(help: "The instant to judge by (ISO 8601); default now.") var asOf: String?
+    @Flag(help: "Print one JSON document instead of text.") var json = false
+
+    func validate() throws {
+        if let asOf, ISO8601.date(asOf) == nil { throw ValidationError("--as-of must be an ISO 8601 instant, e.g. 2026-06-01T03:00:00Z") }
+    }
+
+    func run() async throws {
+        let env = Startup.environment()
+        let logger = Startup.logger(env)
+        try await Startup.guarded(logger) {
+            let explanation = try await Commands.explain(
+                environment: env, userID: userID, asOf: asOf.flatMap(ISO8601.date) ?? Date(), logger: logger)
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                FileHandle.standardOutput.write(try encoder.encode(explanation) + Data("\n".utf8))
+            } else {
+                print(explanation.lines.joined(separator: "\n"))
+            }
+            return explanation.sourceErrored ? .userErrors : .ok
+        }
+    }
+}
