@@ -109,6 +109,11 @@ struct StripeJobTests {
             #expect(sandbox.currentTier == 0, "a test-mode subscription never entitles in a production run")
 
             #expect(rows.values.allSatisfy { $0.store == "stripe" })
+            #expect(rows.values.allSatisfy { $0.sources == ["stripe"] }, "drift.json names Stripe as the only source asked")
+            let csv = try h.csvLines(result, "drift.csv")
+            let column = try #require(csv.first?.split(separator: ",", omittingEmptySubsequences: false).firstIndex(of: "sources"))
+            let extendLine = try #require(csv.first { $0.hasPrefix("\(result.summary.runID),s-extend,") })
+            #expect(extendLine.split(separator: ",", omittingEmptySubsequences: false)[column] == "stripe")
             #expect(result.summary.requests["stripe"]?.requests == seeds.count, "one list call per customer")
             #expect(result.summary.requests["revenuecat"] == nil)
             #expect(result.summary.sources["stripe"]?.contains("Stripe API") == true)
@@ -142,6 +147,7 @@ struct StripeJobTests {
                 let row = try #require(try await h.user(id))
                 #expect(row.currentTier == 1 && row.statusText == "active" && row.endDate == Harness.day(-1), "\(id) untouched")
                 #expect(rows[id]?.action == "skipped" && rows[id]?.applied == false, "\(id) skipped")
+                #expect(rows[id]?.sources == ["stripe"], "\(id): Stripe was asked")
                 #expect(try await h.auditRows(id) == 0)
                 #expect(try await h.intents(id) == 0)
             }
@@ -187,6 +193,7 @@ struct StripeJobTests {
                 #expect(rows[id]?.conflicts.first?.store == .stripe)
                 #expect(rows[id]?.conflicts.first?.revenueCat.entitled == true)
                 #expect(rows[id]?.conflicts.first?.storeView.entitled == false)
+                #expect(rows[id]?.sources == ["revenuecat", "stripe"])
             }
             let paths = await stripe.recordedRequests().map(\.path)
             #expect(paths.contains("/v1/subscriptions/sub_c-subid"), "asked by RevenueCat's subscription id")
