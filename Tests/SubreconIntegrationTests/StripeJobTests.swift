@@ -164,10 +164,12 @@ struct StripeJobTests {
         }
     }
 
-    @Test("RevenueCat says active, Stripe says canceled: Stripe wins, source_conflict (by customer and by RevenueCat's sub_ id)")
+    @Test("RevenueCat says active, Stripe says canceled: Stripe wins, source_conflict (by customer, by RevenueCat's sub_ id, and by id when the customer's list lacks it)")
     func stripeOverridesRevenueCat() async throws {
         try await Self.with(revenueCat: true) { h, stripe in
-            for (id, customer) in [("c-customer", "cus_conflict"), ("c-subid", nil)] as [(String, String?)] {
+            // c-elsewhere: the row's customer has no subscriptions; RevenueCat's sub_ id is asked about by id.
+            await stripe.setSubscriptions([], forCustomer: "cus_empty")
+            for (id, customer) in [("c-customer", "cus_conflict"), ("c-subid", nil), ("c-elsewhere", "cus_empty")] as [(String, String?)] {
                 let subscriptionID = "sub_\(id)"
                 try await h.store.insertUsers([Self.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
@@ -176,8 +178,9 @@ struct StripeJobTests {
                             productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
                             storeTransactionID: subscriptionID)
                     ]), for: id)
+                let owner = customer == "cus_conflict" ? "cus_conflict" : "cus_other_\(id)"
                 await stripe.setSubscriptions(
-                    [Self.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: customer ?? "cus_other_\(id)")
+                    [Self.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: owner)
             }
 
             let result = try await h.run {
@@ -186,7 +189,7 @@ struct StripeJobTests {
             }
             #expect(result.summary.sources["stripe"]?.hasSuffix("; budget 7 req/s") == true)
             let rows = try h.report(result)
-            for id in ["c-customer", "c-subid"] {
+            for id in ["c-customer", "c-subid", "c-elsewhere"] {
                 let row = try #require(try await h.user(id))
                 #expect(row.currentTier == 0 && row.statusText == "expired", "\(id): Stripe's answer decides")
                 #expect(rows[id]?.drift.contains("source_conflict") == true, "\(id)")
@@ -197,7 +200,9 @@ struct StripeJobTests {
             }
             let paths = await stripe.recordedRequests().map(\.path)
             #expect(paths.contains("/v1/subscriptions/sub_c-subid"), "asked by RevenueCat's subscription id")
-            #expect(result.summary.requests["stripe"]?.requests == 2)
+            #expect(paths.contains("/v1/subscriptions/sub_c-elsewhere"), "asked by id when the customer's list lacks it")
+            #expect(!paths.contains("/v1/subscriptions/sub_c-customer"), "listed by customer, not asked again")
+            #expect(result.summary.requests["stripe"]?.requests == 4)
         }
     }
 

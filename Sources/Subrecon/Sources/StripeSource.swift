@@ -3,8 +3,8 @@ import Stripe
 import SubreconCore
 
 /// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
-/// subscription, whatever its status); otherwise each Stripe purchase RevenueCat lists with a subscription id
-/// (`sub_…`) is asked about by id. A customer or subscription Stripe does not know is absence (`unknownTo`), an
+/// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
+/// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or subscription Stripe does not know is absence (`unknownTo`), an
 /// unknown status or any failure an error for the user.
 struct StripeSource: StoreSource {
     let client: StripeClient
@@ -21,38 +21,44 @@ struct StripeSource: StoreSource {
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
+        var asked = false
+        var found: [StoreFact] = []
         if let customer = row.stripeCustomerID, !customer.isEmpty {
+            asked = true
             facts.noteAsked(.stripe)
-            switch await client.subscriptions(customerID: customer) {
-            case .failure(let error):
-                facts.errors.append(SourceError(origin: .stripe, kind: .fetch, message: error.description))
-            case .success(let subscriptions):
-                record(StripeMapping.storeFacts(subscriptions), into: &facts)
-            }
-            return
+            let answer = await client.subscriptions(customerID: customer)
+            guard record(answer, into: &found, facts: &facts) else { return }
         }
-        let ids = Self.subscriptionIDs(in: facts)
-        for id in ids {
+        // RevenueCat's Stripe subscriptions the customer's list did not include (every one, without a customer id).
+        let listed = Set(found.flatMap(\.identifiers))
+        for id in Self.subscriptionIDs(in: facts) where !listed.contains(id) {
+            asked = true
             facts.noteAsked(.stripe)
-            switch await client.subscription(id: id) {
-            case .failure(let error):
-                facts.errors.append(SourceError(origin: .stripe, kind: .fetch, message: error.description))
-                return
-            case .success(nil):
-                facts.unknownTo.append(.stripe)
-            case .success(let subscription?):
-                record(StripeMapping.storeFacts(subscription), into: &facts)
-            }
-            if !facts.errors.isEmpty { return }
+            let answer = await client.subscription(id: id)
+            guard record(answer.map { $0.map { [$0] } ?? [] }, into: &found, facts: &facts) else { return }
         }
+        facts.stores += found
+        // Nothing Stripe knows (a 404, or a customer without subscriptions): absence, not evidence.
+        if asked && found.isEmpty { facts.unknownTo.append(.stripe) }
     }
 
-    private func record(_ mapped: Result<[StoreFact], SourceError>, into facts: inout SourceFacts) {
-        switch mapped {
-        case .failure(let error): facts.errors.append(error)
-        case .success(let stores):
-            facts.stores += stores
-            if stores.isEmpty { facts.unknownTo.append(.stripe) }
+    /// Maps an answer into `found`; false (with the error recorded) when the user must be left untouched.
+    private func record(
+        _ answer: Result<[StripeSubscription], StripeError>, into found: inout [StoreFact], facts: inout SourceFacts
+    ) -> Bool {
+        switch answer {
+        case .failure(let error):
+            facts.errors.append(SourceError(origin: .stripe, kind: .fetch, message: error.description))
+            return false
+        case .success(let subscriptions):
+            switch StripeMapping.storeFacts(subscriptions) {
+            case .failure(let error):
+                facts.errors.append(error)
+                return false
+            case .success(let mapped):
+                found += mapped
+                return true
+            }
         }
     }
 
