@@ -65,6 +65,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "Stripe",
+            dependencies: [
+                "SubreconCore", "SourceHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "SubreconDatabase",
             dependencies: [
                 "SubreconCore",
@@ -115,7 +125,7 @@ let package = Package(
         .target(
             name: "Subrecon",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "GooglePlay", "SubreconDatabase", "SubreconReports",
+                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "Stripe", "GooglePlay", "SubreconDatabase", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -202,6 +212,13 @@ let package = Package(
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "_CryptoExtras", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "StripeTests",
+            dependencies: ["Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

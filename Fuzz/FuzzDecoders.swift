@@ -6,7 +6,8 @@
 //   2 App Store status response body   3 App Store error body
 //   4 decoded JWS transaction payload  5 decoded JWS renewal info payload
 //   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
-//   'G' (checked before the mod) Google Play SubscriptionPurchaseV2 body -> facts, error and token bodies
+// Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
+// token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts.
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -18,9 +19,17 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Data(bytes: start, count: count)
     let selector = bytes[bytes.startIndex] % 8
     let body = Data(bytes.dropFirst())
-    if bytes[bytes.startIndex] == UInt8(ascii: "G") {
+    switch bytes[bytes.startIndex] {
+    case UInt8(ascii: "G"):
         googlePlay(body)
         return 0
+    case UInt8(ascii: "8"):
+        stripeList(body)
+        return 0
+    case UInt8(ascii: "9"):
+        stripeSubscription(body)
+        return 0
+    default: break
     }
     switch selector {
     case 0: revenueCatSubscriber(body)
@@ -231,4 +240,49 @@ private func text(_ body: Data) {
         _ = SourceNumber.saturatingInt64(value)
     }
     if let value = Int64(string) { check(SourceNumber.date(unixMilliseconds: value), "ms integer") }
+}
+
+private func stripeList(_ body: Data) {
+    guard let list = try? StripeSubscriptionList.decode(body: body) else { return }
+    check(list.object, "list object")
+    check(list.url, "list url")
+    for subscription in list.data { checkStripe(subscription) }
+    checkStripeFacts(StripeMapping.storeFacts(list.data))
+}
+
+private func stripeSubscription(_ body: Data) {
+    guard let subscription = try? StripeSubscription.decode(body: body) else { return }
+    checkStripe(subscription)
+    checkStripeFacts(StripeMapping.storeFacts(subscription))
+    _ = StripeErrorBody.decode(body: body).map { check($0.message, "stripe error message") }
+}
+
+private func checkStripe(_ subscription: StripeSubscription) {
+    for text in [subscription.id, subscription.status, subscription.customer, subscription.currency] { check(text, "subscription text") }
+    for date in [
+        subscription.cancelAt, subscription.canceledAt, subscription.endedAt, subscription.trialEnd, subscription.startDate,
+        subscription.currentPeriodStart, subscription.currentPeriodEnd,
+    ] { check(date, "subscription date") }
+    for item in subscription.items ?? [] {
+        check(item.id, "item id")
+        check(item.price?.id, "price id")
+        check(item.price?.product, "product id")
+        check(item.currentPeriodStart, "item period start")
+        check(item.currentPeriodEnd, "item period end")
+    }
+}
+
+private func checkStripeFacts(_ mapped: Result<[StoreFact], SourceError>) {
+    switch mapped {
+    case .failure(let error): check(error.message, "stripe error")
+    case .success(let facts):
+        for fact in facts {
+            precondition(fact.purchase.origin == .stripe && fact.purchase.store == .stripe, "stripe fact from elsewhere")
+            check(fact.purchase.productID, "stripe product")
+            check(fact.purchase.expiresDate, "stripe expiry")
+            if let price = fact.purchase.price {
+                precondition(!price.amount.isNaN && price.amount >= 0, "stripe price out of range")
+            }
+        }
+    }
 }

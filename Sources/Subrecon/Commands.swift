@@ -85,6 +85,8 @@ public enum Commands {
                 gates[.appStore] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(appStoreRate, shard: options.shard))
                 gates[.googlePlay] = SharedRateLimiter<ContinuousClock>.perSecond(
                     RequestBudget.perShard(options.googlePlayRequestsPerSecond, shard: options.shard))
+                gates[.stripe] = SharedRateLimiter<ContinuousClock>.perSecond(
+                    RequestBudget.perShard(options.stripeRequestsPerSecond, shard: options.shard))
                 let source = try StoreFactSource(
                     configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: store)
                 var notes = source.notes
@@ -96,6 +98,9 @@ public enum Commands {
                 }
                 if config.googlePlay != nil {
                     notes["google_play"]? += "; " + RequestBudget.describe(options.googlePlayRequestsPerSecond, shard: options.shard)
+                }
+                if config.stripe != nil {
+                    notes["stripe"]? += "; " + RequestBudget.describe(options.stripeRequestsPerSecond, shard: options.shard)
                 }
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)

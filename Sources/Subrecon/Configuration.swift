@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import GooglePlay
 import RevenueCat
+import Stripe
 import SubreconCore
 import SubreconDatabase
 import X509
@@ -19,17 +20,22 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     public var environment: StoreEnvironment
     /// Google Play Developer API; nil unless `GOOGLE_PLAY_SERVICE_ACCOUNT` and `GOOGLE_PLAY_PACKAGE_NAME` are set.
     public var googlePlay: GooglePlayConfiguration? = nil
+    /// Stripe; nil unless `STRIPE_API_KEY` is set.
+    public var stripe: StripeConfiguration? = nil
 
     public var description: String {
         let revenueCatText = revenueCat.map { String(describing: $0) } ?? "none"
         return "SubreconConfiguration(database: \(database), revenueCat: \(revenueCatText), "
             + "appStore: \(appStore.map(String.init(describing:)) ?? "not configured"), "
             + "receipts: \(receipts.map(String.init(describing:)) ?? "not configured"), environment: \(environment.rawValue), "
-            + "googlePlay: \(googlePlay.map(String.init(describing:)) ?? "not configured"))"
+            + "googlePlay: \(googlePlay.map(String.init(describing:)) ?? "not configured"), "
+            + "stripe: \(stripe.map(String.init(describing:)) ?? "not configured"))"
     }
 
     /// True when at least one source is configured (SPEC 3: `run` needs one).
-    public var hasSource: Bool { revenueCat != nil || appStore != nil || receipts != nil || googlePlay != nil }
+    public var hasSource: Bool {
+        revenueCat != nil || appStore != nil || receipts != nil || googlePlay != nil || stripe != nil
+    }
 
     /// Reads and validates the configuration. `requireSource` is true for `run` and `explain`: at least one source
     /// must be configured (else 78 naming the variables); every source is optional on its own.
@@ -74,6 +80,9 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         var configuration = SubreconConfiguration(
             database: database, revenueCat: revenueCat, appStore: apple, receipts: receipts, environment: environment)
         configuration.googlePlay = try googlePlayConfiguration(
+            env, timeout: timeout, attempts: attempts, backoff: backoff, maxRateLimitWait: maxRateLimitWait,
+            rateLimitBudget: rateLimitBudget)
+        configuration.stripe = try stripeConfiguration(
             env, timeout: timeout, attempts: attempts, backoff: backoff, maxRateLimitWait: maxRateLimitWait,
             rateLimitBudget: rateLimitBudget)
         if requireSource && !configuration.hasSource { throw ConfigError.noSource }
@@ -139,6 +148,21 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             statement: try read("SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS", defaults.statement),
             lock: try read("SUBRECON_DB_LOCK_TIMEOUT_SECONDS", defaults.lock),
             idleInTransaction: try read("SUBRECON_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", defaults.idleInTransaction))
+    }
+
+    /// Stripe from `STRIPE_API_KEY` (or `_FILE`) and `STRIPE_BASE_URL`; nil when neither is set.
+    static func stripeConfiguration(
+        _ env: Environment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+    ) throws(ConfigError) -> StripeConfiguration? {
+        let base = try env.baseURL("STRIPE_BASE_URL", default: nil)
+        guard let key = try env.secret("STRIPE_API_KEY") else {
+            if base != nil { throw ConfigError("STRIPE_API_KEY", "is not set (STRIPE_BASE_URL is; or STRIPE_API_KEY_FILE)") }
+            return nil
+        }
+        return StripeConfiguration(
+            baseURL: base ?? StripeConfiguration.defaultBaseURL, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+            maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)),
+            max429Wait: .milliseconds(Int64(maxRateLimitWait * 1000)), rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
     }
 
     static func appStoreConfiguration(

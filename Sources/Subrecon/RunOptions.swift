@@ -40,6 +40,10 @@ public struct RunOptions: Sendable {
     public var googlePlayRequestsPerSecond = RunOptions.defaultGooglePlayRequestsPerSecond
     public static let defaultGooglePlayRequestsPerSecond = 10.0
     public static let defaultRevenueCatRequestsPerSecond = 10.0
+    /// Stripe requests per second for the whole app (a `--shard I/N` run takes 1/N); 0 = unlimited. Stripe allows
+    /// 25/s per endpoint (100/s live overall); 20 leaves room for the app's own calls.
+    public var stripeRequestsPerSecond = RunOptions.defaultStripeRequestsPerSecond
+    public static let defaultStripeRequestsPerSecond = 20.0
 
     /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.
     public static func defaultAppStoreRequestsPerSecond(_ environment: StoreEnvironment) -> Double {

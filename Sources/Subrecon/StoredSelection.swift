@@ -22,6 +22,8 @@ struct StoredSelection: Codable {
     var googlePlayRPS: Double?
     /// `--sweep-days`; nil in selections stored before it was (then 0: no sweep candidates that run did not have).
     var sweepDays: Int?
+    /// `--stripe-rps`; nil in selections stored before it was.
+    var stripeRPS: Double?
 
     init(_ options: RunOptions) {
         sweepDays = options.sweepDays
@@ -39,6 +41,7 @@ struct StoredSelection: Codable {
         revenueCatRPS = options.revenueCatRequestsPerSecond
         appStoreRPS = options.appStoreRequestsPerSecond
         googlePlayRPS = options.googlePlayRequestsPerSecond
+        stripeRPS = options.stripeRequestsPerSecond
     }
 
     func encoded() throws -> Data {
@@ -71,5 +74,6 @@ struct StoredSelection: Codable {
         if let appStoreRPS { options.appStoreRequestsPerSecond = appStoreRPS }
         if let googlePlayRPS { options.googlePlayRequestsPerSecond = googlePlayRPS }
         options.sweepDays = sweepDays ?? 0
+        if let stripeRPS { options.stripeRequestsPerSecond = stripeRPS }
     }
 }

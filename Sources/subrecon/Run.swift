@@ -40,6 +40,8 @@ struct Run: AsyncParsableCommand {
     var appStoreRps: Double?
     @Option(help: "Google Play Developer API requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var googlePlayRps: Double = RunOptions.defaultGooglePlayRequestsPerSecond
+    @Option(help: "Stripe requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
+    var stripeRps: Double = RunOptions.defaultStripeRequestsPerSecond
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
@@ -51,6 +53,7 @@ struct Run: AsyncParsableCommand {
         guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
         guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
         guard googlePlayRps >= 0 else { throw ValidationError("--google-play-rps must be >= 0") }
+        guard stripeRps >= 0 else { throw ValidationError("--stripe-rps must be >= 0") }
         guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         guard sweepDays >= 0 && sweepDays <= 3660 else { throw ValidationError("--sweep-days must be 0...3660") }
@@ -93,6 +96,7 @@ struct Run: AsyncParsableCommand {
             options.revenueCatRequestsPerSecond = revenuecatRps
             options.appStoreRequestsPerSecond = appStoreRps
             options.googlePlayRequestsPerSecond = googlePlayRps
+            options.stripeRequestsPerSecond = stripeRps
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
             options.applyPast = applyPast

@@ -47,6 +47,7 @@ public struct StoreFactSource: FactSource {
     static let registry: [any StoreSource.Type] = [
         AppStoreSource.self,
         GooglePlaySource.self,
+        StripeSource.self,
     ]
 
     public let revenueCat: RevenueCatClient?

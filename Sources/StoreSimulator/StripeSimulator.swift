@@ -1,0 +1,308 @@
+import Foundation
+
+/// One item of a simulated Stripe subscription: a recurring price of a product.
+public struct SimulatedStripeItem: Sendable, Hashable {
+    public var id: String
+    public var priceID: String
+    /// nil: the price names no product (a hostile or odd answer).
+    public var productID: String?
+    /// Minor units; nil is written as `null` (a tiered or custom price).
+    public var unitAmount: Int64?
+    public var currency: String
+    public var quantity: Int
+    public var interval: String
+    /// Write `price.product` as an expanded object (`{"id": …, "object": "product"}`) instead of the id.
+    public var expandedProduct: Bool
+
+    public init(
+        id: String, priceID: String, productID: String?, unitAmount: Int64? = 999, currency: String = "usd", quantity: Int = 1,
+        interval: String = "month", expandedProduct: Bool = false
+    ) {
+        self.id = id
+        self.priceID = priceID
+        self.productID = productID
+        self.unitAmount = unitAmount
+        self.currency = currency
+        self.quantity = quantity
+        self.interval = interval
+        self.expandedProduct = expandedProduct
+    }
+}
+
+/// One simulated Stripe subscription; dates are written as Unix seconds.
+public struct SimulatedStripeSubscription: Sendable, Hashable {
+    public var id: String
+    public var status: String
+    /// nil: the key is left out.
+    public var livemode: Bool?
+    public var cancelAtPeriodEnd: Bool
+    public var cancelAt: Date?
+    public var canceledAt: Date?
+    public var endedAt: Date?
+    public var trialEnd: Date?
+    public var created: Date
+    public var currentPeriodStart: Date
+    public var currentPeriodEnd: Date
+    public var items: [SimulatedStripeItem]
+
+    public init(
+        id: String, status: String, livemode: Bool? = true, cancelAtPeriodEnd: Bool = false, cancelAt: Date? = nil,
+        canceledAt: Date? = nil, endedAt: Date? = nil, trialEnd: Date? = nil, created: Date? = nil,
+        currentPeriodStart: Date, currentPeriodEnd: Date, items: [SimulatedStripeItem]
+    ) {
+        self.id = id
+        self.status = status
+        self.livemode = livemode
+        self.cancelAtPeriodEnd = cancelAtPeriodEnd
+        self.cancelAt = cancelAt
+        self.canceledAt = canceledAt
+        self.endedAt = endedAt
+        self.trialEnd = trialEnd
+        self.created = created ?? currentPeriodStart
+        self.currentPeriodStart = currentPeriodStart
+        self.currentPeriodEnd = currentPeriodEnd
+        self.items = items
+    }
+}
+
+/// Where the simulated Stripe writes `current_period_start`/`_end`.
+public enum StripePeriodLayout: Sendable, Hashable {
+    /// On each item (API versions from `2025-03-31.basil`).
+    case items
+    /// On the subscription (older API versions).
+    case subscription
+}
+
+/// A scripted failure of the simulated Stripe.
+public enum StripeFault: Sendable, Hashable {
+    /// This status with a Stripe error body (`api_error` for 5xx).
+    case status(Int)
+    /// 429 with Stripe's `rate_limit` error body and no `Retry-After`.
+    case rateLimited
+    /// 200 with a body that is not JSON.
+    case malformedBody
+    /// Exactly this answer.
+    case raw(status: Int, headers: [String: String], body: Data)
+    /// The normal answer, written one byte at a time with `pause` between bytes.
+    case trickle(pause: Duration)
+}
+
+/// One request as the simulated Stripe saw it.
+public struct StripeRecordedRequest: Sendable, Hashable {
+    public var path: String
+    public var query: [String: String]
+    /// Header names lower-cased.
+    public var headers: [String: String]
+}
+
+/// Stripe's `GET /v1/subscriptions` (list by customer, `status=all`, `limit`, `starting_after`) and
+/// `GET /v1/subscriptions/{id}` on loopback, speaking Stripe's shapes (`object`, `livemode`, `items.data[].price`,
+/// `has_more`), with scripted faults.
+///
+/// Checks `Authorization: Bearer <apiKey>` (401 with Stripe's error body otherwise) and, when `apiVersion` is set,
+/// the `Stripe-Version` header (400 otherwise). Unknown customers and subscriptions are 404 `resource_missing`.
+/// Lists in the order subscriptions were given.
+public actor StripeSimulator: SimulatorRoute {
+    public let apiKey: String
+    /// The `Stripe-Version` requests must carry; nil accepts any (or none).
+    public let apiVersion: String?
+    private var customers: [String: [SimulatedStripeSubscription]] = [:]
+    private var layout: StripePeriodLayout = .items
+    private var livemodeDefault = true
+    private var faults: [String: [(fault: StripeFault, remaining: Int?)]] = [:]
+    private var recorded: [StripeRecordedRequest] = []
+    private var requests = 0
+    private var rateLimitedAnswers = 0
+
+    public init(apiKey: String, apiVersion: String? = "2025-03-31.basil") {
+        self.apiKey = apiKey
+        self.apiVersion = apiVersion
+    }
+
+    // MARK: - Set-up
+
+    /// Replaces the customer's subscriptions (an empty list: a known customer without any).
+    public func setSubscriptions(_ subscriptions: [SimulatedStripeSubscription], forCustomer customerID: String) {
+        customers[customerID] = subscriptions
+    }
+
+    public func removeCustomer(_ customerID: String) { customers[customerID] = nil }
+
+    public func setPeriodLayout(_ layout: StripePeriodLayout) { self.layout = layout }
+
+    /// Queues `fault` for requests about `key` (a customer id for lists, a subscription id for retrievals) for the
+    /// next `times` requests (nil: forever); queued faults apply in order.
+    public func setFault(_ fault: StripeFault, for key: String, times: Int? = nil) {
+        faults[key, default: []].append((fault, times))
+    }
+
+    public func clearFaults() { faults = [:] }
+
+    // MARK: - Observation
+
+    public func requestCount() -> Int { requests }
+    public func rateLimitedCount() -> Int { rateLimitedAnswers }
+    /// Every request so far (the latest 512), oldest first.
+    public func recordedRequests() -> [StripeRecordedRequest] { recorded }
+
+    // MARK: - Serving
+
+    public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
+        let segments = request.pathSegments
+        guard segments.count >= 2, segments.count <= 3, segments[0] == "v1", segments[1] == "subscriptions" else { return nil }
+        requests += 1
+        recorded.append(StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers))
+        if recorded.count > 512 { recorded.removeFirst(recorded.count - 512) }
+        guard request.method == "GET" else { return error(405, type: "invalid_request_error", code: nil, "Method not allowed") }
+        guard request.headers["authorization"] == "Bearer \(apiKey)" else {
+            return error(401, type: "invalid_request_error", code: nil, "Invalid API Key provided: sk_test_****")
+        }
+        if let apiVersion, request.headers["stripe-version"] != apiVersion {
+            return error(400, type: "invalid_request_error", code: "invalid_request", "Stripe-Version \(apiVersion) expected")
+        }
+        if segments.count == 3 {
+            let id = segments[2]
+            return serve(key: id) { retrieve(id) }
+        }
+        guard let customer = request.query["customer"] else {
+            return error(400, type: "invalid_request_error", code: "parameter_missing", "customer is required here")
+        }
+        let limit = Int(request.query["limit"] ?? "10") ?? 0
+        guard (1...100).contains(limit) else {
+            return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit")
+        }
+        let statusFilter = request.query["status"]
+        let after = request.query["starting_after"]
+        return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after) }
+    }
+
+    private func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
+        switch takeFault(for: key) {
+        case .status(let status)?:
+            let type = status >= 500 ? "api_error" : "invalid_request_error"
+            return error(status, type: type, code: nil, "Simulated failure (HTTP \(status))")
+        case .rateLimited?:
+            rateLimitedAnswers += 1
+            var response = error(
+                429, type: "invalid_request_error", code: "rate_limit",
+                "Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.")
+            response.headers["stripe-rate-limited-reason"] = "endpoint-rate"
+            return response
+        case .malformedBody?:
+            return .json(200, Data(#"{"object": "list", "data": [{"id": "sub_"#.utf8))
+        case .raw(let status, let headers, let body)?:
+            var response = SimulatorResponse.json(status, body)
+            for (name, value) in headers { response.headers[name.lowercased()] = value }
+            return response
+        case .trickle(let pause)?:
+            var response = normal()
+            response.trickle = pause
+            return response
+        case nil:
+            return normal()
+        }
+    }
+
+    private func list(_ customer: String, limit: Int, status: String?, after: String?) -> SimulatorResponse {
+        guard let all = customers[customer] else {
+            return error(404, type: "invalid_request_error", code: "resource_missing", "No such customer: '\(customer)'", param: "customer")
+        }
+        // Stripe's default (no status) leaves canceled subscriptions out; `all` lists every one.
+        var selected = all.filter { status == "all" || (status == nil ? $0.status != "canceled" : $0.status == status) }
+        if let after {
+            guard let index = selected.firstIndex(where: { $0.id == after }) else {
+                return error(
+                    404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(after)'",
+                    param: "starting_after")
+            }
+            selected = Array(selected[(index + 1)...])
+        }
+        let page = Array(selected.prefix(limit))
+        let object: [String: Any] = [
+            "object": "list", "url": "/v1/subscriptions", "has_more": selected.count > limit,
+            "data": page.map(encode),
+        ]
+        return json(200, object)
+    }
+
+    private func retrieve(_ id: String) -> SimulatorResponse {
+        for (_, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
+            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found)) }
+        }
+        return error(404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(id)'", param: "id")
+    }
+
+    private func customerID(of subscription: SimulatedStripeSubscription) -> String {
+        customers.first { $0.value.contains { $0.id == subscription.id } }?.key ?? "cus_unknown"
+    }
+
+    private func encode(_ subscription: SimulatedStripeSubscription) -> [String: Any] {
+        func seconds(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? NSNull() }
+        var object: [String: Any] = [
+            "id": subscription.id, "object": "subscription", "customer": customerID(of: subscription),
+            "status": subscription.status, "cancel_at_period_end": subscription.cancelAtPeriodEnd,
+            "cancel_at": seconds(subscription.cancelAt), "canceled_at": seconds(subscription.canceledAt),
+            "ended_at": seconds(subscription.endedAt), "trial_end": seconds(subscription.trialEnd),
+            "created": seconds(subscription.created), "start_date": seconds(subscription.created),
+            "currency": subscription.items.first?.currency ?? "usd", "collection_method": "charge_automatically",
+            "latest_invoice": "in_\(subscription.id.dropFirst(4))", "metadata": [String: String](),
+            "pause_collection": NSNull(),
+        ]
+        if let livemode = subscription.livemode { object["livemode"] = livemode }
+        var items: [[String: Any]] = []
+        for item in subscription.items {
+            var price: [String: Any] = [
+                "id": item.priceID, "object": "price", "active": true, "currency": item.currency, "type": "recurring",
+                "unit_amount": item.unitAmount.map { $0 as Any } ?? NSNull(),
+                "unit_amount_decimal": item.unitAmount.map { String($0) as Any } ?? NSNull(),
+                "recurring": ["interval": item.interval, "interval_count": 1, "usage_type": "licensed"],
+                "livemode": subscription.livemode ?? true,
+            ]
+            if let product = item.productID {
+                price["product"] = item.expandedProduct ? ["id": product, "object": "product", "name": product] : product
+            }
+            var encoded: [String: Any] = [
+                "id": item.id, "object": "subscription_item", "subscription": subscription.id, "quantity": item.quantity,
+                "price": price, "created": seconds(subscription.created), "metadata": [String: String](),
+            ]
+            if layout == .items {
+                encoded["current_period_start"] = seconds(subscription.currentPeriodStart)
+                encoded["current_period_end"] = seconds(subscription.currentPeriodEnd)
+            }
+            items.append(encoded)
+        }
+        object["items"] = [
+            "object": "list", "data": items, "has_more": false, "total_count": items.count,
+            "url": "/v1/subscription_items?subscription=\(subscription.id)",
+        ]
+        if layout == .subscription {
+            object["current_period_start"] = seconds(subscription.currentPeriodStart)
+            object["current_period_end"] = seconds(subscription.currentPeriodEnd)
+        }
+        return object
+    }
+
+    private func takeFault(for key: String) -> StripeFault? {
+        guard var queue = faults[key], !queue.isEmpty else { return nil }
+        let fault = queue[0].fault
+        if let remaining = queue[0].remaining {
+            if remaining <= 1 { queue.removeFirst() } else { queue[0].remaining = remaining - 1 }
+        }
+        faults[key] = queue.isEmpty ? nil : queue
+        return fault
+    }
+
+    private func json(_ status: Int, _ object: [String: Any]) -> SimulatorResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        var response = SimulatorResponse.json(status, body)
+        response.headers["request-id"] = "req_sim\(requests)"
+        return response
+    }
+
+    private func error(_ status: Int, type: String, code: String?, _ message: String, param: String? = nil) -> SimulatorResponse {
+        var inner: [String: Any] = ["type": type, "message": message]
+        if let code { inner["code"] = code }
+        if let param { inner["param"] = param }
+        return json(status, ["error": inner])
+    }
+}

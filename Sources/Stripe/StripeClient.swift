@@ -1,0 +1,177 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOHTTP1
+import SourceHTTP
+import SubreconCore
+
+/// Client for Stripe's subscriptions: `GET /v1/subscriptions?customer=…&status=all&limit=100` (every page, by
+/// `has_more` and `starting_after`) and `GET /v1/subscriptions/{id}`. Builds the request, classifies the answer,
+/// decodes; `SourceTransport` does the rest (gate, deadline, body limit, retries, observer).
+///
+/// - 2xx: decoded; a body that is not the expected JSON is an error.
+/// - 404 with Stripe's `resource_missing`: absence (no subscriptions); any other 404 is an error.
+/// - 401/403: the key was refused (the error names `STRIPE_API_KEY`, never the key).
+/// - 429: Stripe names no wait: the own exponential backoff, bounded by the lookup's 429 budget.
+/// - 5xx, timeouts, network errors: retried up to `maxAttempts`, then an error.
+public struct StripeClient: Sendable {
+    /// The name given to the `RequestObserver`.
+    public static let sourceName = "stripe"
+    /// Subscriptions per list page (Stripe's maximum).
+    public static let pageSize = 100
+
+    private let configuration: StripeConfiguration
+    private let logger: Logger
+    private let transport: SourceTransport
+
+    public init(
+        httpClient: HTTPClient, configuration: StripeConfiguration, logger: Logger,
+        observer: (any RequestObserver)? = nil, gate: (any RequestGate)? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.transport = SourceTransport(
+            source: Self.sourceName, httpClient: httpClient,
+            policy: SourceRequestPolicy(
+                requestTimeout: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes,
+                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
+                maxBackoff: configuration.maxBackoff, maxRateLimitWait: configuration.max429Wait,
+                rateLimitBudget: configuration.rateLimitBudget),
+            observer: observer, gate: gate, sleep: sleep)
+    }
+
+    /// Every subscription of `customerID`, whatever its status; empty when Stripe does not know the customer.
+    public func subscriptions(customerID: String) async -> Result<[StripeSubscription], StripeError> {
+        var all: [StripeSubscription] = []
+        var after: String?
+        for _ in 0..<configuration.maxPages {
+            var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)"
+            if let after { query += "&starting_after=\(Self.encoded(after))" }
+            let page: StripeSubscriptionList
+            // Absence only on the first page: a 404 further on (the cursor vanished) is an error.
+            switch await get(path: "/v1/subscriptions?" + query, id: customerID, absenceIsAnswer: after == nil) {
+            case .failure(let error): return .failure(error)
+            case .success(nil): return .success(all)
+            case .success(let body?):
+                do { page = try StripeSubscriptionList.decode(body: body) } catch {
+                    return .failure(.malformed(explain(error)))
+                }
+            }
+            all += page.data
+            guard let hasMore = page.hasMore else { return .failure(.malformed("list without has_more")) }
+            guard hasMore else { return .success(all) }
+            guard let last = page.data.last?.id, !last.isEmpty else {
+                return .failure(.malformed("has_more without a last subscription id to continue after"))
+            }
+            after = last
+        }
+        return .failure(.tooManyPages(configuration.maxPages))
+    }
+
+    /// One subscription by id (`sub_…`); nil when Stripe does not know it.
+    public func subscription(id: String) async -> Result<StripeSubscription?, StripeError> {
+        switch await get(path: "/v1/subscriptions/" + Self.encoded(id), id: id, absenceIsAnswer: true) {
+        case .failure(let error): return .failure(error)
+        case .success(nil): return .success(nil)
+        case .success(let body?):
+            do { return .success(try StripeSubscription.decode(body: body)) } catch {
+                return .failure(.malformed(explain(error)))
+            }
+        }
+    }
+
+    /// The body of a 2xx answer, nil for Stripe's `resource_missing` (404, or 400 naming the customer) when
+    /// `absenceIsAnswer`.
+    private func get(path: String, id: String, absenceIsAnswer: Bool) async -> Result<Data?, StripeError> {
+        let url = configuration.baseURL + path
+        guard URL(string: url) != nil else { return .failure(.invalidURL) }
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Authorization", value: "Bearer \(configuration.apiKey)")
+        request.headers.add(name: "Stripe-Version", value: configuration.apiVersion)
+        request.headers.add(name: "Accept", value: "application/json")
+        var logger = self.logger
+        logger[metadataKey: "stripe.id"] = "\(id)"
+        switch await transport.send(request, logger: logger, classify: { classify($0, absenceIsAnswer: absenceIsAnswer) }) {
+        case .success(let delivery): return .success(delivery.value)
+        case .failure(let failure): return .failure(error(for: failure))
+        }
+    }
+
+    private func classify(_ answer: SourceAnswer, absenceIsAnswer: Bool) -> AnswerClass<Data?> {
+        switch answer.status {
+        case 200...299:
+            return .success(answer.body)
+        case 404 where absenceIsAnswer && StripeErrorBody.decode(body: answer.body)?.code == "resource_missing":
+            return .success(nil)
+        case 400 where absenceIsAnswer && Self.isMissingCustomer(answer.body):
+            return .success(nil)
+        case 429:
+            // Stripe sends no Retry-After; one that is there is honoured, else the own backoff.
+            let asked = answer.headers.first(name: "retry-after").flatMap { WaitText.number($0) }
+            return .rateLimited(asked.map { .seconds($0, cap: configuration.max429Wait) } ?? .unspecified)
+        case 500...599:
+            return .retry(problem: "HTTP \(answer.status)")
+        default:
+            return .fail(reason: "HTTP \(answer.status)")
+        }
+    }
+
+    private func error(for failure: SourceRequestFailure) -> StripeError {
+        switch failure {
+        case .rejected(let answer, _, _):
+            let body = StripeErrorBody.decode(body: answer.body)
+            let message = body?.message.map { redact(String($0.prefix(200))) }
+            // Stripe's own 401 text repeats part of the key ("Invalid API Key provided: sk_test_****1234"): not kept.
+            if answer.status == 401 || answer.status == 403 { return .keyRejected(status: answer.status) }
+            var text = "HTTP \(answer.status)"
+            if let code = body?.code { text += " (code \(redact(String(code.prefix(40)))))" }
+            if let message, !message.isEmpty { text += ": \(message)" }
+            return .request(text)
+        default:
+            return .request(redact(failure.description))
+        }
+    }
+
+    /// Stripe may answer a list filtered by a customer it does not know with 400 `resource_missing` on `customer`.
+    static func isMissingCustomer(_ body: Data) -> Bool {
+        guard let error = StripeErrorBody.decode(body: body) else { return false }
+        return error.code == "resource_missing" && error.param == "customer"
+    }
+
+    /// Removes the API key from text that came from elsewhere (server messages, error descriptions).
+    private func redact(_ text: String) -> String {
+        let key = configuration.apiKey
+        guard !key.isEmpty else { return text }
+        return text.replacingOccurrences(of: key, with: "<redacted>")
+    }
+
+    private func explain(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "unreadable body" }
+        switch error {
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "unreadable value at \(path(context))"
+        case .keyNotFound(let key, let context):
+            return "missing key '\(redact(String(key.stringValue.prefix(40))))'" + (context.codingPath.isEmpty ? "" : " at \(path(context))")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "unexpected value at \(path(context))"
+        @unknown default:
+            return "undecodable body"
+        }
+    }
+
+    private func path(_ context: DecodingError.Context) -> String {
+        let keys = context.codingPath.map { $0.intValue.map(String.init) ?? String($0.stringValue.prefix(40)) }
+        return redact(keys.isEmpty ? "(top)" : keys.joined(separator: "."))
+    }
+
+    /// `text` percent-encoded so only RFC 3986 unreserved characters stay as they are (a path segment or a query
+    /// value alike).
+    public static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}

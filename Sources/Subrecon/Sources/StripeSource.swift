@@ -1,0 +1,75 @@
+import Foundation
+import Stripe
+import SubreconCore
+
+/// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
+/// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
+/// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or subscription Stripe does not know is absence (`unknownTo`), an
+/// unknown status or any failure an error for the user.
+struct StripeSource: StoreSource {
+    let client: StripeClient
+    let note: String
+    var origin: FactOrigin { .stripe }
+
+    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> StripeSource? {
+        guard let stripe = configuration.stripe else { return nil }
+        let client = StripeClient(
+            httpClient: context.httpClient, configuration: stripe, logger: context.logger, observer: context.stats,
+            gate: context.gates[.stripe])
+        return StripeSource(
+            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids")
+    }
+
+    func ask(row: UserRow, facts: inout SourceFacts) async {
+        var asked = false
+        var found: [StoreFact] = []
+        if let customer = row.stripeCustomerID, !customer.isEmpty {
+            asked = true
+            facts.noteAsked(.stripe)
+            let answer = await client.subscriptions(customerID: customer)
+            guard record(answer, into: &found, facts: &facts) else { return }
+        }
+        // RevenueCat's Stripe subscriptions the customer's list did not include (every one, without a customer id).
+        let listed = Set(found.flatMap(\.identifiers))
+        for id in Self.subscriptionIDs(in: facts) where !listed.contains(id) {
+            asked = true
+            facts.noteAsked(.stripe)
+            let answer = await client.subscription(id: id)
+            guard record(answer.map { $0.map { [$0] } ?? [] }, into: &found, facts: &facts) else { return }
+        }
+        facts.stores += found
+        // Nothing Stripe knows (a 404, or a customer without subscriptions): absence, not evidence.
+        if asked && found.isEmpty { facts.unknownTo.append(.stripe) }
+    }
+
+    /// Maps an answer into `found`; false (with the error recorded) when the user must be left untouched.
+    private func record(
+        _ answer: Result<[StripeSubscription], StripeError>, into found: inout [StoreFact], facts: inout SourceFacts
+    ) -> Bool {
+        switch answer {
+        case .failure(let error):
+            facts.errors.append(SourceError(origin: .stripe, kind: .fetch, message: error.description))
+            return false
+        case .success(let subscriptions):
+            switch StripeMapping.storeFacts(subscriptions) {
+            case .failure(let error):
+                facts.errors.append(error)
+                return false
+            case .success(let mapped):
+                found += mapped
+                return true
+            }
+        }
+    }
+
+    /// The Stripe subscription ids RevenueCat lists for the user, once each, in order.
+    static func subscriptionIDs(in facts: SourceFacts) -> [String] {
+        var seen: Set<String> = []
+        return facts.purchases.compactMap { purchase -> String? in
+            guard purchase.store == .stripe, let id = purchase.storeTransactionID, id.hasPrefix("sub_"),
+                seen.insert(id).inserted
+            else { return nil }
+            return id
+        }
+    }
+}
