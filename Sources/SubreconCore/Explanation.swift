@@ -41,6 +41,8 @@ public struct Explanation: Sendable, Codable, Hashable {
         public var transactionID: String?
         /// "entitled (active) until …", "not entitled (expired)", or "unknown: reason".
         public var judged: String
+        /// The price as the source stated it (`9.99 USD`), when it did.
+        public var price: String?
         /// For Apple's facts: the signed payload was verified before it was believed.
         public var signature: String?
 
@@ -48,7 +50,7 @@ public struct Explanation: Sendable, Codable, Hashable {
             case productID = "product_id", store, kind, sandbox, purchaseDate = "purchase_date", expiresDate = "expires_date"
             case gracePeriodExpiresDate = "grace_period_expires_date", refundedAt = "refunded_at", storeState = "store_state"
             case autoRenew = "auto_renew", originalTransactionID = "original_transaction_id", transactionID = "transaction_id"
-            case judged, signature
+            case judged, price, signature
         }
     }
 
@@ -115,6 +117,7 @@ public struct Explanation: Sendable, Codable, Hashable {
                 gracePeriodExpiresDate: date(p.gracePeriodExpiresDate), refundedAt: date(p.refundedAt),
                 storeState: p.storeState?.rawValue, autoRenew: p.autoRenew, originalTransactionID: p.originalTransactionID,
                 transactionID: p.storeTransactionID ?? lookup, judged: judged,
+                price: p.price.map { "\(NSDecimalNumber(decimal: $0.amount).stringValue) \($0.currency)" },
                 signature: signed
                     ? "verified: x5c chain to a trusted root, Apple's OIDs, ES256 signature, bundle id, environment" : nil)
         }
@@ -202,5 +205,51 @@ public struct Explanation: Sendable, Codable, Hashable {
         case .concurrentUpdate: "SPEC 5.4: a webhook wrote the row between read and write; it wins"
         case .inSync: "the row agrees with the truth at T"
         }
+    }
+}
+
+extension Explanation {
+    /// The explanation as one JSON document (`--json`): keys sorted, so the output is stable.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// The explanation as lines for a terminal.
+    public var lines: [String] {
+        var out: [String] = []
+        out.append("user \(row.id) at \(asOf) (\(environment) run)")
+        out.append(
+            "  row: tier \(row.tier), \(row.status), ends \(row.endDate ?? "-"), grace \(row.graceEndsAt ?? "-"), "
+                + "source \(row.source ?? "-"), product \(row.productID ?? "-"), apple \(row.originalTransactionID ?? "-"), "
+                + "stripe \(row.stripeCustomerID ?? "-"), google \(row.googlePurchaseToken == nil ? "-" : "(token set)")")
+        if sources.isEmpty { out.append("  sources: none asked (no identifier for any configured source)") }
+        for source in sources {
+            out.append("  \(source.source): \(source.outcome)")
+            for error in source.errors { out.append("    error: \(error)") }
+            for entitlement in source.entitlements { out.append("    entitlement \(entitlement)") }
+            for p in source.purchases {
+                var facts = ["\(p.kind)", "store \(p.store)"]
+                if let sandbox = p.sandbox { facts.append(sandbox ? "sandbox" : "production") }
+                if let state = p.storeState { facts.append("state \(state)") }
+                if let date = p.purchaseDate { facts.append("purchased \(date)") }
+                if let date = p.expiresDate { facts.append("expires \(date)") }
+                if let date = p.gracePeriodExpiresDate { facts.append("grace until \(date)") }
+                if let date = p.refundedAt { facts.append("refunded \(date)") }
+                if let renew = p.autoRenew { facts.append(renew ? "auto-renew on" : "auto-renew off") }
+                if let price = p.price { facts.append("price \(price)") }
+                out.append("    \(p.productID): \(facts.joined(separator: ", "))")
+                out.append("      → \(p.judged)")
+                if let signature = p.signature { out.append("      signature \(signature)") }
+            }
+        }
+        let truth =
+            truthTier.map { "tier \($0), \(truthStatus ?? "-"), ends \(truthEndDate ?? "-"), product \(truthProductID ?? "-")" }
+            ?? "none formed"
+        out.append("  verdict: \(action) [\(drift.joined(separator: ";"))]; truth: \(truth)")
+        if let error { out.append("  error: \(error)") }
+        for rule in rules { out.append("  \(rule.about): \(rule.rule)") }
+        return out
     }
 }
