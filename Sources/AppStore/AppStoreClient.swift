@@ -92,10 +92,10 @@ public struct AppStoreClient: Sendable {
         }
         let items = (response.data ?? []).flatMap { $0.lastTransactions ?? [] }
         let direct = items.filter { $0.originalTransactionId == lookup }
-        var verified: [(item: LastTransactionsItem, fact: PurchaseFact)] = []
+        var verified: [(item: LastTransactionsItem, fact: PurchaseFact, signer: String)] = []
         for item in direct.isEmpty ? items : direct {
             switch await verify(item, environment: environment) {
-            case .success(let fact): verified.append((item, fact))
+            case .success(let (fact, signer)): verified.append((item, fact, signer))
             case .failure(let error): return .failure(error)
             }
         }
@@ -104,15 +104,18 @@ public struct AppStoreClient: Sendable {
             let matching = verified.filter { $0.fact.storeTransactionID == lookup || $0.fact.originalTransactionID == lookup }
             if !matching.isEmpty { chosen = matching }
         }
-        return .success(chosen.map { StoreFact(lookupID: lookup, purchase: $0.fact) })
+        return .success(chosen.map { StoreFact(lookupID: lookup, purchase: $0.fact, signedBy: $0.signer) })
     }
 
-    private func verify(_ item: LastTransactionsItem, environment: StoreEnvironmentName) async -> Result<PurchaseFact, SourceError> {
+    private func verify(
+        _ item: LastTransactionsItem, environment: StoreEnvironmentName
+    ) async -> Result<(PurchaseFact, String), SourceError> {
         guard let signedTransaction = item.signedTransactionInfo else {
             return .failure(fetchError("subscription entry has no signedTransactionInfo"))
         }
         do {
-            let transaction = try await verifier.verifyTransaction(signedTransaction, environment: environment, now: now())
+            let (transaction, signer) = try await verifier.verifySignedTransaction(
+                signedTransaction, environment: environment, now: now())
             if let claimed = item.originalTransactionId, transaction.originalTransactionId != claimed {
                 return .failure(
                     SourceError(
@@ -124,7 +127,8 @@ public struct AppStoreClient: Sendable {
                 renewal = try await verifier.verifyRenewalInfo(signedRenewal, environment: environment, now: now())
             }
             do {
-                return .success(try AppleSubscriptionMapping.purchaseFact(status: item.status, transaction: transaction, renewal: renewal))
+                return .success(
+                    (try AppleSubscriptionMapping.purchaseFact(status: item.status, transaction: transaction, renewal: renewal), signer))
             } catch {
                 return .failure(SourceError(origin: .appStore, kind: .verification, message: error.description))
             }

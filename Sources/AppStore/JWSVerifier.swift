@@ -27,12 +27,19 @@ public final class JWSVerifier: Sendable {
     public func verifyTransaction(
         _ jws: String, environment: StoreEnvironmentName, now: Date
     ) async throws(JWSVerificationError) -> JWSTransactionDecodedPayload {
-        let payload = try await verify(jws, as: JWSTransactionDecodedPayload.self, now: now)
+        try await verifySignedTransaction(jws, environment: environment, now: now).payload
+    }
+
+    /// `verifyTransaction`, also naming the subject of the leaf certificate that signed it (for `subrecon explain`).
+    public func verifySignedTransaction(
+        _ jws: String, environment: StoreEnvironmentName, now: Date
+    ) async throws(JWSVerificationError) -> (payload: JWSTransactionDecodedPayload, signer: String) {
+        let (payload, leaf) = try await verifyWithLeaf(jws, as: JWSTransactionDecodedPayload.self, now: now)
         guard payload.bundleId == bundleID else { throw .wrongBundleID(expected: bundleID, found: payload.bundleId) }
         guard payload.environment == environment.rawValue else {
             throw .wrongEnvironment(expected: environment.rawValue, found: payload.environment)
         }
-        return payload
+        return (payload, String(describing: leaf.subject))
     }
 
     /// Verifies signed renewal info, then checks its environment (renewal info carries no bundle id).
@@ -51,6 +58,13 @@ public final class JWSVerifier: Sendable {
     public func verify<Payload: Decodable>(
         _ jws: String, as type: Payload.Type, now: Date
     ) async throws(JWSVerificationError) -> Payload {
+        try await verifyWithLeaf(jws, as: type, now: now).payload
+    }
+
+    /// `verify`, also returning the leaf certificate that signed the payload.
+    func verifyWithLeaf<Payload: Decodable>(
+        _ jws: String, as type: Payload.Type, now: Date
+    ) async throws(JWSVerificationError) -> (payload: Payload, leaf: Certificate) {
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw .invalidFormat("expected 3 segments, found \(segments.count)") }
         guard let headerData = Base64URL.decode(segments[0]), let payloadData = Base64URL.decode(segments[1]),
@@ -83,7 +97,7 @@ public final class JWSVerifier: Sendable {
             publicKey.isValidSignature(signature, for: Data((segments[0] + "." + segments[1]).utf8))
         else { throw .badSignature }
         do {
-            return try AppStoreJSON.decode(Payload.self, from: payloadData)
+            return (try AppStoreJSON.decode(Payload.self, from: payloadData), leaf)
         } catch {
             throw .invalidFormat("payload does not decode as \(Payload.self)")
         }

@@ -120,7 +120,7 @@ public struct Explanation: Sendable, Codable, Hashable {
 
     static func date(_ value: Date?) -> String? { value.map(ISO8601.string) }
 
-    static func describe(_ p: PurchaseFact, asOf: Date, lookup: String? = nil, signed: Bool = false) -> Purchase {
+    static func describe(_ p: PurchaseFact, asOf: Date, lookup: String? = nil, signed: Bool = false, signer: String? = nil) -> Purchase {
         let judged: String =
             switch judge(p, asOf: asOf) {
             case .known(let j) where j.entitled:
@@ -136,8 +136,10 @@ public struct Explanation: Sendable, Codable, Hashable {
             transactionID: p.storeTransactionID ?? lookup, judged: judged,
             price: p.price.map { "\(NSDecimalNumber(decimal: $0.amount).stringValue) \($0.currency)" },
             signature: signed
-                ? "verified: x5c chain to a trusted root, Apple's OIDs, ES256 signature, bundle id, environment" : nil)
+                ? "verified: x5c chain to a trusted root, Apple's OIDs, ES256 signature, bundle id, environment"
+                    + (signer.map { "; signed by \($0)" } ?? "") : nil)
     }
+
     /// Each asked source's evidence, judged at `asOf`.
     static func evidence(facts: SourceFacts, asOf: Date) -> [SourceEvidence] {
         var sources: [SourceEvidence] = []
@@ -163,7 +165,7 @@ public struct Explanation: Sendable, Codable, Hashable {
                     ? [] : facts.stores.filter { $0.purchase.store.isApple }.map { describe($0.purchase, asOf: asOf, lookup: $0.lookupID) }
             } else {
                 purchases = facts.stores.filter { $0.purchase.origin == origin }.map {
-                    describe($0.purchase, asOf: asOf, lookup: $0.lookupID, signed: origin == .appStore)
+                    describe($0.purchase, asOf: asOf, lookup: $0.lookupID, signed: origin == .appStore, signer: $0.signedBy)
                 }
             }
             let unknown = facts.unknownTo.contains(origin) || (origin == .revenueCat && !facts.subscriberKnown)

@@ -236,10 +236,13 @@ public struct StoreFact: Sendable, Hashable, Codable {
     public var purchase: PurchaseFact
     /// Other identifiers RevenueCat may use for the same purchase (Stripe subscription item ids, Google order ids).
     public var aliases: [String]
-    public init(lookupID: String, purchase: PurchaseFact, aliases: [String] = []) {
+    /// For a verified signed payload (Apple): the subject of the leaf certificate that signed it.
+    public var signedBy: String?
+    public init(lookupID: String, purchase: PurchaseFact, aliases: [String] = [], signedBy: String? = nil) {
         self.lookupID = lookupID
         self.purchase = purchase
         self.aliases = aliases
+        self.signedBy = signedBy
     }
 
     /// Every identifier this purchase is known by.
