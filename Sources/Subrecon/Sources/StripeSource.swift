@@ -18,7 +18,7 @@ struct StripeSource: StoreSource {
             httpClient: context.httpClient, configuration: stripe, logger: context.logger, observer: context.stats,
             gate: context.gates[.stripe])
         return StripeSource(
-            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids")
+            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids; events feed (GET /v1/events)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {

@@ -1,0 +1,111 @@
+import Foundation
+import PostgresNIO
+import StoreSimulator
+import Subrecon
+import SubreconCore
+import SubreconDatabase
+import SubreconReports
+import Testing
+
+/// Drift the database cannot see (issue 11, SPEC 5.1): Apple's notification history as a feed, and the rolling sweep.
+@Suite("Store feeds and the rolling sweep", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct FeedAndSweepTests {
+    func summary(_ result: RunResult) throws -> RunSummary {
+        try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: result.folder.appendingPathComponent("summary.json")))
+    }
+
+    @Test("a mid-period refund only Apple's notification history reports is downgraded by the next nightly run")
+    func appleFeedFindsAMidPeriodRefund() async throws {
+        try await Harness.with(apple: true, revenueCat: false) { h in
+            // Annual plan, refunded in month 2: the row says active for ten more months, no SPEC 5.1 rule picks it.
+            try await h.store.insertUsers([h.row("f-refund", tier: 1, "active", end: 300, txn: "5001")])
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "5001", productID: "premium_monthly", status: 5, purchaseDate: Harness.day(-60),
+                    expiresDate: Harness.day(300), revocationDate: Harness.day(-1), revocationReason: 0))
+            // Named by a notification too, but Apple says it is fine.
+            try await h.store.insertUsers([h.row("f-fine", tier: 1, "active", end: 300, txn: "5002")])
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "5002", transactionID: "5102", productID: "premium_monthly", status: 1,
+                    purchaseDate: Harness.day(-65), expiresDate: Harness.day(300)))
+            // Not named by any notification: never asked.
+            try await h.store.insertUsers([h.row("f-quiet", tier: 1, "active", end: 300, txn: "5003")])
+            await h.history.setPageSize(2)
+            let sent = Harness.day(-1)
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5001", sentAt: sent))
+            await h.history.add(AppleHistoryNotification(type: "DID_RENEW", originalTransactionID: "5002", sentAt: sent))
+            await h.history.add(
+                AppleHistoryNotification(type: "REFUND", originalTransactionID: "5001", sentAt: sent, deliveryFailed: true))
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5999", sentAt: sent))  // no row
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5003", sentAt: sent, forged: true))
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5003", sentAt: Harness.day(-10)))  // before the window
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(result.exitStatus == .ok)
+            let rows = try h.report(result)
+            #expect(Set(rows.keys) == ["f-refund", "f-fine"], "feed candidates only; the forged and out-of-window ones named nobody")
+            let refunded = try #require(try await h.user("f-refund"))
+            #expect(refunded.currentTier == 0 && refunded.statusText == "refunded")
+            #expect(rows["f-refund"]?.candidateReason == ["apple_notification"])
+            #expect(rows["f-refund"]?.drift.contains("missed_refund") == true)
+            #expect(rows["f-fine"]?.action == "none")
+            #expect(try await h.user("f-quiet")?.currentTier == 1)
+            let feed = try #require(try summary(result).feeds?["app_store"])
+            #expect(feed.entries == 4 && feed.rejected == 1, "4 verified notifications (one read twice), one forged")
+            #expect(feed.matchedUsers == 2 && feed.unmatched == 1)
+            #expect(feed.error == nil)
+            #expect(feed.since == ISO8601.string(Harness.day(-3)), "a first run looks 3 days back")
+            #expect(try summary(result).candidateReasons?["apple_notification"] == 2)
+
+            // The next night: the window starts at this completed run; a rerun changes nothing.
+            let again = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(try h.report(again)["f-refund"]?.action == "none")
+        }
+    }
+
+    @Test("a failing feed is reported, the night goes on, exit 1")
+    func failingFeed() async throws {
+        try await Harness.with(apple: true) { h in
+            try await h.seed(h.row("f-expired", tier: 1, "active", end: -3), Harness.subscription(expires: -3))
+            await h.history.failNext(status: 500, times: 1_000)
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(result.exitStatus == .userErrors)
+            #expect(try await h.user("f-expired")?.currentTier == 0, "the rest of the night still ran")
+            let feed = try #require(try summary(result).feeds?["app_store"])
+            #expect(feed.error?.contains("notification history") == true)
+        }
+    }
+
+    @Test("over D consecutive nights every tier holder is swept exactly once; free users never")
+    func sweepCoversEveryTierHolderOnce() async throws {
+        try await Harness.with { h in
+            let days = 5
+            var holders: [String] = []
+            for n in 0..<40 {
+                let id = "s-\(n)"
+                holders.append(id)
+                try await h.seed(h.row(id, tier: 1, "active", end: 200), Harness.subscription(purchased: -10, expires: 200))
+            }
+            try await h.seed(h.row("s-free", tier: 0, "none", end: nil))
+            var seen: [String: Int] = [:]
+            for night in 0..<days {
+                let result = try await h.run {
+                    $0.sweepDays = days
+                    $0.dryRun = true
+                    $0.asOf = Harness.day(Double(night))
+                }
+                for (id, row) in try h.report(result) {
+                    seen[id, default: 0] += 1
+                    #expect(row.candidateReason == ["sweep"])
+                    #expect(
+                        CandidateQuery.sweepBucket(of: id, days: days) == CandidateQuery.sweepNight(asOf: Harness.day(Double(night)), days: days),
+                        "the SQL bucket and the Swift one agree")
+                }
+            }
+            #expect(Set(seen.keys) == Set(holders), "every tier holder swept")
+            #expect(seen.values.allSatisfy { $0 == 1 }, "each exactly once in D nights")
+            #expect(seen["s-free"] == nil)
+        }
+    }
+}
