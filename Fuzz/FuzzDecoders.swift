@@ -8,7 +8,7 @@
 //   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
 // Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
 // token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
-// voided purchases page.
+// voided purchases page; 'S' a Stripe events list (the events feed).
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -32,6 +32,9 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         return 0
     case UInt8(ascii: "9"):
         stripeSubscription(body)
+        return 0
+    case UInt8(ascii: "S"):
+        stripeEvents(body)
         return 0
     default: break
     }
@@ -301,5 +304,18 @@ private func checkStripeFacts(_ mapped: Result<[StoreFact], SourceError>) {
                 precondition(!price.amount.isNaN && price.amount >= 0, "stripe price out of range")
             }
         }
+    }
+}
+
+private func stripeEvents(_ body: Data) {
+    guard let list = try? StripeEventList.decode(body: body) else { return }
+    check(list.object, "events list object")
+    check(list.url, "events list url")
+    for event in list.data {
+        for text in [event.id, event.object, event.type, event.objectType, event.objectID, event.customer] {
+            check(text, "event text")
+        }
+        precondition(event.customer?.isEmpty != true, "an empty customer id kept")
+        check(event.created, "event created")
     }
 }

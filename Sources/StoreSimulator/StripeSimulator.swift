@@ -107,6 +107,7 @@ public actor StripeSimulator: SimulatorRoute {
     /// The `Stripe-Version` requests must carry; nil accepts any (or none).
     public let apiVersion: String?
     private var customers: [String: [SimulatedStripeSubscription]] = [:]
+    private var events: [SimulatedStripeEvent] = []
     private var layout: StripePeriodLayout = .items
     private var livemodeDefault = true
     private var faults: [String: [(fault: StripeFault, remaining: Int?)]] = [:]
@@ -128,10 +129,16 @@ public actor StripeSimulator: SimulatorRoute {
 
     public func removeCustomer(_ customerID: String) { customers[customerID] = nil }
 
+    /// Replaces the events `GET /v1/events` lists (newest first by `created`, ties in reverse order given).
+    public func setEvents(_ events: [SimulatedStripeEvent]) { self.events = events }
+
+    /// Adds events to the list.
+    public func addEvents(_ events: [SimulatedStripeEvent]) { self.events += events }
+
     public func setPeriodLayout(_ layout: StripePeriodLayout) { self.layout = layout }
 
-    /// Queues `fault` for requests about `key` (a customer id for lists, a subscription id for retrievals) for the
-    /// next `times` requests (nil: forever); queued faults apply in order.
+    /// Queues `fault` for requests about `key` (a customer id for lists, a subscription id for retrievals,
+    /// `StripeSimulator.eventsKey` for `GET /v1/events`) for the next `times` requests (nil: forever); queued faults apply in order.
     public func setFault(_ fault: StripeFault, for key: String, times: Int? = nil) {
         faults[key, default: []].append((fault, times))
     }
@@ -147,9 +154,14 @@ public actor StripeSimulator: SimulatorRoute {
 
     // MARK: - Serving
 
+    /// The fault key of `GET /v1/events`.
+    public static let eventsKey = "events"
+
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         let segments = request.pathSegments
-        guard segments.count >= 2, segments.count <= 3, segments[0] == "v1", segments[1] == "subscriptions" else { return nil }
+        let isEvents = segments == ["v1", "events"]
+        guard isEvents || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
+        else { return nil }
         requests += 1
         recorded.append(StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers))
         if recorded.count > 512 { recorded.removeFirst(recorded.count - 512) }
@@ -160,6 +172,7 @@ public actor StripeSimulator: SimulatorRoute {
         if let apiVersion, request.headers["stripe-version"] != apiVersion {
             return error(400, type: "invalid_request_error", code: "invalid_request", "Stripe-Version \(apiVersion) expected")
         }
+        if isEvents { return serve(key: Self.eventsKey) { listEvents(request.query) } }
         if segments.count == 3 {
             let id = segments[2]
             return serve(key: id) { retrieve(id) }
@@ -223,6 +236,61 @@ public actor StripeSimulator: SimulatorRoute {
             "data": page.map(encode),
         ]
         return json(200, object)
+    }
+
+    /// `GET /v1/events`: `type` or `types[]`/`types[n]` (at most 20), `created[gt|gte|lt|lte]`, `limit` (1...100),
+    /// `starting_after`; newest first.
+    private func listEvents(_ query: [String: String]) -> SimulatorResponse {
+        let limit = Int(query["limit"] ?? "10") ?? 0
+        guard (1...100).contains(limit) else {
+            return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit", param: "limit")
+        }
+        let types = query.filter { $0.key == "types[]" || ($0.key.hasPrefix("types[") && $0.key.hasSuffix("]")) }.map(\.value)
+        guard types.count <= 20 else {
+            return error(400, type: "invalid_request_error", code: "parameter_invalid", "types may list at most 20", param: "types")
+        }
+        if query["type"] != nil && !types.isEmpty {
+            return error(400, type: "invalid_request_error", code: "parameter_invalid", "type and types together", param: "types")
+        }
+        var created: [String: Int64] = [:]
+        for name in ["gt", "gte", "lt", "lte"] {
+            guard let text = query["created[\(name)]"] else { continue }
+            guard let value = Int64(text) else {
+                return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid created", param: "created")
+            }
+            created[name] = value
+        }
+        func inWindow(_ date: Date) -> Bool {
+            let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+            return (created["gt"].map { seconds > $0 } ?? true) && (created["gte"].map { seconds >= $0 } ?? true)
+                && (created["lt"].map { seconds < $0 } ?? true) && (created["lte"].map { seconds <= $0 } ?? true)
+        }
+        let wanted = types.isEmpty ? query["type"].map { [$0] } : types
+        var selected = events.enumerated()
+            .filter { entry in inWindow(entry.element.created) && (wanted.map { Self.matches(entry.element.type, $0) } ?? true) }
+            .sorted { $0.element.created != $1.element.created ? $0.element.created > $1.element.created : $0.offset > $1.offset }
+            .map(\.element)
+        if let after = query["starting_after"] {
+            guard let index = selected.firstIndex(where: { $0.id == after }) else {
+                return error(
+                    404, type: "invalid_request_error", code: "resource_missing", "No such event: '\(after)'", param: "starting_after")
+            }
+            selected = Array(selected[(index + 1)...])
+        }
+        let page = Array(selected.prefix(limit))
+        return json(
+            200,
+            [
+                "object": "list", "url": "/v1/events", "has_more": selected.count > limit,
+                "data": page.map { $0.json(apiVersion: apiVersion) },
+            ])
+    }
+
+    /// Stripe's type filter: an exact type, or a `*` wildcard (`customer.subscription.*`).
+    private static func matches(_ type: String, _ patterns: [String]) -> Bool {
+        patterns.contains { pattern in
+            pattern.hasSuffix("*") ? type.hasPrefix(String(pattern.dropLast())) : type == pattern
+        }
     }
 
     private func retrieve(_ id: String) -> SimulatorResponse {

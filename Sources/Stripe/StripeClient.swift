@@ -20,8 +20,8 @@ public struct StripeClient: Sendable {
     /// Subscriptions per list page (Stripe's maximum).
     public static let pageSize = 100
 
-    private let configuration: StripeConfiguration
-    private let logger: Logger
+    let configuration: StripeConfiguration
+    let logger: Logger
     private let transport: SourceTransport
 
     public init(
@@ -83,7 +83,7 @@ public struct StripeClient: Sendable {
 
     /// The body of a 2xx answer, nil for Stripe's `resource_missing` (404, or 400 naming the customer) when
     /// `absenceIsAnswer`.
-    private func get(path: String, id: String, absenceIsAnswer: Bool) async -> Result<Data?, StripeError> {
+    func get(path: String, id: String, absenceIsAnswer: Bool) async -> Result<Data?, StripeError> {
         let url = configuration.baseURL + path
         guard URL(string: url) != nil else { return .failure(.invalidURL) }
         var request = HTTPClientRequest(url: url)
@@ -147,7 +147,7 @@ public struct StripeClient: Sendable {
         return text.replacingOccurrences(of: key, with: "<redacted>")
     }
 
-    private func explain(_ error: any Error) -> String {
+    func explain(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "unreadable body" }
         switch error {
         case .dataCorrupted(let context):

@@ -27,6 +27,9 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
     public var maxBodyBytes: Int
     /// Most list pages read for one customer (100 subscriptions a page); more is a fetch error.
     public var maxPages: Int
+    /// Most pages of `GET /v1/events` (100 events a page) the store feed reads over one window; more is a feed
+    /// error (the feed is reported failed, never read in part).
+    public var maxEventPages: Int
 
     public static let defaultBaseURL = "https://api.stripe.com"
     /// The API version subrecon's wire types follow (item-level `current_period_end`; older layouts still decode).
@@ -37,7 +40,7 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
         apiVersion: String = StripeConfiguration.pinnedAPIVersion, requestTimeout: Duration = .seconds(10),
         maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(500), maxBackoff: Duration = .seconds(30),
         max429Wait: Duration = .seconds(60), rateLimitBudget: Duration = .seconds(300), maxBodyBytes: Int = 4 * 1024 * 1024,
-        maxPages: Int = 20
+        maxPages: Int = 20, maxEventPages: Int = 1000
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.apiKey = apiKey
@@ -50,12 +53,13 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
         self.rateLimitBudget = rateLimitBudget
         self.maxBodyBytes = maxBodyBytes
         self.maxPages = max(1, maxPages)
+        self.maxEventPages = max(1, maxEventPages)
     }
 
     public var description: String {
         "StripeConfiguration(baseURL: \(baseURL), apiKey: <redacted>, apiVersion: \(apiVersion), "
             + "requestTimeout: \(requestTimeout), maxAttempts: \(maxAttempts), baseBackoff: \(baseBackoff), "
             + "maxBackoff: \(maxBackoff), max429Wait: \(max429Wait), rateLimitBudget: \(rateLimitBudget), "
-            + "maxBodyBytes: \(maxBodyBytes), maxPages: \(maxPages))"
+            + "maxBodyBytes: \(maxBodyBytes), maxPages: \(maxPages), maxEventPages: \(maxEventPages))"
     }
 }

@@ -8,6 +8,8 @@ public enum StripeError: Error, Sendable, Hashable, CustomStringConvertible {
     case malformed(String)
     /// The customer has more subscriptions than `maxPages` pages hold.
     case tooManyPages(Int)
+    /// The events feed's window holds more than this many pages of events (`maxEventPages`).
+    case tooManyEventPages(Int)
     /// The base URL and id do not form a URL.
     case invalidURL
 
@@ -18,6 +20,8 @@ public enum StripeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .request(let reason): return reason
         case .malformed(let reason): return "malformed Stripe answer: \(reason)"
         case .tooManyPages(let pages): return "more than \(pages) pages of subscriptions for one customer; not judged"
+        case .tooManyEventPages(let pages):
+            return "more than \(pages) pages of events in the feed's window; the feed is not read in part"
         case .invalidURL: return "invalid Stripe URL for this id"
         }
     }

@@ -25,7 +25,8 @@ struct StripeLoopback {
 
     static func run(
         apiKey: String = StripeLoopback.apiKey, maxAttempts: Int = 3, rateLimitBudget: Duration = .seconds(300),
-        maxPages: Int = 20, requestTimeout: Duration = .seconds(5), _ body: (StripeLoopback) async throws -> Void
+        maxPages: Int = 20, maxEventPages: Int = 1000, requestTimeout: Duration = .seconds(5),
+        _ body: (StripeLoopback) async throws -> Void
     ) async throws {
         let simulator = StripeSimulator(apiKey: StripeLoopback.apiKey)
         let server = try await SimulatorServer.start(routes: [simulator])
@@ -33,7 +34,7 @@ struct StripeLoopback {
         let configuration = StripeConfiguration(
             baseURL: server.baseURL, apiKey: apiKey, requestTimeout: requestTimeout, maxAttempts: maxAttempts,
             baseBackoff: .milliseconds(2), maxBackoff: .milliseconds(10), max429Wait: .seconds(1),
-            rateLimitBudget: rateLimitBudget, maxPages: maxPages)
+            rateLimitBudget: rateLimitBudget, maxPages: maxPages, maxEventPages: maxEventPages)
         let observer = CountingObserver()
         let client = StripeClient(
             httpClient: http, configuration: configuration, logger: Logger(label: "stripe-test"), observer: observer)

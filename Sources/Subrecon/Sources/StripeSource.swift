@@ -1,6 +1,7 @@
 import Foundation
 import Stripe
 import SubreconCore
+import SubreconDatabase
 
 /// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
@@ -17,7 +18,7 @@ struct StripeSource: StoreSource {
             httpClient: context.httpClient, configuration: stripe, logger: context.logger, observer: context.stats,
             gate: context.gates[.stripe])
         return StripeSource(
-            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids")
+            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids; events feed (GET /v1/events)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
@@ -40,6 +41,15 @@ struct StripeSource: StoreSource {
         facts.stores += found
         // Nothing Stripe knows (a 404, or a customer without subscriptions): absence, not evidence.
         if asked && found.isEmpty { facts.unknownTo.append(.stripe) }
+    }
+
+    /// Stripe's events over the window (SPEC 5.1): the customer ids they name. Events whose object names no customer
+    /// are counted in `entries` and not named.
+    func feed(since: Date, until: Date) async -> FeedRead? {
+        let result = await client.events(since: since, until: until)
+            .map { FeedEntries(identifiers: $0.customerIDs, entries: $0.events, rejected: 0) }
+            .mapError { SourceError(origin: .stripe, kind: .fetch, message: "events feed: \($0.description)") }
+        return FeedRead(source: .stripe, reason: .stripeEvent, column: .stripeCustomerID, result: result)
     }
 
     /// Maps an answer into `found`; false (with the error recorded) when the user must be left untouched.

@@ -1,0 +1,81 @@
+import Foundation
+
+/// One event of the simulated Stripe (`GET /v1/events`), written in Stripe's event shape: `id`, `object: "event"`,
+/// `api_version`, `created` (Unix seconds), `data.object` (a snapshot of the subscription, charge or dispute),
+/// `livemode`, `pending_webhooks`, `request`, `type`.
+public struct SimulatedStripeEvent: Sendable, Hashable {
+    public var id: String
+    /// `customer.subscription.updated`, `customer.subscription.deleted`, `charge.refunded`, `charge.dispute.created`, …
+    public var type: String
+    public var created: Date
+    /// The customer `data.object` names; nil writes `null` (a guest charge). Disputes never name one.
+    public var customer: String?
+    /// Write `customer` as an expanded object (`{"id": …, "object": "customer"}`).
+    public var expandedCustomer: Bool
+    /// The id of `data.object` (`sub_…`, `ch_…`, `dp_…`).
+    public var objectID: String
+    /// For subscription events: the subscription's status in the snapshot.
+    public var status: String
+    public var livemode: Bool
+
+    public init(
+        id: String, type: String, created: Date, customer: String?, expandedCustomer: Bool = false, objectID: String? = nil,
+        status: String = "active", livemode: Bool = true
+    ) {
+        self.id = id
+        self.type = type
+        self.created = created
+        self.customer = customer
+        self.expandedCustomer = expandedCustomer
+        self.objectID = objectID ?? Self.defaultObjectID(type: type, eventID: id)
+        self.status = status
+        self.livemode = livemode
+    }
+
+    static func defaultObjectID(type: String, eventID: String) -> String {
+        let suffix = eventID.hasPrefix("evt_") ? String(eventID.dropFirst(4)) : eventID
+        if type.hasPrefix("customer.subscription.") { return "sub_" + suffix }
+        if type.hasPrefix("charge.dispute.") { return "dp_" + suffix }
+        return "ch_" + suffix
+    }
+
+    /// The event as Stripe writes it.
+    func json(apiVersion: String?) -> [String: Any] {
+        let seconds = Int64(created.timeIntervalSince1970.rounded(.down))
+        let customerValue: Any =
+            customer.map { expandedCustomer ? ["id": $0, "object": "customer", "email": NSNull()] as [String: Any] : $0 as Any }
+            ?? NSNull()
+        var object: [String: Any]
+        var previous: [String: Any]?
+        if type.hasPrefix("customer.subscription.") {
+            object = [
+                "id": objectID, "object": "subscription", "customer": customerValue, "status": status,
+                "cancel_at_period_end": false, "canceled_at": status == "canceled" ? seconds : NSNull(),
+                "ended_at": status == "canceled" ? seconds : NSNull(), "created": seconds - 86_400 * 30,
+                "livemode": livemode, "metadata": [String: String](), "pause_collection": NSNull(),
+                "items": ["object": "list", "data": [[String: Any]](), "has_more": false, "url": "/v1/subscription_items"],
+            ]
+            if type == "customer.subscription.updated" { previous = ["status": "active"] }
+        } else if type.hasPrefix("charge.dispute.") {
+            object = [
+                "id": objectID, "object": "dispute", "charge": "ch_" + String(objectID.dropFirst(3)), "amount": 999,
+                "currency": "usd", "reason": "fraudulent", "status": "needs_response", "livemode": livemode,
+                "created": seconds, "metadata": [String: String](),
+            ]
+        } else {
+            object = [
+                "id": objectID, "object": "charge", "customer": customerValue, "amount": 999, "amount_refunded": 999,
+                "currency": "usd", "paid": true, "refunded": true, "status": "succeeded", "livemode": livemode,
+                "created": seconds - 86_400, "metadata": [String: String](), "invoice": NSNull(),
+            ]
+            previous = ["amount_refunded": 0, "refunded": false]
+        }
+        var data: [String: Any] = ["object": object]
+        if let previous { data["previous_attributes"] = previous }
+        return [
+            "id": id, "object": "event", "api_version": apiVersion ?? "2025-03-31.basil", "created": seconds, "data": data,
+            "livemode": livemode, "pending_webhooks": 0, "request": ["id": NSNull(), "idempotency_key": NSNull()],
+            "type": type,
+        ]
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import SubreconCore
+
+// Stripe's events list (`GET /v1/events`), decoded leniently for the store feed (SPEC 5.1).
+//
+// Only what finds the user is read: the event's `id` (deduplication), `type`, `created`, `livemode`, and from
+// `data.object` its `object`, `id` and `customer` (a `cus_…` string, or an expanded customer's `id`). Every field is
+// optional: missing, null or of another type is nil. `created` is read like every Stripe timestamp (saturating,
+// 1970...9999, else nil). Only a body that is not JSON, a list without `data`, or an element of `data` that is not
+// an object fails the decode.
+//
+// This file imports Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target.
+
+/// `{"object": "list", "data": [event, ...], "has_more": ..., "url": "/v1/events"}`.
+public struct StripeEventList: Decodable, Sendable, Hashable {
+    public var object: String?
+    public var data: [StripeEvent]
+    /// nil when not stated (the client fails closed: it cannot know whether the list is complete).
+    public var hasMore: Bool?
+    public var url: String?
+
+    public init(object: String? = "list", data: [StripeEvent], hasMore: Bool?, url: String? = "/v1/events") {
+        self.object = object
+        self.data = data
+        self.hasMore = hasMore
+        self.url = url
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case object, data, url
+        case hasMore = "has_more"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        object = container.lenientString(.object)
+        data = try container.decode([StripeEvent].self, forKey: .data)
+        hasMore = container.lenientBool(.hasMore)
+        url = container.lenientString(.url)
+    }
+
+    /// Decodes a list body after `SourceText.sanitizedJSON` (invalid UTF-8 repaired, NUL made visible).
+    public static func decode(body: Data) throws -> StripeEventList {
+        try JSONDecoder().decode(StripeEventList.self, from: SourceText.sanitizedJSON(body))
+    }
+}
+
+/// One Stripe event (`"object": "event"`), reduced to what names the customer.
+public struct StripeEvent: Decodable, Sendable, Hashable {
+    /// `evt_…`; the feed deduplicates by it.
+    public var id: String?
+    public var object: String?
+    /// `customer.subscription.updated`, `charge.refunded`, …
+    public var type: String?
+    public var created: Date?
+    public var livemode: Bool?
+    /// `data.object.object`: `subscription`, `charge`, `dispute`, …
+    public var objectType: String?
+    /// `data.object.id`.
+    public var objectID: String?
+    /// `data.object.customer`: the customer id, or the `id` of an expanded customer; nil when the object names none
+    /// (a guest charge, a dispute).
+    public var customer: String?
+
+    public init(
+        id: String?, object: String? = "event", type: String?, created: Date?, livemode: Bool? = true, objectType: String?,
+        objectID: String?, customer: String?
+    ) {
+        self.id = id
+        self.object = object
+        self.type = type
+        self.created = created
+        self.livemode = livemode
+        self.objectType = objectType
+        self.objectID = objectID
+        self.customer = customer
+    }
+
+    enum CodingKeys: String, CodingKey { case id, object, type, created, livemode, data }
+    enum DataKeys: String, CodingKey { case object }
+    enum ObjectKeys: String, CodingKey { case id, object, customer }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = container.lenientString(.id)
+        object = container.lenientString(.object)
+        type = container.lenientString(.type)
+        created = container.lenientTimestamp(.created)
+        livemode = container.lenientBool(.livemode)
+        let inner = (try? container.nestedContainer(keyedBy: DataKeys.self, forKey: .data))
+            .flatMap { try? $0.nestedContainer(keyedBy: ObjectKeys.self, forKey: .object) }
+        objectType = inner?.lenientString(.object)
+        objectID = inner?.lenientString(.id)
+        customer = inner?.lenientID(.customer).flatMap { $0.isEmpty ? nil : $0 }
+    }
+}
