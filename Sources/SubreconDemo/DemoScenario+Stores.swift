@@ -62,7 +62,7 @@ extension DemoScenario {
             DemoUser(
                 row: m.row("demo-36-stripe-past-due", tier: 1, "active", end: -1, product: "prod_web_premium", source: "stripe", customer: "cus_demo36"),
                 stripe: [m.stripe("sub_demo36", "past_due", from: -1, to: 29, product: "prod_web_premium", amount: 999)],
-                shows: "Stripe renewal payment failed (past_due) → billing_issue, UPDATE_PAYMENT"),
+                shows: "Stripe renewal payment failed (past_due): entitled to the new period end in billing_issue → extend, UPDATE_PAYMENT"),
             DemoUser(
                 row: m.row("demo-37-google-renewed", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap", token: "demo-token-37"),
                 google: m.play("ACTIVE", start: -32, expiry: 28),
@@ -70,7 +70,7 @@ extension DemoScenario {
             DemoUser(
                 row: m.row("demo-38-google-grace", tier: 1, "active", end: -1, product: "gp_premium", source: "google_iap", token: "demo-token-38"),
                 google: m.play("IN_GRACE_PERIOD", start: -31, expiry: 2),
-                shows: "Google Play payment declined, in grace → billing_issue, UPDATE_PAYMENT"),
+                shows: "Google Play payment declined, in grace until the new expiry → extend, billing_issue, UPDATE_PAYMENT"),
             DemoUser(
                 row: m.row("demo-39-apple-feed-refund", tier: 1, "active", end: 305, product: "premium_annual", source: "apple_iap", txn: "200000039"),
                 subscriber: SimulatedSubscriber(

@@ -228,7 +228,7 @@ enum DemoScenario {
                 AppStoreScenario(
                     originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly", status: 1,
                     purchaseDate: d(-2), expiresDate: d(28), price: 9990, currency: "USD")
-            ], shows: "only a stored receipt → verifyReceipt reveals the transaction, Apple says renewed → extend, id stored")
+            ], shows: "only a stored receipt → verifyReceipt reveals the transaction; RevenueCat lags, Apple says renewed → extend, source_conflict, id stored")
         legacy.receipt = AppleReceiptScenario(
             receiptData: "TUlJVDBnWUpLb1pJaHZjTkFRY0NvSUlUd2pDQ0U3NENBUUV4Q3pBSkJnVXJEZ01DR2dVQU1JSURjZ1lKS29aSWh2Y05B",
             transactions: [

@@ -61,13 +61,13 @@ struct DemoTests {
         .init("demo-21-apple-revoked", "downgrade", ["missed_refund", "source_conflict"], ["expired"], rcApple),
         .init("demo-22-apple-grace", "status_change", ["billing_issue_entered", "source_conflict"], ["expired"], rcApple),
         .init("demo-23-apple-forged", "skipped", ["verification_failed"], ["expired"], rcApple),
-        .init("demo-34-legacy-receipt", "extend", ["missed_renewal"], ["expired"], ["revenuecat", "app_store_receipt", "app_store"]),
+        .init("demo-34-legacy-receipt", "extend", ["missed_renewal", "source_conflict"], ["expired"], ["revenuecat", "app_store_receipt", "app_store"]),
     ] + (24...33).map { .init(String(format: "demo-%02d-renewal", $0), "extend", ["missed_renewal"], ["expired"], rc) } + [
         // Stripe next to RevenueCat: Stripe is the authority for its own purchase.
         .init("demo-35-stripe-conflict", "downgrade", ["missed_expiration", "source_conflict"], ["expired"], ["revenuecat", "stripe"]),
-        .init("demo-36-stripe-past-due", "status_change", ["billing_issue_entered"], ["expired"], ["revenuecat", "stripe"]),
+        .init("demo-36-stripe-past-due", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "stripe"]),
         .init("demo-37-google-renewed", "extend", ["missed_renewal"], ["expired"], ["revenuecat", "google_play"]),
-        .init("demo-38-google-grace", "status_change", ["billing_issue_entered"], ["expired"], ["revenuecat", "google_play"]),
+        .init("demo-38-google-grace", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "google_play"]),
         // Inside its paid period: only Apple's notification history names it.
         .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
     ]
@@ -141,6 +141,7 @@ struct DemoTests {
             ProcessInfo.processInfo.environment.merging([
                 "DATABASE_URL": "postgres://nobody@127.0.0.1:1/nowhere", "REVENUECAT_API_KEY": "sk_not_the_demo",
                 "REVENUECAT_BASE_URL": "http://127.0.0.1:1", "STRIPE_API_KEY": "sk_not_the_demo", "STRIPE_BASE_URL": "http://127.0.0.1:1",
+                "GOOGLE_PLAY_SERVICE_ACCOUNT": "{}", "GOOGLE_PLAY_PACKAGE_NAME": "not.the.demo", "APP_STORE_BASE_URL": "http://127.0.0.1:1",
             ]) { $1 })
         let said = Mutex<[String]>([])
         let result = try await DemoRunner.run(
@@ -176,6 +177,7 @@ struct DemoTests {
         #expect(conflict.store == .stripe && conflict.revenueCat.entitled && !conflict.storeView.entitled, "Stripe wins")
         #expect(rows["demo-35-stripe-conflict"]?.truthTier == 0)
         #expect(rows["demo-36-stripe-past-due"]?.truthStatus == "billing_issue" && rows["demo-36-stripe-past-due"]?.truthTier == 1)
+        #expect(rows["demo-36-stripe-past-due"]?.pushIntent == ["billing_issue"])
         #expect(rows["demo-37-google-renewed"]?.truthStatus == "active")
         #expect(rows["demo-38-google-grace"]?.truthStatus == "billing_issue" && rows["demo-38-google-grace"]?.pushIntent == ["billing_issue"])
         let refund = try #require(rows["demo-39-apple-feed-refund"])
