@@ -76,9 +76,11 @@ public enum DemoRunner {
     /// Starts the throwaway database and the simulators, runs the job with every source, then again without
     /// RevenueCat in a second database, and says what each user shows after each run.
     /// - Parameter environment: the process environment, as the executable read it (only `SUBRECON_PG_BIN` is used).
+    /// - Parameter explain: a sample user to explain (`subrecon explain`, SPEC 5.9) after seeding, before the run that
+    ///   holds it; nil explains nobody. An id no run holds fails the demo with exit 66, before any run.
     /// - Parameter say: receives the demo's lines: start-up, each run's story and terminal summary.
     public static func run(
-        environment: Environment, reportDirectory: URL, keep: Bool, logger: Logger,
+        environment: Environment, reportDirectory: URL, keep: Bool, explain: String? = nil, logger: Logger,
         progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @Sendable (String) -> Void
     ) async throws -> DemoResult {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
@@ -139,8 +141,12 @@ public enum DemoRunner {
                     "DATABASE_URL": postgres.url, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL,
                 ]) { $1 })
             let users = DemoScenario.users(asOf: asOf)
+            let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
             try await seedDatabase(users, environment: first, logger: logger)
             await simulators.seed(users)
+            if let explain, !soloUsers.contains(where: { $0.row.id == explain }) {
+                say(try await explanation(of: explain, environment: first, asOf: asOf, before: "run 1", logger: logger))
+            }
             say(
                 "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
             let allSources = try await Commands.run(environment: first, options: options, logger: logger, progress: progress)
@@ -150,9 +156,11 @@ public enum DemoRunner {
             // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
             try postgres.createDatabase(secondDatabase)
             let second = Environment(stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 })
-            let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
             try await seedDatabase(soloUsers, environment: second, logger: logger)
             await simulators.seed(soloUsers)
+            if let explain, soloUsers.contains(where: { $0.row.id == explain }) {
+                say(try await explanation(of: explain, environment: second, asOf: asOf, before: "run 2", logger: logger))
+            }
             say(
                 "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): seeded \(soloUsers.count) users; running `subrecon run` against them")
             let withoutRevenueCat = try await Commands.run(environment: second, options: options, logger: logger, progress: progress)
@@ -170,5 +178,12 @@ public enum DemoRunner {
             await server.shutdown()
             throw error
         }
+    }
+
+    /// `subrecon explain USER_ID --as-of AS_OF` against the demo's database and simulators, as text.
+    static func explanation(of userID: String, environment: Environment, asOf: Date, before run: String, logger: Logger) async throws -> String {
+        let explanation = try await Commands.explain(environment: environment, userID: userID, asOf: asOf, logger: logger)
+        return (["demo: subrecon explain \(userID) --as-of \(ISO8601.string(asOf)), before \(run) (asks every source, changes nothing):"]
+            + explanation.lines).joined(separator: "\n")
     }
 }

@@ -143,6 +143,8 @@ struct Demo: AsyncParsableCommand {
 
     @Option(help: "Where the demo's run folder is written.") var reportDir: String = "reports"
     @Flag(help: "Keep the throwaway database running and print how to reach it.") var keep = false
+    @Option(help: "Also print `subrecon explain` for this sample user (e.g. demo-39-apple-feed-refund), before the run that holds it.")
+    var explain: String?
 
     func run() async throws {
         let env = Startup.environment()
@@ -151,7 +153,7 @@ struct Demo: AsyncParsableCommand {
             // Prints each run's story and summary as it finishes; the demo seeds errors and a forged signature on
             // purpose, so it succeeds when both runs completed.
             let result = try await DemoRunner.run(
-                environment: env, reportDirectory: URL(fileURLWithPath: reportDir), keep: keep, logger: logger,
+                environment: env, reportDirectory: URL(fileURLWithPath: reportDir), keep: keep, explain: explain, logger: logger,
                 progress: ProgressLine.makeIfTerminal(),
                 say: {
                     ProgressLine.clear()

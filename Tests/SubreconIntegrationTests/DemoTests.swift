@@ -145,12 +145,20 @@ struct DemoTests {
             ]) { $1 })
         let said = Mutex<[String]>([])
         let result = try await DemoRunner.run(
-            environment: environment, reportDirectory: reports, keep: false, logger: Logger(label: "demo-test"), progress: nil,
-            say: { line in said.withLock { $0.append(line) } })
-        let lines = said.withLock { $0 }
-        try #require(lines.count == 8)
+            environment: environment, reportDirectory: reports, keep: false, explain: "demo-39-apple-feed-refund",
+            logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
+        var lines = said.withLock { $0 }
+        try #require(lines.count == 9)
         #expect(lines[0].hasPrefix("demo: PostgreSQL started on 127.0.0.1:"))
         #expect(lines[1].hasPrefix("demo: store simulator listening on http://127.0.0.1:"))
+        // --explain: `subrecon explain` of the feed user before run 1, the row still active, every source saying refunded.
+        let explained = lines.remove(at: 2).split(separator: "\n").map(String.init)
+        #expect(explained.first?.hasPrefix("demo: subrecon explain demo-39-apple-feed-refund --as-of ") == true)
+        #expect(explained.first?.hasSuffix(", before run 1 (asks every source, changes nothing):") == true)
+        #expect(explained.contains { $0.hasPrefix("  row: tier 1, active, ends ") })
+        #expect(explained.contains("  revenuecat: answered") && explained.contains("  app_store: answered"))
+        #expect(explained.filter { $0 == "      → not entitled (refunded)" }.count == 2)
+        #expect(explained.contains { $0.hasPrefix("  verdict: downgrade [missed_refund]; truth: tier 0, refunded") })
         #expect(lines[2].hasPrefix("demo: run 1 of 2, every source ("))
         #expect(lines[2].hasSuffix(": seeded 40 users and 9 products; running `subrecon run` against them"))
         #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
@@ -203,6 +211,22 @@ struct DemoTests {
         #expect(try Self.rows(second)["demo-53-stripe-web"]?.truthStatus == "canceled")
         #expect(try Self.rows(second)["demo-52-apple-only-lapsed"]?.pushIntent == ["expired"])
     }
+
+    @Test("--explain with an id no sample user has fails the demo with exit 66 before any run")
+    func explainUnknownUser() async throws {
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-demo-explain-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let said = Mutex<[String]>([])
+        let failure = await #expect(throws: CommandFailure.self) {
+            try await DemoRunner.run(
+                environment: Environment([:]), reportDirectory: reports, keep: false, explain: "nobody-here",
+                logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
+        }
+        #expect(failure?.status == .noInput)
+        #expect(failure?.description.contains("nobody-here") == true)
+        #expect(!said.withLock { $0 }.contains { $0.hasPrefix("demo: run 1 of 2") }, "no run started")
+        #expect(!FileManager.default.fileExists(atPath: reports.path), "no run folder")
+    }
 }
 
 @Suite("subrecon demo reads only the environment it is given")
@@ -224,7 +248,10 @@ struct DemoEnvironmentTests {
         #expect(said.withLock { $0 }.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: reports.path))
     }
+}
 
+@Suite("the demo's sample users")
+struct DemoScenarioTests {
     @Test("every night of the 30-night sweep has a demo sweep user whose bucket is that night")
     func sweepUserForEveryNight() {
         for night in 0..<30 {
