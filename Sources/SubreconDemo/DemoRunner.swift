@@ -111,7 +111,8 @@ public enum DemoRunner {
             simulators.revenueCat, simulators.appStore, simulators.history, simulators.receipts, simulators.stripe, simulators.google,
         ])
         say(
-            "demo: store simulator listening on \(server.baseURL) (RevenueCat v1, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
+            "demo: store simulator listening on \(server.baseURL) "
+                + "(RevenueCat v1, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
 
         do {
             let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
@@ -148,7 +149,8 @@ public enum DemoRunner {
                 say(try await explanation(of: explain, environment: first, asOf: asOf, before: "run 1", logger: logger))
             }
             say(
-                "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
+                "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
+                    + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
             let allSources = try await Commands.run(environment: first, options: options, logger: logger, progress: progress)
             say(try story(title: "demo: run 1, every source: what each sample user shows (from drift.json)", users: users, result: allSources))
             say(TerminalSummary.text(allSources.summary, folder: allSources.folder))
@@ -162,7 +164,8 @@ public enum DemoRunner {
                 say(try await explanation(of: explain, environment: second, asOf: asOf, before: "run 2", logger: logger))
             }
             say(
-                "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): seeded \(soloUsers.count) users; running `subrecon run` against them")
+                "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
+                    + "seeded \(soloUsers.count) users; running `subrecon run` against them")
             let withoutRevenueCat = try await Commands.run(environment: second, options: options, logger: logger, progress: progress)
             say(
                 try story(
