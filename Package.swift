@@ -181,6 +181,7 @@ let package = Package(
             dependencies: [
                 "SubreconCore", "SubreconTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            exclude: ["Golden"],  // golden files of `subrecon explain`, read by path
             swiftSettings: strict
         ),
         .testTarget(

@@ -7,7 +7,8 @@
 //   4 decoded JWS transaction payload  5 decoded JWS renewal info payload
 //   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
 // Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
-// token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts.
+// token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
+// voided purchases page.
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -22,6 +23,9 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     switch bytes[bytes.startIndex] {
     case UInt8(ascii: "G"):
         googlePlay(body)
+        return 0
+    case UInt8(ascii: "V"):
+        googleVoided(body)
         return 0
     case UInt8(ascii: "8"):
         stripeList(body)
@@ -225,6 +229,19 @@ private func googlePlay(_ body: Data) {
         for alias in fact.aliases { check(alias, "google order alias") }
     }
     if let json = try? JSONEncoder().encode(purchase) { checkJSONB(json) }
+}
+
+private func googleVoided(_ body: Data) {
+    guard let page = try? GoogleJSON.voidedPurchases(body) else { return }
+    check(page.nextPageToken, "voided next page token")
+    precondition(page.nextPageToken?.isEmpty != true, "empty continuation token kept")
+    for purchase in page.voidedPurchases ?? [] {
+        check(purchase.purchaseToken, "voided purchase token")
+        check(purchase.orderId, "voided order id")
+        check(purchase.kind, "voided kind")
+        check(purchase.dedupeKey, "voided dedupe key")
+        check(purchase.voidedTime, "voided time")
+    }
 }
 
 private func text(_ body: Data) {

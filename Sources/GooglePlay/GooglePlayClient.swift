@@ -21,6 +21,8 @@ public struct GooglePlayClient: Sendable {
     let logger: Logger
     let transport: SourceTransport
     public let tokens: GoogleAccessTokens
+    /// The wall clock (the voided purchases' 30-day limit).
+    let now: @Sendable () -> Date
 
     /// What Google said about one purchase token.
     public enum Lookup: Sendable, Hashable {
@@ -43,6 +45,7 @@ public struct GooglePlayClient: Sendable {
     ) throws(GooglePlayConfigurationError) {
         self.configuration = configuration
         self.logger = logger
+        self.now = now
         let policy = SourceRequestPolicy(
             requestTimeout: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes,
             maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,

@@ -129,6 +129,44 @@ public struct SimulatedPlaySubscription: Sendable, Hashable {
     }
 }
 
+/// One voided purchase as tests set it; encoded in `VoidedPurchase`'s real JSON shape (int64 fields as strings).
+public struct SimulatedVoidedPurchase: Sendable, Hashable {
+    public var purchaseToken: String
+    public var orderID: String?
+    public var purchaseTime: Date
+    public var voidedTime: Date
+    /// A subscription's purchase: listed only when the request asks `type=1`.
+    public var isSubscription: Bool
+    /// 0 user, 1 developer, 2 Google.
+    public var voidedSource: Int
+    /// 0 other, 1 remorse, ..., 7 chargeback.
+    public var voidedReason: Int
+
+    public init(
+        purchaseToken: String, orderID: String? = "GPA.3399-1111-2222-33333", purchaseTime: Date? = nil, voidedTime: Date,
+        isSubscription: Bool = true, voidedSource: Int = 0, voidedReason: Int = 1
+    ) {
+        self.purchaseToken = purchaseToken
+        self.orderID = orderID
+        self.purchaseTime = purchaseTime ?? voidedTime.addingTimeInterval(-5 * 86_400)
+        self.voidedTime = voidedTime
+        self.isSubscription = isSubscription
+        self.voidedSource = voidedSource
+        self.voidedReason = voidedReason
+    }
+
+    var json: [String: Any] {
+        var object: [String: Any] = [
+            "kind": "androidpublisher#voidedPurchase", "purchaseToken": purchaseToken,
+            "purchaseTimeMillis": String(Int64((purchaseTime.timeIntervalSince1970 * 1000).rounded(.down))),
+            "voidedTimeMillis": String(Int64((voidedTime.timeIntervalSince1970 * 1000).rounded(.down))),
+            "voidedSource": voidedSource, "voidedReason": voidedReason,
+        ]
+        if let orderID { object["orderId"] = orderID }
+        return object
+    }
+}
+
 /// A scripted answer of the simulated Play API for one purchase token.
 public enum GooglePlayFault: Sendable, Hashable {
     /// This status with Google's JSON error body.
@@ -155,17 +193,21 @@ public struct GooglePlaySimulatorCounters: Sendable, Hashable {
     public var apiRequests = 0
     /// API requests refused 401 (missing, unknown or expired access token).
     public var unauthorized = 0
+    /// Requests to voidedpurchases.list (not counted in `apiRequests`).
+    public var voidedRequests = 0
     public init() {}
 }
 
-/// Google's OAuth token endpoint and `purchases.subscriptionsv2.get` on loopback (reference/revenuecat.md §4).
+/// Google's OAuth token endpoint, `purchases.subscriptionsv2.get` and `purchases.voidedpurchases.list` on loopback
+/// (reference/revenuecat.md §4).
 ///
 /// The token endpoint (`POST tokenPath`, form-encoded `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&
 /// assertion=…`) verifies the JWT's RS256 signature with the service account's public key and its claims (`iss`,
 /// `aud` naming this endpoint's path, `scope`, `iat`/`exp` within an hour and not expired), and issues access
 /// tokens with `expires_in`. The API checks the bearer token (401 with Google's error body when missing, unknown
 /// or expired; `expireAccessTokens()` expires every token issued, to test the refresh), answers purchases set by
-/// tests, 404 for tokens it does not know and for another package, 410 for tokens set gone, and scripted faults.
+/// tests, 404 for tokens it does not know and for another package, 410 for tokens set gone, and scripted faults;
+/// the voided purchases set by tests (`addVoided`), filtered and paged as Google does.
 public actor GooglePlaySimulator: SimulatorRoute {
     public static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     public nonisolated let packageName: String
@@ -180,6 +222,10 @@ public actor GooglePlaySimulator: SimulatorRoute {
     private var accessTokens: [String: Date] = [:]
     private var expiresIn = 3599
     private var tally = GooglePlaySimulatorCounters()
+    private var voided: [SimulatedVoidedPurchase] = []
+    private var voidedPageSize = 1000
+    private var voidedQueries: [[String: String]] = []
+    private static let voidedFaultKey = "\u{0}voidedpurchases"
 
     public init(
         account: GoogleTestServiceAccount, packageName: String, tokenPath: String = "/token",
@@ -208,12 +254,27 @@ public actor GooglePlaySimulator: SimulatorRoute {
     /// Every access token issued so far stops working (the API answers 401 until a new one is fetched).
     public func expireAccessTokens() { accessTokens = [:] }
     public func counters() -> GooglePlaySimulatorCounters { tally }
+    /// A voided purchase `voidedpurchases.list` reports (in its time order).
+    public func addVoided(_ purchase: SimulatedVoidedPurchase) { voided.append(purchase) }
+    /// Voided purchases a page holds at most (Google: `maxResults`, at most 1000); the smaller of the two is used.
+    public func setVoidedPageSize(_ size: Int) { voidedPageSize = max(1, size) }
+    /// Queues `fault` for the next `times` voided purchases requests (nil: forever).
+    public func setVoidedFault(_ fault: GooglePlayFault, times: Int? = nil) {
+        faults[Self.voidedFaultKey, default: []].append((fault, times))
+    }
+    /// The query of every voided purchases request that passed the bearer check, in order (percent-decoded).
+    public func voidedRequestQueries() -> [[String: String]] { voidedQueries }
 
     // MARK: - Serving
 
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         if request.path == tokenPath { return token(request) }
         let segments = request.pathSegments
+        if segments.count == 6, segments[0] == "androidpublisher", segments[1] == "v3", segments[2] == "applications",
+            segments[4] == "purchases", segments[5] == "voidedpurchases"
+        {
+            return voidedPurchases(request, package: segments[3])
+        }
         guard segments.count == 8, segments[0] == "androidpublisher", segments[1] == "v3", segments[2] == "applications",
             segments[4] == "purchases", segments[5] == "subscriptionsv2", segments[6] == "tokens"
         else { return nil }
@@ -246,6 +307,93 @@ public actor GooglePlaySimulator: SimulatorRoute {
             }
         }
         return answer(package: segments[3], token: token)
+    }
+
+    /// `GET …/applications/{package}/purchases/voidedpurchases`: the bearer check, scripted faults, then Google's
+    /// filters: `type` (0, the default: one-time products only; 1: subscriptions too), `startTime`/`endTime` in
+    /// Unix ms on the voided time (both inclusive; defaults: 30 days before the end, and now), pages of
+    /// `maxResults` (at most 1000, and at most `setVoidedPageSize`) continued by `token`. A start more than 30
+    /// days before the end, a start after the end, an end in the future, or an unknown token or type is a 400
+    /// (the simulator measures Google's 30 days from `endTime`, not from its clock, so tests may pin a past as-of).
+    private func voidedPurchases(_ request: SimulatorRequest, package: String) -> SimulatorResponse {
+        tally.voidedRequests += 1
+        guard request.method == "GET" else { return Self.error(405, "Method not allowed", status: "INVALID_ARGUMENT") }
+        let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let bearer, let expiry = accessTokens[bearer], expiry > now() else {
+            tally.unauthorized += 1
+            return Self.error(
+                401, "Request had invalid authentication credentials. Expected OAuth 2 access token.", status: "UNAUTHENTICATED")
+        }
+        voidedQueries.append(request.query)
+        if let fault = nextFault(Self.voidedFaultKey) {
+            switch fault {
+            case .status(let status):
+                if status == 401 { tally.unauthorized += 1 }
+                return Self.error(status, "Scripted failure", status: Self.statusName(status))
+            case .rateLimited(let retryAfter):
+                var response = Self.error(429, "Quota exceeded", status: "RESOURCE_EXHAUSTED")
+                if let retryAfter { response.headers["retry-after"] = retryAfter }
+                return response
+            case .malformedJSON:
+                return SimulatorResponse(status: 200, headers: ["content-type": "application/json"], body: Data("{\"voidedPurchases\": [{\"purch".utf8))
+            case .raw(let status, let headers, let body):
+                return SimulatorResponse(status: status, headers: headers, body: body)
+            case .trickle(let pause):
+                var response = voidedPage(request.query, package: package)
+                response.trickle = pause
+                return response
+            }
+        }
+        return voidedPage(request.query, package: package)
+    }
+
+    private func voidedPage(_ query: [String: String], package: String) -> SimulatorResponse {
+        guard package == packageName else {
+            return Self.error(404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
+        }
+        let invalid = { (message: String) in Self.error(400, message, status: "INVALID_ARGUMENT", reason: "invalid") }
+        let nowMillis = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        let thirtyDays: Int64 = 30 * 86_400_000
+        guard let type = Int(query["type"] ?? "0"), type == 0 || type == 1 else { return invalid("Invalid value for type.") }
+        let end: Int64
+        if let text = query["endTime"] {
+            guard let value = Int64(text) else { return invalid("Invalid value for endTime.") }
+            end = value
+        } else {
+            end = nowMillis
+        }
+        let start: Int64
+        if let text = query["startTime"] {
+            guard let value = Int64(text) else { return invalid("Invalid value for startTime.") }
+            start = value
+        } else {
+            start = end - thirtyDays
+        }
+        guard end <= nowMillis else { return invalid("endTime cannot be in the future.") }
+        guard start <= end else { return invalid("startTime must be before endTime.") }
+        guard start >= end - thirtyDays else { return invalid("startTime cannot be older than 30 days.") }
+        guard let maxResults = Int(query["maxResults"] ?? "1000"), maxResults > 0 else { return invalid("Invalid value for maxResults.") }
+        var offset = 0
+        if let token = query["token"] {
+            guard token.hasPrefix("vp-"), let value = Int(token.dropFirst(3)), value >= 0 else {
+                return invalid("Invalid pagination token.")
+            }
+            offset = value
+        }
+        let matching = voided.filter { purchase in
+            let voidedAt = Int64((purchase.voidedTime.timeIntervalSince1970 * 1000).rounded(.down))
+            return (type == 1 || !purchase.isSubscription) && voidedAt >= start && voidedAt <= end
+        }
+        let size = min(maxResults, 1000, voidedPageSize)
+        let page = Array(matching.dropFirst(offset).prefix(size))
+        var object: [String: Any] = [
+            "pageInfo": ["totalResults": matching.count, "resultPerPage": size, "startIndex": offset]
+        ]
+        if !page.isEmpty { object["voidedPurchases"] = page.map(\.json) }
+        if offset + page.count < matching.count {
+            object["tokenPagination"] = ["nextPageToken": "vp-\(offset + page.count)"]
+        }
+        return .json(200, (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data())
     }
 
     private func answer(package: String, token: String) -> SimulatorResponse {

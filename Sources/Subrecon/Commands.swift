@@ -76,32 +76,7 @@ public enum Commands {
             let finalOptions = options
             let stats = RequestStats()
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
-                let appStoreRate =
-                    options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
-                // The --*-rps values are the app's whole budget: this shard takes 1/N of each.
-                var gates: [FactOrigin: any RequestGate] = [:]
-                gates[.revenueCat] = SharedRateLimiter<ContinuousClock>.perSecond(
-                    RequestBudget.perShard(options.revenueCatRequestsPerSecond, shard: options.shard))
-                gates[.appStore] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(appStoreRate, shard: options.shard))
-                gates[.googlePlay] = SharedRateLimiter<ContinuousClock>.perSecond(
-                    RequestBudget.perShard(options.googlePlayRequestsPerSecond, shard: options.shard))
-                gates[.stripe] = SharedRateLimiter<ContinuousClock>.perSecond(
-                    RequestBudget.perShard(options.stripeRequestsPerSecond, shard: options.shard))
-                let source = try StoreFactSource(
-                    configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: store)
-                var notes = source.notes
-                if source.revenueCat != nil {
-                    notes["revenuecat"]? += "; " + RequestBudget.describe(options.revenueCatRequestsPerSecond, shard: options.shard)
-                }
-                if config.appStore != nil {
-                    notes["app_store"]? += "; " + RequestBudget.describe(appStoreRate, shard: options.shard)
-                }
-                if config.googlePlay != nil {
-                    notes["google_play"]? += "; " + RequestBudget.describe(options.googlePlayRequestsPerSecond, shard: options.shard)
-                }
-                if config.stripe != nil {
-                    notes["stripe"]? += "; " + RequestBudget.describe(options.stripeRequestsPerSecond, shard: options.shard)
-                }
+                let (source, notes) = try factSource(config: config, options: options, http: http, stats: stats, store: store, logger: logger)
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
                 let stop = finalOptions.stop
@@ -120,6 +95,32 @@ public enum Commands {
                 return result
             }
         }
+    }
+
+    /// The run's fact source with one shared rate gate per source (the `--*-rps` values are the app's whole budget:
+    /// this shard takes 1/N of each), and the summary's line per source naming its budget.
+    static func factSource(
+        config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats, store: SubscriptionDatabase,
+        logger: Logger
+    ) throws -> (StoreFactSource, [String: String]) {
+        let appStoreRate = options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
+        let budgets: [(FactOrigin, Double, Bool)] = [
+            (.revenueCat, options.revenueCatRequestsPerSecond, config.revenueCat != nil),
+            (.appStore, appStoreRate, config.appStore != nil),
+            (.googlePlay, options.googlePlayRequestsPerSecond, config.googlePlay != nil),
+            (.stripe, options.stripeRequestsPerSecond, config.stripe != nil),
+        ]
+        var gates: [FactOrigin: any RequestGate] = [:]
+        for (origin, rate, _) in budgets {
+            gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shard: options.shard))
+        }
+        let source = try StoreFactSource(
+            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: store)
+        var notes = source.notes
+        for (origin, rate, configured) in budgets where configured {
+            notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: options.shard)
+        }
+        return (source, notes)
     }
 
     /// What `--resume RUN_ID` / `--accept-downgrades RUN_ID` continue: the stored run, if it may be continued (SPEC 2,

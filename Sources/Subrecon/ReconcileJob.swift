@@ -72,15 +72,7 @@ public struct ReconcileJob: Sendable {
 
             var state = resume ?? RunProgress()
             var options = options
-            var feedReasons: [String: [CandidateReason]] = [:]
-            if let feeds = ports.feeds, options.readsFeeds {
-                // A resumed run keeps the feed candidates its first attempt recorded and reads no feed again.
-                if resume == nil {
-                    summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger).run()
-                }
-                options.feedRunID = runID
-                feedReasons = try await feeds.feedCandidateReasons(runID: runID)
-            }
+            let feedReasons = try await readFeeds(&options, runID: runID, resuming: resume != nil, into: &summary, logger: logger)
             if !state.scanDone {
                 var validation = ValidationPhase(
                     candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options, progress: progress)
@@ -113,5 +105,18 @@ public struct ReconcileJob: Sendable {
         } catch {
             throw await lifecycle.fail(error)
         }
+    }
+
+    /// The store feeds of a nightly run (`FeedPhase`): their users join the scan; returns the feed reasons by user.
+    /// A resumed run keeps the feed candidates its first attempt recorded and reads no feed again.
+    private func readFeeds(
+        _ options: inout RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
+    ) async throws -> [String: [CandidateReason]] {
+        guard let feeds = ports.feeds, options.readsFeeds else { return [:] }
+        if !resuming {
+            summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger).run()
+        }
+        options.feedRunID = runID
+        return try await feeds.feedCandidateReasons(runID: runID)
     }
 }

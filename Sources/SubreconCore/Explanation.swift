@@ -41,6 +41,8 @@ public struct Explanation: Sendable, Codable, Hashable {
         public var transactionID: String?
         /// "entitled (active) until …", "not entitled (expired)", or "unknown: reason".
         public var judged: String
+        /// The price as the source stated it (`9.99 USD`), when it did.
+        public var price: String?
         /// For Apple's facts: the signed payload was verified before it was believed.
         public var signature: String?
 
@@ -48,7 +50,7 @@ public struct Explanation: Sendable, Codable, Hashable {
             case productID = "product_id", store, kind, sandbox, purchaseDate = "purchase_date", expiresDate = "expires_date"
             case gracePeriodExpiresDate = "grace_period_expires_date", refundedAt = "refunded_at", storeState = "store_state"
             case autoRenew = "auto_renew", originalTransactionID = "original_transaction_id", transactionID = "transaction_id"
-            case judged, signature
+            case judged, price, signature
         }
     }
 
@@ -93,7 +95,7 @@ public struct Explanation: Sendable, Codable, Hashable {
 
     public init(row: UserRow, facts: SourceFacts, context: DecisionContext, verdict: Verdict) {
         let asOf = context.asOf
-        func date(_ value: Date?) -> String? { value.map(ISO8601.string) }
+        let date = Self.date
         self.asOf = ISO8601.string(asOf)
         environment = context.environment.rawValue
         self.row = Row(
@@ -101,30 +103,50 @@ public struct Explanation: Sendable, Codable, Hashable {
             graceEndsAt: date(row.graceEndsAt), source: row.source, productID: row.productID,
             originalTransactionID: row.originalTransactionID, stripeCustomerID: row.stripeCustomerID,
             googlePurchaseToken: row.googlePurchaseToken, autoRenew: row.autoRenew)
-        func describe(_ p: PurchaseFact, lookup: String? = nil, signed: Bool = false) -> Purchase {
-            let judged: String =
-                switch judge(p, asOf: asOf) {
-                case .known(let j) where j.entitled:
-                    "entitled (\(j.status.rawValue))" + (j.expiresDate.map { " until \(ISO8601.string($0))" } ?? ", no end")
-                case .known(let j): "not entitled (\(j.status.rawValue))"
-                case .unknown(let reason): "unknown: \(reason)"
-                }
-            return Purchase(
-                productID: p.productID, store: p.store.rawValue, kind: p.kind.rawValue, sandbox: p.isSandbox,
-                purchaseDate: date(p.purchaseDate), expiresDate: date(p.expiresDate),
-                gracePeriodExpiresDate: date(p.gracePeriodExpiresDate), refundedAt: date(p.refundedAt),
-                storeState: p.storeState?.rawValue, autoRenew: p.autoRenew, originalTransactionID: p.originalTransactionID,
-                transactionID: p.storeTransactionID ?? lookup, judged: judged,
-                signature: signed
-                    ? "verified: x5c chain to a trusted root, Apple's OIDs, ES256 signature, bundle id, environment" : nil)
+        self.sources = Self.evidence(facts: facts, asOf: asOf)
+        action = verdict.action.rawValue
+        drift = verdict.drift.map(\.rawValue)
+        truthTier = verdict.truth?.tier
+        truthStatus = verdict.truth?.status.rawValue
+        truthEndDate = date(verdict.truth?.endDate)
+        truthProductID = verdict.truth?.productID
+        error = verdict.error
+        var rules = [Rule(about: "action:\(verdict.action.rawValue)", rule: Self.rule(for: verdict.action, verdict: verdict))]
+        for kind in verdict.drift {
+            rules.append(Rule(about: "drift:\(kind.rawValue)", rule: Self.rule(for: kind, verdict: verdict)))
         }
+        self.rules = rules
+    }
+
+    static func date(_ value: Date?) -> String? { value.map(ISO8601.string) }
+
+    static func describe(_ p: PurchaseFact, asOf: Date, lookup: String? = nil, signed: Bool = false) -> Purchase {
+        let judged: String =
+            switch judge(p, asOf: asOf) {
+            case .known(let j) where j.entitled:
+                "entitled (\(j.status.rawValue))" + (j.expiresDate.map { " until \(ISO8601.string($0))" } ?? ", no end")
+            case .known(let j): "not entitled (\(j.status.rawValue))"
+            case .unknown(let reason): "unknown: \(reason)"
+            }
+        return Purchase(
+            productID: p.productID, store: p.store.rawValue, kind: p.kind.rawValue, sandbox: p.isSandbox,
+            purchaseDate: date(p.purchaseDate), expiresDate: date(p.expiresDate),
+            gracePeriodExpiresDate: date(p.gracePeriodExpiresDate), refundedAt: date(p.refundedAt),
+            storeState: p.storeState?.rawValue, autoRenew: p.autoRenew, originalTransactionID: p.originalTransactionID,
+            transactionID: p.storeTransactionID ?? lookup, judged: judged,
+            price: p.price.map { "\(NSDecimalNumber(decimal: $0.amount).stringValue) \($0.currency)" },
+            signature: signed
+                ? "verified: x5c chain to a trusted root, Apple's OIDs, ES256 signature, bundle id, environment" : nil)
+    }
+    /// Each asked source's evidence, judged at `asOf`.
+    static func evidence(facts: SourceFacts, asOf: Date) -> [SourceEvidence] {
         var sources: [SourceEvidence] = []
         for origin in facts.asked {
             let errors = facts.errors.filter { $0.origin == origin }
             var purchases: [Purchase]
             var entitlements: [String] = []
             if origin == .revenueCat {
-                purchases = facts.purchases.map { describe($0) }
+                purchases = facts.purchases.map { describe($0, asOf: asOf) }
                 entitlements = facts.entitlements.map { e in
                     let end: String =
                         switch e.expires {
@@ -138,10 +160,10 @@ public struct Explanation: Sendable, Codable, Hashable {
                 // The receipt's own facts stand in for Apple's when the App Store Server API is not configured.
                 purchases =
                     facts.asked.contains(.appStore)
-                    ? [] : facts.stores.filter { $0.purchase.store.isApple }.map { describe($0.purchase, lookup: $0.lookupID) }
+                    ? [] : facts.stores.filter { $0.purchase.store.isApple }.map { describe($0.purchase, asOf: asOf, lookup: $0.lookupID) }
             } else {
                 purchases = facts.stores.filter { $0.purchase.origin == origin }.map {
-                    describe($0.purchase, lookup: $0.lookupID, signed: origin == .appStore)
+                    describe($0.purchase, asOf: asOf, lookup: $0.lookupID, signed: origin == .appStore)
                 }
             }
             let unknown = facts.unknownTo.contains(origin) || (origin == .revenueCat && !facts.subscriberKnown)
@@ -151,19 +173,7 @@ public struct Explanation: Sendable, Codable, Hashable {
                     source: origin.rawValue, outcome: outcome, purchases: purchases, entitlements: entitlements,
                     errors: errors.map { "\($0.kind.rawValue): \($0.message)" }))
         }
-        self.sources = sources
-        action = verdict.action.rawValue
-        drift = verdict.drift.map(\.rawValue)
-        truthTier = verdict.truth?.tier
-        truthStatus = verdict.truth?.status.rawValue
-        truthEndDate = date(verdict.truth?.endDate)
-        truthProductID = verdict.truth?.productID
-        error = verdict.error
-        var rules = [Rule(about: "action:\(verdict.action.rawValue)", rule: Self.rule(for: verdict.action, verdict: verdict))]
-        for kind in verdict.drift {
-            rules.append(Rule(about: "drift:\(kind.rawValue)", rule: Self.rule(for: kind, verdict: verdict)))
-        }
-        self.rules = rules
+        return sources
     }
 
     static func rule(for action: Action, verdict: Verdict) -> String {
@@ -202,5 +212,51 @@ public struct Explanation: Sendable, Codable, Hashable {
         case .concurrentUpdate: "SPEC 5.4: a webhook wrote the row between read and write; it wins"
         case .inSync: "the row agrees with the truth at T"
         }
+    }
+}
+
+extension Explanation {
+    /// The explanation as one JSON document (`--json`): keys sorted, so the output is stable.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// The explanation as lines for a terminal.
+    public var lines: [String] {
+        var out: [String] = []
+        out.append("user \(row.id) at \(asOf) (\(environment) run)")
+        out.append(
+            "  row: tier \(row.tier), \(row.status), ends \(row.endDate ?? "-"), grace \(row.graceEndsAt ?? "-"), "
+                + "source \(row.source ?? "-"), product \(row.productID ?? "-"), apple \(row.originalTransactionID ?? "-"), "
+                + "stripe \(row.stripeCustomerID ?? "-"), google \(row.googlePurchaseToken == nil ? "-" : "(token set)")")
+        if sources.isEmpty { out.append("  sources: none asked (no identifier for any configured source)") }
+        for source in sources {
+            out.append("  \(source.source): \(source.outcome)")
+            for error in source.errors { out.append("    error: \(error)") }
+            for entitlement in source.entitlements { out.append("    entitlement \(entitlement)") }
+            for p in source.purchases {
+                var facts = ["\(p.kind)", "store \(p.store)"]
+                if let sandbox = p.sandbox { facts.append(sandbox ? "sandbox" : "production") }
+                if let state = p.storeState { facts.append("state \(state)") }
+                if let date = p.purchaseDate { facts.append("purchased \(date)") }
+                if let date = p.expiresDate { facts.append("expires \(date)") }
+                if let date = p.gracePeriodExpiresDate { facts.append("grace until \(date)") }
+                if let date = p.refundedAt { facts.append("refunded \(date)") }
+                if let renew = p.autoRenew { facts.append(renew ? "auto-renew on" : "auto-renew off") }
+                if let price = p.price { facts.append("price \(price)") }
+                out.append("    \(p.productID): \(facts.joined(separator: ", "))")
+                out.append("      → \(p.judged)")
+                if let signature = p.signature { out.append("      signature \(signature)") }
+            }
+        }
+        let truth =
+            truthTier.map { "tier \($0), \(truthStatus ?? "-"), ends \(truthEndDate ?? "-"), product \(truthProductID ?? "-")" }
+            ?? "none formed"
+        out.append("  verdict: \(action) [\(drift.joined(separator: ";"))]; truth: \(truth)")
+        if let error { out.append("  error: \(error)") }
+        for rule in rules { out.append("  \(rule.about): \(rule.rule)") }
+        return out
     }
 }

@@ -93,15 +93,8 @@ struct URLParts {
     var searchPath: String?
     var applicationName: String?
 
+    /// Parses a `postgres://` / `postgresql://` URL: scheme, user info, host and port, database, query.
     static func parse(_ url: String, variable: String) throws(DatabaseSettingsError) -> URLParts {
-        func fail(_ reason: String) -> DatabaseSettingsError { DatabaseSettingsError(variable: variable, reason: reason) }
-        func decode(_ text: Substring, _ what: String) throws(DatabaseSettingsError) -> String {
-            guard let decoded = String(text).removingPercentEncoding else {
-                throw fail("invalid percent-encoding in the \(what)")
-            }
-            return decoded
-        }
-
         var rest = Substring(url)
         var matched = false
         for scheme in ["postgresql://", "postgres://"] where rest.lowercased().hasPrefix(scheme) {
@@ -109,7 +102,7 @@ struct URLParts {
             matched = true
             break
         }
-        guard matched else { throw fail("expected a URL starting with postgres:// or postgresql://") }
+        guard matched else { throw fail("expected a URL starting with postgres:// or postgresql://", variable) }
 
         var parts = URLParts()
         // The user info is split off first, at the last '@': a password may hold '?', '#', '/', '@', '%', spaces or
@@ -117,15 +110,8 @@ struct URLParts {
         // the errors below only ever quote text that follows the user info). An '@' after the host must be written
         // %40 when the URL has user info.
         if let at = rest.lastIndex(of: "@") {
-            let userInfo = rest[..<at]
+            try parts.readUserInfo(rest[..<at], variable: variable)
             rest = rest[rest.index(after: at)...]
-            if let colon = userInfo.firstIndex(of: ":") {
-                parts.user = try decode(userInfo[..<colon], "user name")
-                parts.password = try decode(userInfo[userInfo.index(after: colon)...], "password")
-            } else {
-                parts.user = try decode(userInfo, "user name")
-            }
-            if parts.user == "" { parts.user = nil }
         }
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
         var query: Substring = ""
@@ -138,58 +124,87 @@ struct URLParts {
             hostPort = rest[..<slash]
             let path = rest[rest.index(after: slash)...]
             if !path.isEmpty {
-                if path.contains("/") { throw fail("the database name must not contain '/'") }
-                parts.database = try decode(path, "database name")
+                if path.contains("/") { throw fail("the database name must not contain '/'", variable) }
+                parts.database = try decode(path, "database name", variable)
             }
         }
-        if hostPort.contains(",") { throw fail("several hosts are not supported") }
+        try parts.readHostPort(hostPort, variable: variable)
+        try parts.readQuery(query, variable: variable)
+        return parts
+    }
+
+    static func fail(_ reason: String, _ variable: String) -> DatabaseSettingsError {
+        DatabaseSettingsError(variable: variable, reason: reason)
+    }
+
+    static func decode(_ text: Substring, _ what: String, _ variable: String) throws(DatabaseSettingsError) -> String {
+        guard let decoded = String(text).removingPercentEncoding else {
+            throw fail("invalid percent-encoding in the \(what)", variable)
+        }
+        return decoded
+    }
+
+    /// `user[:password]`, percent-decoded; never quoted in an error.
+    mutating func readUserInfo(_ userInfo: Substring, variable: String) throws(DatabaseSettingsError) {
+        if let colon = userInfo.firstIndex(of: ":") {
+            user = try Self.decode(userInfo[..<colon], "user name", variable)
+            password = try Self.decode(userInfo[userInfo.index(after: colon)...], "password", variable)
+        } else {
+            user = try Self.decode(userInfo, "user name", variable)
+        }
+        if user == "" { user = nil }
+    }
+
+    /// `host[:port]`, `[ipv6][:port]`; one host only; the port 1...65535.
+    mutating func readHostPort(_ hostPort: Substring, variable: String) throws(DatabaseSettingsError) {
+        if hostPort.contains(",") { throw Self.fail("several hosts are not supported", variable) }
         if hostPort.hasPrefix("[") {
-            guard let close = hostPort.firstIndex(of: "]") else { throw fail("unterminated IPv6 address") }
-            parts.host = String(hostPort[hostPort.index(after: hostPort.startIndex)..<close])
+            guard let close = hostPort.firstIndex(of: "]") else { throw Self.fail("unterminated IPv6 address", variable) }
+            host = String(hostPort[hostPort.index(after: hostPort.startIndex)..<close])
             let after = hostPort[hostPort.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw fail("unexpected text after the IPv6 address") }
-                parts.port = String(after.dropFirst())
+                guard after.hasPrefix(":") else { throw Self.fail("unexpected text after the IPv6 address", variable) }
+                port = String(after.dropFirst())
             }
         } else if let colon = hostPort.firstIndex(of: ":") {
-            parts.host = try decode(hostPort[..<colon], "host")
-            parts.port = String(hostPort[hostPort.index(after: colon)...])
+            host = try Self.decode(hostPort[..<colon], "host", variable)
+            port = String(hostPort[hostPort.index(after: colon)...])
         } else if !hostPort.isEmpty {
-            parts.host = try decode(hostPort, "host")
+            host = try Self.decode(hostPort, "host", variable)
         }
-        if parts.host == "" { parts.host = nil }
-        if let port = parts.port {
+        if host == "" { host = nil }
+        if let port {
             guard let number = Int(port), (1...65535).contains(number) else {
-                throw fail("port '\(port)' is not a number in 1...65535")
+                throw Self.fail("port '\(port)' is not a number in 1...65535", variable)
             }
         }
+    }
 
+    /// The query parameters libpq knows that matter here; others are ignored.
+    mutating func readQuery(_ query: Substring, variable: String) throws(DatabaseSettingsError) {
         for item in query.split(separator: "&") where !item.isEmpty {
             let pair = item.split(separator: "=", maxSplits: 1)
-            let key = try decode(pair[0], "query")
-            guard pair.count == 2 else { throw fail("query parameter '\(key)' has no value") }
-            let value = try decode(pair[1], "query parameter '\(key)'")
+            let key = try Self.decode(pair[0], "query", variable)
+            guard pair.count == 2 else { throw Self.fail("query parameter '\(key)' has no value", variable) }
+            let value = try Self.decode(pair[1], "query parameter '\(key)'", variable)
             switch key {
-            case "sslmode": parts.sslMode = value
-            case "sslrootcert": parts.sslRootCert = value
-            case "search_path", "currentSchema": parts.searchPath = value
+            case "sslmode": sslMode = value
+            case "sslrootcert": sslRootCert = value
+            case "search_path", "currentSchema": searchPath = value
             case "options":
-                if let path = try DatabaseSettings.searchPath(inOptions: value, variable: variable) {
-                    parts.searchPath = path
-                }
-            case "application_name": parts.applicationName = value
-            case "host": parts.host = value
+                if let path = try DatabaseSettings.searchPath(inOptions: value, variable: variable) { searchPath = path }
+            case "application_name": applicationName = value
+            case "host": host = value
             case "port":
                 guard let number = Int(value), (1...65535).contains(number) else {
-                    throw fail("port '\(value)' is not a number in 1...65535")
+                    throw Self.fail("port '\(value)' is not a number in 1...65535", variable)
                 }
-                parts.port = value
-            case "user": parts.user = value
-            case "password": parts.password = value
-            case "dbname": parts.database = value
+                port = value
+            case "user": user = value
+            case "password": password = value
+            case "dbname": database = value
             default: continue
             }
         }
-        return parts
     }
 }

@@ -24,9 +24,7 @@ struct Explain: AsyncParsableCommand {
             let explanation = try await Commands.explain(
                 environment: env, userID: userID, asOf: asOf.flatMap(ISO8601.date) ?? Date(), logger: logger)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                FileHandle.standardOutput.write(try encoder.encode(explanation) + Data("\n".utf8))
+                FileHandle.standardOutput.write(try explanation.jsonData() + Data("\n".utf8))
             } else {
                 print(explanation.lines.joined(separator: "\n"))
             }

@@ -98,7 +98,7 @@ struct GooglePlayJobTests {
             #expect(none.currentTier == 1, "nobody was asked about it: untouched")
             #expect(rows["g-none"]?.action == "skipped")
 
-            #expect(result.summary.requests["google_play"]?.requests == 9, "8 lookups and one token request")
+            #expect(result.summary.requests["google_play"]?.requests == 10, "8 lookups, one voided purchases page and one token request")
             #expect(result.summary.sources["google_play"]?.contains("com.example.app") == true)
             #expect(result.summary.sources["google_play"]?.contains("10") == true, "the rate budget is named")
             #expect(await google.counters().tokensIssued == 1, "one access token for the whole run")

@@ -1,6 +1,7 @@
 import Foundation
 import GooglePlay
 import SubreconCore
+import SubreconDatabase
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
 /// `google_purchase_token` (SPEC 5.2). 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
@@ -22,7 +23,7 @@ struct GooglePlaySource: StoreSource {
         }
         return GooglePlaySource(
             client: client,
-            note: "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token")
+            note: "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token; voided purchases feed (type=1)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
@@ -35,5 +36,14 @@ struct GooglePlaySource: StoreSource {
         case .failure(let error):
             facts.errors.append(error)
         }
+    }
+
+    /// Google's voided purchases (refunds, chargebacks, cancellations by the developer or Google), subscriptions
+    /// included (`type=1`): the purchase tokens they name find users by `google_purchase_token`.
+    func feed(since: Date, until: Date) async -> FeedRead? {
+        let result = await client.voidedPurchases(since: since, until: until).map { feed in
+            FeedEntries(identifiers: feed.purchaseTokens, entries: feed.entries.count, rejected: feed.rejected)
+        }
+        return FeedRead(source: .googlePlay, reason: .googleVoided, column: .googlePurchaseToken, result: result)
     }
 }

@@ -1,0 +1,69 @@
+import Foundation
+import SubreconCore
+import Testing
+
+/// `subrecon explain` (SPEC 5.9): the text and JSON forms against golden files (`Golden/`). A deliberate change of the
+/// output is recorded with `SUBRECON_UPDATE_GOLDEN=1 swift test --filter ExplanationGoldenTests` and reviewed in the diff.
+@Suite("explain: golden text and JSON")
+struct ExplanationGoldenTests {
+    static let asOf = ISO8601.date("2026-06-01T03:00:00Z")!
+    static func day(_ n: Double) -> Date { asOf.addingTimeInterval(n * 86_400) }
+    static let catalog = ProductCatalog([
+        .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
+        .init(productID: "pro_annual", tier: 2, entitlement: "pro"),
+    ])
+
+    static func golden(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/\(name)")
+    }
+
+    func check(_ explanation: Explanation, _ name: String) throws {
+        let text = Data((explanation.lines.joined(separator: "\n") + "\n").utf8)
+        let json = try explanation.jsonData() + Data("\n".utf8)
+        for (data, file) in [(text, "\(name).txt"), (json, "\(name).json")] {
+            let url = Self.golden(file)
+            if ProcessInfo.processInfo.environment["SUBRECON_UPDATE_GOLDEN"] == "1" { try data.write(to: url) }
+            let expected = try Data(contentsOf: url)
+            #expect(
+                String(decoding: data, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
+                "\(file) differs from the golden file (SUBRECON_UPDATE_GOLDEN=1 records a deliberate change)")
+        }
+    }
+
+    @Test("Apple overrides a lagging RevenueCat: evidence, verdict and the rule behind each drift kind")
+    func appleOverrides() throws {
+        let row = UserRow(
+            id: "user-42", currentTier: 1, status: "active", endDate: Self.day(-3), source: "apple_iap",
+            productID: "premium_monthly", originalTransactionID: "1000", autoRenew: true, updatedAtMicros: 1)
+        let revenueCat = PurchaseFact(
+            productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: Self.day(-33),
+            expiresDate: Self.day(-3), autoRenew: true, originalTransactionID: "1000", storeTransactionID: "1003",
+            price: Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+        let apple = PurchaseFact(
+            origin: .appStore, productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: Self.day(-3),
+            expiresDate: Self.day(27), autoRenew: true, storeState: .active, originalTransactionID: "1000",
+            storeTransactionID: "1004", price: Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+        var facts = SourceFacts(
+            subscriberKnown: true, purchases: [revenueCat],
+            entitlements: [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(Self.day(-3)))],
+            stores: [StoreFact(lookupID: "1000", purchase: apple)])
+        facts.asked = [.revenueCat, .appStore]
+        let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
+        let verdict = decide(row: row, facts: facts, context: context)
+        try check(Explanation(row: row, facts: facts, context: context, verdict: verdict), "explain-apple-override")
+    }
+
+    @Test("a Stripe error and Google absence leave the row untouched, and say why")
+    func skipped() throws {
+        let row = UserRow(
+            id: "user-7", currentTier: 2, status: "active", endDate: Self.day(200), source: "stripe", productID: "pro_annual",
+            updatedAtMicros: 1, stripeCustomerID: "cus_123", googlePurchaseToken: "token-abc")
+        var facts = SourceFacts(subscriberKnown: false, purchases: [])
+        facts.asked = [.stripe]
+        facts.errors = [SourceError(origin: .stripe, kind: .fetch, message: "Stripe: HTTP 503 after 4 attempts")]
+        let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
+        let verdict = decide(row: row, facts: facts, context: context)
+        #expect(verdict.action == Action.skipped)
+        try check(Explanation(row: row, facts: facts, context: context, verdict: verdict), "explain-stripe-error")
+    }
+}
