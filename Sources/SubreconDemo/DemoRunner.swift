@@ -56,6 +56,7 @@ public enum DemoRunner {
                 for notification in user.notifications { await history.add(notification) }
                 if let customer = user.row.stripeCustomerID { await stripe.setSubscriptions(user.stripe, forCustomer: customer) }
                 if let token = user.row.googlePurchaseToken, let purchase = user.google { await google.setPurchase(purchase, token: token) }
+                for purchase in user.voided { await google.addVoided(purchase) }
             }
         }
     }

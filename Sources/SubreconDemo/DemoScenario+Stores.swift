@@ -47,7 +47,7 @@ extension DemoScenario {
         let m = Make(t: t)
         let d = m.d
         let swept = sweptUserID(asOf: t)
-        let users = [
+        var users = [
             DemoUser(
                 row: m.row("demo-35-stripe-conflict", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo35"),
                 subscriber: SimulatedSubscriber(
@@ -103,13 +103,19 @@ extension DemoScenario {
                     ]),
                 shows: "upgraded to pro mid-period, webhook lost; no SPEC 5.1 rule, tonight's sweep share → upgrade"),
         ]
-        // TODO(feeds): two more feed users go here once their feeds are merged (issue 11):
-        //   demo-41-google-voided: a Google Play purchase voided mid-period, named only by
-        //     `purchases.voidedpurchases.list` (candidate_reason google_voided) → revoke;
-        //   demo-42-stripe-event-canceled: a Stripe subscription canceled immediately, named only by `GET /v1/events`
-        //     (`customer.subscription.deleted`, candidate_reason stripe_event) → downgrade.
-        //   Both rows end months away, so no SPEC 5.1 rule finds them; seed the feed entries through the simulators'
-        //   feed set-up calls in `DemoRunner.seed`.
+        users.append(
+            DemoUser(
+                row: m.row("demo-41-google-voided", tier: 1, "active", end: 300, product: "gp_premium", source: "google_iap", token: "demo-token-41"),
+                google: m.play("EXPIRED", start: -60, expiry: -1),
+                voided: [
+                    SimulatedVoidedPurchase(purchaseToken: "demo-token-41", orderID: "GPA.3399-0041-0041-00041", voidedTime: d(-1))
+                ],
+                shows: "Google Play purchase refunded (voided) mid-period, row ends in 10 months: only voidedpurchases.list names it; Google says expired → downgrade"))
+        // TODO(feeds): one more feed user goes here once the Stripe events feed is merged (issue 11):
+        //   demo-42-stripe-event-canceled: a Stripe subscription canceled immediately (row ends months away, so no
+        //   SPEC 5.1 rule finds it), named only by `GET /v1/events` (`customer.subscription.deleted`,
+        //   candidate_reason stripe_event) → downgrade. Seed the event through the Stripe simulator's feed set-up in
+        //   `DemoRunner.Simulators.seed`, and add its row to `DemoTests.allSources`.
         return users
     }
 

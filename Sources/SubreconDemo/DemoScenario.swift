@@ -18,6 +18,8 @@ struct DemoUser {
     var stripe: [SimulatedStripeSubscription] = []
     /// What Google Play answers for the row's `google_purchase_token`.
     var google: SimulatedPlaySubscription?
+    /// Google Play's voided purchases naming the row's token (the Google Play feed).
+    var voided: [SimulatedVoidedPurchase] = []
     /// What the demo shows with this user.
     var shows: String
     /// Folded with its kind into one line of the story (the ordinary renewals).
@@ -27,7 +29,8 @@ struct DemoUser {
         row: UserRow, subscriber: SimulatedSubscriber? = nil, revenueCatFault: (fault: RevenueCatFault, times: Int?)? = nil,
         apple: [AppStoreScenario] = [], appleFault: (transactionID: String, fault: AppStoreFault)? = nil,
         receipt: AppleReceiptScenario? = nil, notifications: [AppleHistoryNotification] = [],
-        stripe: [SimulatedStripeSubscription] = [], google: SimulatedPlaySubscription? = nil, shows: String, folded: Bool = false
+        stripe: [SimulatedStripeSubscription] = [], google: SimulatedPlaySubscription? = nil, voided: [SimulatedVoidedPurchase] = [],
+        shows: String, folded: Bool = false
     ) {
         self.row = row
         self.subscriber = subscriber
@@ -38,6 +41,7 @@ struct DemoUser {
         self.notifications = notifications
         self.stripe = stripe
         self.google = google
+        self.voided = voided
         self.shows = shows
         self.folded = folded
     }

@@ -70,6 +70,8 @@ struct DemoTests {
         .init("demo-38-google-grace", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "google_play"]),
         // Inside its paid period: only Apple's notification history names it.
         .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
+        // Inside its paid period: only Google Play's voided purchases name it.
+        .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
     ]
 
     /// Run 2, no RevenueCat: each user asked of its own store only.
@@ -160,7 +162,7 @@ struct DemoTests {
         #expect(explained.filter { $0 == "      → not entitled (refunded)" }.count == 2)
         #expect(explained.contains { $0.hasPrefix("  verdict: downgrade [missed_refund]; truth: tier 0, refunded") })
         #expect(lines[2].hasPrefix("demo: run 1 of 2, every source ("))
-        #expect(lines[2].hasSuffix(": seeded 40 users and 9 products; running `subrecon run` against them"))
+        #expect(lines[2].hasSuffix(": seeded 41 users and 9 products; running `subrecon run` against them"))
         #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
         #expect(lines[4] == TerminalSummary.text(result.allSources.summary, folder: result.allSources.folder))
         #expect(lines[5].hasPrefix("demo: run 2 of 2, no RevenueCat"))
@@ -193,6 +195,11 @@ struct DemoTests {
         #expect(refund.truthTier == 0 && refund.truthStatus == "refunded" && refund.applied)
         let feed = try #require(first.summary.feeds?["app_store"])
         #expect(feed.entries == 1 && feed.matchedUsers == 1 && feed.unmatched == 0 && feed.error == nil)
+        let voided = try #require(first.summary.feeds?["google_play"])
+        #expect(voided.entries == 1 && voided.matchedUsers == 1 && voided.unmatched == 0 && voided.error == nil)
+        let void = try #require(rows["demo-41-google-voided"])
+        #expect(void.dbTier == 1 && (void.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(200 * 86_400))
+        #expect(void.truthTier == 0 && void.applied)
         let seen = Set(rows.values.flatMap(\.drift))
         let expected = Set(Drift.allCases.map(\.rawValue)).subtracting(["concurrent_update"])
         #expect(expected.subtracting(seen).isEmpty, "demo misses drift kinds: \(expected.subtracting(seen).sorted())")
