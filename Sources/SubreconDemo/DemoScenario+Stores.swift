@@ -110,7 +110,8 @@ extension DemoScenario {
                 voided: [
                     SimulatedVoidedPurchase(purchaseToken: "demo-token-41", orderID: "GPA.3399-0041-0041-00041", voidedTime: d(-1))
                 ],
-                shows: "Google Play purchase refunded (voided) mid-period, row ends in 10 months: only voidedpurchases.list names it; Google says expired → downgrade"))
+                shows: "Google Play purchase refunded (voided) mid-period, row ends in 10 months: "
+                    + "only voidedpurchases.list names it; Google says expired → downgrade"))
         // TODO(feeds): one more feed user goes here once the Stripe events feed is merged (issue 11):
         //   demo-42-stripe-event-canceled: a Stripe subscription canceled immediately (row ends months away, so no
         //   SPEC 5.1 rule finds it), named only by `GET /v1/events` (`customer.subscription.deleted`,
