@@ -73,7 +73,7 @@ extension GooglePlayClient {
             }
             let url = voidedPurchasesURL(startMillis: start, endMillis: end, pageToken: pageToken)
             let body: Data
-            switch await authorizedGet(url: url, what: "voided purchases") {
+            switch await authorizedGet(url: url, what: "voided purchases", classify: classifyList) {
             case .failure(let error): return .failure(error)
             case .success(let data): body = data
             }
@@ -114,49 +114,9 @@ extension GooglePlayClient {
         return url
     }
 
-    /// One authorized `GET` of a list resource: 200's body; a 401 refreshes the access token once and asks again;
-    /// 429 and 5xx go through the transport's waits and retries; anything else (404 included: a list has no
-    /// absent answer) fails.
-    func authorizedGet(url: String, what: String) async -> Result<Data, SourceError> {
-        for round in 1...2 {
-            let access: GoogleAccessToken
-            do {
-                access = try await tokens.token()
-            } catch {
-                return .failure(fetchError("OAuth token endpoint: \((error as? GoogleTokenError)?.description ?? "request failed")"))
-            }
-            let outcome = await transport.send(
-                logger: logger,
-                request: { _ in
-                    var request = HTTPClientRequest(url: url)
-                    request.method = .GET
-                    request.headers.add(name: "Authorization", value: "Bearer " + access.value)
-                    request.headers.add(name: "Accept", value: "application/json")
-                    return request
-                },
-                classify: classifyList)
-            switch outcome {
-            case .success(let delivery):
-                guard let body = delivery.value else {
-                    await tokens.invalidate(access.value)
-                    if round == 2 {
-                        return .failure(
-                            fetchError(
-                                "\(what): HTTP 401 with a fresh access token: check GOOGLE_PLAY_SERVICE_ACCOUNT and the service account's Play Console access"))
-                    }
-                    logger.debug("google play access token refused, refreshing once", metadata: ["source": "\(Self.source)"])
-                    continue
-                }
-                return .success(body)
-            case .failure(let failure):
-                return .failure(fetchError("\(what): " + failure.description))
-            }
-        }
-        return .failure(fetchError("\(what): HTTP 401"))
-    }
-
     /// 200: the body; 401: nil (refresh and ask again).
-    private func classifyList(_ answer: SourceAnswer) -> AnswerClass<Data?> {
+    /// 403 and 404 name what to check: a list has no absent answer.
+    @Sendable private func classifyList(_ answer: SourceAnswer) -> AnswerClass<Data?> {
         switch answer.status {
         case 200: return .success(answer.body)
         case 401: return .success(nil)

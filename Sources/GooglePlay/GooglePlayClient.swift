@@ -90,7 +90,21 @@ public struct GooglePlayClient: Sendable {
     /// `GET …/purchases/subscriptionsv2/tokens/{token}`; a 401 refreshes the access token once and asks again.
     public func subscription(token: String) async -> Result<Lookup, SourceError> {
         guard !token.isEmpty else { return .failure(fetchError("empty purchase token")) }
-        let url = subscriptionURL(token: token)
+        switch await authorizedGet(url: subscriptionURL(token: token), what: nil, classify: classify) {
+        case .failure(let error): return .failure(error)
+        case .success(.lookup(let lookup)): return .success(lookup)
+        case .success(.body(let body)):
+            guard let purchase = try? GoogleJSON.subscription(body) else { return .failure(fetchError("malformed subscription body")) }
+            return .success(.found(purchase))
+        }
+    }
+
+    /// One authorized `GET`: `classify` answers nil for a 401, which refreshes the access token once and asks again;
+    /// 429 and 5xx go through the transport's waits and retries. `what` prefixes the error text.
+    func authorizedGet<Value: Sendable>(
+        url: String, what: String?, classify: @escaping @Sendable (SourceAnswer) -> AnswerClass<Value?>
+    ) async -> Result<Value, SourceError> {
+        let prefix = what.map { "\($0): " } ?? ""
         for round in 1...2 {
             let access: GoogleAccessToken
             do {
@@ -110,36 +124,32 @@ public struct GooglePlayClient: Sendable {
                 classify: classify)
             switch outcome {
             case .success(let delivery):
-                switch delivery.value {
-                case .unauthorized:
+                guard let value = delivery.value else {
                     await tokens.invalidate(access.value)
                     if round == 2 {
                         return .failure(
-                            fetchError("HTTP 401 with a fresh access token: check GOOGLE_PLAY_SERVICE_ACCOUNT and the service account's Play Console access"))
+                            fetchError(
+                                prefix
+                                    + "HTTP 401 with a fresh access token: check GOOGLE_PLAY_SERVICE_ACCOUNT and the service account's Play Console access"))
                     }
                     logger.debug("google play access token refused, refreshing once", metadata: ["source": "\(Self.source)"])
-                case .lookup(let lookup):
-                    return .success(lookup)
-                case .body(let body):
-                    guard let purchase = try? GoogleJSON.subscription(body) else {
-                        return .failure(fetchError("malformed subscription body"))
-                    }
-                    return .success(.found(purchase))
+                    continue
                 }
+                return .success(value)
             case .failure(let failure):
-                return .failure(fetchError(failure.description))
+                return .failure(fetchError(prefix + failure.description))
             }
         }
-        return .failure(fetchError("HTTP 401"))
+        return .failure(fetchError(prefix + "HTTP 401"))
     }
 
     enum Answer: Sendable {
         case body(Data)
         case lookup(Lookup)
-        case unauthorized
     }
 
-    private func classify(_ answer: SourceAnswer) -> AnswerClass<Answer> {
+    /// 200: the body; 404 absence (unless another app's); 410 gone; 401: nil (refresh and ask again).
+    @Sendable private func classify(_ answer: SourceAnswer) -> AnswerClass<Answer?> {
         switch answer.status {
         case 200: return .success(.body(answer.body))
         case 404:
@@ -149,7 +159,7 @@ public struct GooglePlayClient: Sendable {
             }
             return .success(.lookup(.notFound))
         case 410: return .success(.lookup(.gone))
-        case 401: return .success(.unauthorized)
+        case 401: return .success(nil)
         case 403:
             return .fail(
                 reason: Self.named(answer)

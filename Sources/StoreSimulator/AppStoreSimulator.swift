@@ -89,28 +89,11 @@ public struct AppStoreSimulator: SimulatorRoute {
 
         var delay = await state.latency
         var trickle: Duration?
-        switch await state.takeFault(for: id) {
-        case .raw(let status, let headers, let body, _)?:
-            var response = SimulatorResponse.json(status, body)
-            for (name, value) in headers { response.headers[name.lowercased()] = value }
-            return response
-        case .trickle(let pause)?:
-            trickle = pause
-        case .error(let status, let code, _)?:
-            guard let code else { return SimulatorResponse(status: status) }
-            return errorResponse(status, code: code, message: "Simulated error.")
-        case .rateLimited(let after, _)?:
-            await state.countRateLimited()
-            var response = errorResponse(429, code: 4_290_000, message: "Rate limit exceeded.")
-            let retryAt = now().addingTimeInterval(Double(after / .milliseconds(1)) / 1000)
-            response.headers["retry-after"] = String(retryAt.unixMilliseconds)
-            return response
-        case .malformedBody?:
-            return .json(200, Data(#"{"environment":"Production","data":[{"lastTransactions":"#.utf8))
-        case .delay(let wait)?:
-            delay += wait
-        case .forgedSignature?, .tamperedPayload?, nil:
-            break
+        switch await faultAnswer(for: id) {
+        case .answer(let response): return response
+        case .delay(let wait): delay += wait
+        case .trickle(let pause): trickle = pause
+        case .none: break
         }
         let fault = await state.fault(for: id)
         guard let scenario = await state.scenario(for: id), only == nil || only == scenario.environment else {
@@ -123,6 +106,40 @@ public struct AppStoreSimulator: SimulatorRoute {
             return body
         } catch {
             return errorResponse(500, code: 5_000_000, message: "An unknown error occurred.")
+        }
+    }
+
+    /// What a scripted fault does to this request.
+    private enum FaultEffect {
+        case answer(SimulatorResponse)
+        case delay(Duration)
+        case trickle(Duration)
+        case none
+    }
+
+    private func faultAnswer(for id: String) async -> FaultEffect {
+        switch await state.takeFault(for: id) {
+        case .raw(let status, let headers, let body, _)?:
+            var response = SimulatorResponse.json(status, body)
+            for (name, value) in headers { response.headers[name.lowercased()] = value }
+            return .answer(response)
+        case .trickle(let pause)?:
+            return .trickle(pause)
+        case .error(let status, let code, _)?:
+            guard let code else { return .answer(SimulatorResponse(status: status)) }
+            return .answer(errorResponse(status, code: code, message: "Simulated error."))
+        case .rateLimited(let after, _)?:
+            await state.countRateLimited()
+            var response = errorResponse(429, code: 4_290_000, message: "Rate limit exceeded.")
+            let retryAt = now().addingTimeInterval(Double(after / .milliseconds(1)) / 1000)
+            response.headers["retry-after"] = String(retryAt.unixMilliseconds)
+            return .answer(response)
+        case .malformedBody?:
+            return .answer(.json(200, Data(#"{"environment":"Production","data":[{"lastTransactions":"#.utf8)))
+        case .delay(let wait)?:
+            return .delay(wait)
+        case .forgedSignature?, .tamperedPayload?, nil:
+            return .none
         }
     }
 
