@@ -7,101 +7,187 @@ import SubreconCore
 import SubreconReports
 import SubreconDatabase
 
-/// `subrecon demo`: a throwaway PostgreSQL, the store simulator on loopback, sample users, one real run
+/// What `subrecon demo` ran: one night with every source, one without RevenueCat.
+public struct DemoResult: Sendable {
+    /// Run 1: RevenueCat, the App Store (Server API, notification history, receipts), Stripe and Google Play.
+    public var allSources: RunResult
+    /// Run 2, in a second database of the same cluster: the App Store, Stripe and Google Play, no RevenueCat.
+    public var withoutRevenueCat: RunResult
+
+    /// The demo's exit status: 0 when both runs completed (they seed errors and a forged signature on purpose, so
+    /// "some users errored" is expected), else the first run's safety-valve or shard-lock status.
+    public var exitStatus: ExitStatus {
+        for result in [allSources, withoutRevenueCat] where result.exitStatus == .valveTripped || result.exitStatus == .shardLocked {
+            return result.exitStatus
+        }
+        return .ok
+    }
+}
+
+/// `subrecon demo`: a throwaway PostgreSQL, the store simulators on loopback, sample users, two real runs
 /// through `Commands.run` — the production code path, only pointed at local endpoints.
 ///
 /// Reads nothing from the process: the executable passes its `Environment` in (`SUBRECON_PG_BIN` picks the
-/// PostgreSQL server binaries); the run itself gets an environment of its own pointing at the local endpoints.
+/// PostgreSQL server binaries); each run gets an environment of its own pointing at the local endpoints.
 public enum DemoRunner {
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-    }
+    /// The second run's database, beside `postgres` in the same throwaway cluster.
+    static let secondDatabase = "subrecon_demo_no_revenuecat"
 
-    /// One line per seeded user: what the run did and what the user was seeded to show.
-    static func story(users: [DemoUser], result: RunResult) throws -> String {
-        let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
-        let rows = Dictionary(uniqueKeysWithValues: try JSONDecoder().decode([ReportRow].self, from: data).map { ($0.userID, $0) })
-        var lines = ["demo: what each sample user shows (from drift.json):"]
-        for user in users.prefix(23) {
-            let row = rows[user.row.id]
-            let outcome = "\(row?.action ?? "not a candidate") \(row?.drift.joined(separator: ";") ?? "")"
-            lines.append("  \(pad(user.row.id, 28)) \(pad(outcome, 58)) \(user.shows)")
-        }
-        lines.append("  \(pad("demo-24 … demo-33", 28)) \(pad("extend missed_renewal", 58)) ordinary renewals the webhooks missed")
-        return lines.joined(separator: "\n")
-    }
+    /// The user the rolling sweep catches on the night of `asOf` (its id depends on the night, SPEC 5.1).
+    public static func sweptUserID(asOf: Date) -> String { DemoScenario.sweptUserID(asOf: asOf) }
 
-    /// Starts the throwaway database and the simulator, seeds them, runs the job once and says what each user shows.
-    /// - Parameter environment: the process environment, as the executable read it (only `SUBRECON_PG_BIN` is used).
-    public static func run(
-        environment: Environment, reportDirectory: URL, keep: Bool, logger: Logger,
-        progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @Sendable (String) -> Void
-    ) async throws -> RunResult {
-        let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        let postgres = try LocalPostgres.start(environment: environment, logger: logger)
-        defer { if !keep { postgres.stop() } }
-        say("demo: PostgreSQL started on 127.0.0.1:\(postgres.port) (throwaway cluster in \(postgres.directory.path))")
+    /// The simulators of both runs, on one loopback server.
+    struct Simulators {
+        let revenueCat: RevenueCatSimulator
+        let appStore: AppStoreSimulator
+        let history: AppleNotificationHistorySimulator
+        let receipts: AppleReceiptSimulator
+        let stripe: StripeSimulator
+        let google: GooglePlaySimulator
 
-        // The simulator: RevenueCat and the App Store Server API, signing with a chain generated now.
-        let apiKey = "sk_demo_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let appleKey = P256.Signing.PrivateKey()
-        let pki = try AppleTestPKI.generate(now: asOf)
-        let revenueCat = RevenueCatSimulator(apiKey: apiKey, productEntitlements: DemoScenario.productEntitlements)
-        let appStore = try AppStoreSimulator(
-            pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
-            bundleID: DemoScenario.bundleID)
-        let receipts = AppleReceiptSimulator(sharedSecret: DemoScenario.sharedSecret, bundleID: DemoScenario.bundleID)
-        let server = try await SimulatorServer.start(routes: [revenueCat, appStore, receipts])
-        say("demo: store simulator listening on \(server.baseURL) (RevenueCat v1 + App Store Server API + verifyReceipt)")
-
-        let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
-        try Data(try pki.rootPEM().utf8).write(to: rootFile)
-        let runEnvironment = Environment([
-            "DATABASE_URL": postgres.url,
-            "REVENUECAT_API_KEY": apiKey,
-            "REVENUECAT_BASE_URL": server.baseURL,
-            "APP_STORE_ISSUER_ID": "00000000-demo-issuer",
-            "APP_STORE_KEY_ID": "DEMOKEY001",
-            "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation,
-            "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
-            "APP_STORE_BASE_URL": server.baseURL,
-            "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
-            "APPLE_SHARED_SECRET": DemoScenario.sharedSecret,
-            "APPLE_VERIFY_RECEIPT_URL": server.baseURL + "/verifyReceipt",
-        ])
-
-        do {
-            _ = try await Commands.migrate(environment: runEnvironment, logger: logger)
-            let users = DemoScenario.users(asOf: asOf)
-            let config = try SubreconConfiguration.load(runEnvironment, requireSource: true)
-            try await Commands.withDatabase(config.database, logger: logger) { store in
-                try await store.upsertProducts(DemoScenario.products)
-                try await store.insertUsers(users.map(\.row))
-                for user in users {
-                    if let receipt = user.receipt { try await store.saveReceipt(receipt.receiptData, for: user.row.id) }
-                }
-            }
+        /// Tells each simulator what it says about `users`.
+        func seed(_ users: [DemoUser]) async {
             for user in users {
                 if let subscriber = user.subscriber { await revenueCat.setSubscriber(subscriber, for: user.row.id) }
                 if let fault = user.revenueCatFault { await revenueCat.setFault(fault.fault, for: user.row.id, times: fault.times) }
                 for scenario in user.apple { await appStore.setScenario(scenario) }
                 if let fault = user.appleFault { await appStore.setFault(fault.fault, for: fault.transactionID) }
                 if let receipt = user.receipt { await receipts.setScenario(receipt) }
+                for notification in user.notifications { await history.add(notification) }
+                if let customer = user.row.stripeCustomerID { await stripe.setSubscriptions(user.stripe, forCustomer: customer) }
+                if let token = user.row.googlePurchaseToken, let purchase = user.google { await google.setPurchase(purchase, token: token) }
+                for purchase in user.voided { await google.addVoided(purchase) }
             }
-            say("demo: seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
+        }
+    }
 
+    /// Migrates the database `environment` names and stores the products, the users' rows and their receipts.
+    static func seedDatabase(_ users: [DemoUser], environment: Environment, logger: Logger) async throws {
+        _ = try await Commands.migrate(environment: environment, logger: logger)
+        let config = try SubreconConfiguration.load(environment, requireSource: true)
+        try await Commands.withDatabase(config.database, logger: logger) { store in
+            try await store.upsertProducts(DemoScenario.products)
+            try await store.insertUsers(users.map(\.row))
+            for user in users {
+                if let receipt = user.receipt { try await store.saveReceipt(receipt.receiptData, for: user.row.id) }
+            }
+        }
+    }
+
+    /// Starts the throwaway database and the simulators, runs the job with every source, then again without
+    /// RevenueCat in a second database, and says what each user shows after each run.
+    /// - Parameter environment: the process environment, as the executable read it (only `SUBRECON_PG_BIN` is used).
+    /// - Parameter explain: a sample user to explain (`subrecon explain`, SPEC 5.9) after seeding, before the run that
+    ///   holds it; nil explains nobody. An id no run holds fails the demo with exit 66, before any run.
+    /// - Parameter say: receives the demo's lines: start-up, each run's story and terminal summary.
+    public static func run(
+        environment: Environment, reportDirectory: URL, keep: Bool, explain: String? = nil, logger: Logger,
+        progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @Sendable (String) -> Void
+    ) async throws -> DemoResult {
+        let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let postgres = try LocalPostgres.start(environment: environment, logger: logger)
+        defer { if !keep { postgres.stop() } }
+        say("demo: PostgreSQL started on 127.0.0.1:\(postgres.port) (throwaway cluster in \(postgres.directory.path))")
+
+        // The simulators: every store, signing with a chain generated now; keys made up for this demo.
+        let apiKey = "sk_demo_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let stripeKey = "sk_test_demo_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let appleKey = P256.Signing.PrivateKey()
+        let pki = try AppleTestPKI.generate(now: asOf)
+        // The service account's token_uri names the simulator, whose port is known once it listens.
+        let googleAccount = try GoogleTestServiceAccount.generate(
+            clientEmail: "subrecon-demo@subrecon-demo.iam.gserviceaccount.com", tokenURI: "{base}/token")
+        let simulators = Simulators(
+            revenueCat: RevenueCatSimulator(apiKey: apiKey, productEntitlements: DemoScenario.productEntitlements),
+            appStore: try AppStoreSimulator(
+                pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
+                bundleID: DemoScenario.bundleID),
+            history: try AppleNotificationHistorySimulator(
+                pki: pki, apiPublicKey: appleKey.publicKey, issuerID: "00000000-demo-issuer", keyID: "DEMOKEY001",
+                bundleID: DemoScenario.bundleID),
+            receipts: AppleReceiptSimulator(sharedSecret: DemoScenario.sharedSecret, bundleID: DemoScenario.bundleID),
+            stripe: StripeSimulator(apiKey: stripeKey),
+            google: GooglePlaySimulator(account: googleAccount, packageName: DemoScenario.packageName))
+        let server = try await SimulatorServer.start(routes: [
+            simulators.revenueCat, simulators.appStore, simulators.history, simulators.receipts, simulators.stripe, simulators.google,
+        ])
+        say(
+            "demo: store simulator listening on \(server.baseURL) "
+                + "(RevenueCat v1, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
+
+        do {
+            let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
+            try Data(try pki.rootPEM().utf8).write(to: rootFile)
+            let stores = [
+                "APP_STORE_ISSUER_ID": "00000000-demo-issuer",
+                "APP_STORE_KEY_ID": "DEMOKEY001",
+                "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation,
+                "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
+                "APP_STORE_BASE_URL": server.baseURL,
+                "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+                "APPLE_SHARED_SECRET": DemoScenario.sharedSecret,
+                "APPLE_VERIFY_RECEIPT_URL": server.baseURL + "/verifyReceipt",
+                "STRIPE_API_KEY": stripeKey,
+                "STRIPE_BASE_URL": server.baseURL,
+                "GOOGLE_PLAY_SERVICE_ACCOUNT": googleAccount.json.replacingOccurrences(of: "{base}", with: server.baseURL),
+                "GOOGLE_PLAY_PACKAGE_NAME": DemoScenario.packageName,
+                "GOOGLE_PLAY_BASE_URL": server.baseURL,
+            ]
             var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
             options.concurrency = 8
-            let result = try await Commands.run(environment: runEnvironment, options: options, logger: logger, progress: progress)
-            await server.shutdown()
-            say(try story(users: users, result: result))
-            if keep {
-                say("demo: database kept running: DATABASE_URL=\(postgres.url)")
+            options.sweepDays = DemoScenario.sweepDays
+
+            // Run 1: every source.
+            let first = Environment(
+                stores.merging([
+                    "DATABASE_URL": postgres.url, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL,
+                ]) { $1 })
+            let users = DemoScenario.users(asOf: asOf)
+            let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
+            try await seedDatabase(users, environment: first, logger: logger)
+            await simulators.seed(users)
+            if let explain, !soloUsers.contains(where: { $0.row.id == explain }) {
+                say(try await explanation(of: explain, environment: first, asOf: asOf, before: "run 1", logger: logger))
             }
-            return result
+            say(
+                "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
+                    + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
+            let allSources = try await Commands.run(environment: first, options: options, logger: logger, progress: progress)
+            say(try story(title: "demo: run 1, every source: what each sample user shows (from drift.json)", users: users, result: allSources))
+            say(TerminalSummary.text(allSources.summary, folder: allSources.folder))
+
+            // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
+            try postgres.createDatabase(secondDatabase)
+            let second = Environment(stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 })
+            try await seedDatabase(soloUsers, environment: second, logger: logger)
+            await simulators.seed(soloUsers)
+            if let explain, soloUsers.contains(where: { $0.row.id == explain }) {
+                say(try await explanation(of: explain, environment: second, asOf: asOf, before: "run 2", logger: logger))
+            }
+            say(
+                "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
+                    + "seeded \(soloUsers.count) users; running `subrecon run` against them")
+            let withoutRevenueCat = try await Commands.run(environment: second, options: options, logger: logger, progress: progress)
+            say(
+                try story(
+                    title: "demo: run 2, no RevenueCat: what each sample user shows (from drift.json)", users: soloUsers,
+                    result: withoutRevenueCat))
+            say(TerminalSummary.text(withoutRevenueCat.summary, folder: withoutRevenueCat.folder))
+            await server.shutdown()
+            if keep {
+                say("demo: database kept running: DATABASE_URL=\(postgres.url) (run 2: \(postgres.url(database: secondDatabase)))")
+            }
+            return DemoResult(allSources: allSources, withoutRevenueCat: withoutRevenueCat)
         } catch {
             await server.shutdown()
             throw error
         }
+    }
+
+    /// `subrecon explain USER_ID --as-of AS_OF` against the demo's database and simulators, as text.
+    static func explanation(of userID: String, environment: Environment, asOf: Date, before run: String, logger: Logger) async throws -> String {
+        let explanation = try await Commands.explain(environment: environment, userID: userID, asOf: asOf, logger: logger)
+        return (["demo: subrecon explain \(userID) --as-of \(ISO8601.string(asOf)), before \(run) (asks every source, changes nothing):"]
+            + explanation.lines).joined(separator: "\n")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
+import SubreconDatabase
 
 /// The demo's sample users: one or more per drift kind, with what each source says about them.
 struct DemoUser {
@@ -11,8 +12,39 @@ struct DemoUser {
     var appleFault: (transactionID: String, fault: AppStoreFault)?
     /// A legacy receipt stored in `apple_receipts` and known to the simulator's `verifyReceipt`.
     var receipt: AppleReceiptScenario?
+    /// Apple's notification history entries naming this user's original transaction id (the App Store feed).
+    var notifications: [AppleHistoryNotification] = []
+    /// What Stripe lists for the row's `stripe_customer_id`.
+    var stripe: [SimulatedStripeSubscription] = []
+    /// What Google Play answers for the row's `google_purchase_token`.
+    var google: SimulatedPlaySubscription?
+    /// Google Play's voided purchases naming the row's token (the Google Play feed).
+    var voided: [SimulatedVoidedPurchase] = []
     /// What the demo shows with this user.
     var shows: String
+    /// Folded with its kind into one line of the story (the ordinary renewals).
+    var folded = false
+
+    init(
+        row: UserRow, subscriber: SimulatedSubscriber? = nil, revenueCatFault: (fault: RevenueCatFault, times: Int?)? = nil,
+        apple: [AppStoreScenario] = [], appleFault: (transactionID: String, fault: AppStoreFault)? = nil,
+        receipt: AppleReceiptScenario? = nil, notifications: [AppleHistoryNotification] = [],
+        stripe: [SimulatedStripeSubscription] = [], google: SimulatedPlaySubscription? = nil, voided: [SimulatedVoidedPurchase] = [],
+        shows: String, folded: Bool = false
+    ) {
+        self.row = row
+        self.subscriber = subscriber
+        self.revenueCatFault = revenueCatFault
+        self.apple = apple
+        self.appleFault = appleFault
+        self.receipt = receipt
+        self.notifications = notifications
+        self.stripe = stripe
+        self.google = google
+        self.voided = voided
+        self.shows = shows
+        self.folded = folded
+    }
 }
 
 enum DemoScenario {
@@ -27,7 +59,24 @@ enum DemoScenario {
         .init(productID: "pro_lifetime", tier: 2, entitlement: "pro"),
         .init(productID: "gp_premium", tier: 1, entitlement: "premium"),
         .init(productID: "stripe_pro", tier: 2, entitlement: "pro"),
+        // Stripe maps by its own product id (`prod_…`, SPEC 5.2).
+        .init(productID: "prod_web_premium", tier: 1, entitlement: "premium"),
+        .init(productID: "prod_web_pro", tier: 2, entitlement: "pro"),
     ]
+
+    /// The Android package the Google Play simulator serves.
+    static let packageName = "com.example.subrecon.demo"
+    /// The rolling sweep's period the demo runs with (`RunOptions`' default, as `subrecon run` has it).
+    static let sweepDays = 30
+
+    /// The id of the user the sweep catches on the night of `asOf`: the first `demo-40-sweep-N` whose sweep bucket
+    /// (SPEC 5.1) is that night's index, so the demo shows the sweep whatever day it runs.
+    static func sweptUserID(asOf: Date) -> String {
+        let night = CandidateQuery.sweepNight(asOf: asOf, days: sweepDays)
+        // The hash spreads ids evenly: every night's index is met within a few dozen tries (DemoTests checks all D).
+        let n = (0..<10_000).first { CandidateQuery.sweepBucket(of: "demo-40-sweep-\($0)", days: sweepDays) == night } ?? 0
+        return "demo-40-sweep-\(n)"
+    }
 
     static var productEntitlements: [String: String] {
         Dictionary(uniqueKeysWithValues: products.map { ($0.productID, $0.entitlement ?? "premium") })
@@ -183,7 +232,7 @@ enum DemoScenario {
                 AppStoreScenario(
                     originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly", status: 1,
                     purchaseDate: d(-2), expiresDate: d(28), price: 9990, currency: "USD")
-            ], shows: "only a stored receipt → verifyReceipt reveals the transaction, Apple says renewed → extend, id stored")
+            ], shows: "only a stored receipt → verifyReceipt reveals the transaction; RevenueCat lags, Apple says renewed → extend, source_conflict, id stored")
         legacy.receipt = AppleReceiptScenario(
             receiptData: "TUlJVDBnWUpLb1pJaHZjTkFRY0NvSUlUd2pDQ0U3NENBUUV4Q3pBSkJnVXJEZ01DR2dVQU1JSURjZ1lKS29aSWh2Y05B",
             transactions: [
@@ -204,8 +253,10 @@ enum DemoScenario {
                     subscriber: subscriber(
                         sub(n % 3 == 0 ? "pro_monthly" : "premium_monthly", purchased: -1, expires: 29,
                             price: n % 3 == 0 ? usd(19.99) : usd(9.99))),
-                    shows: "missed renewal → extend"))
+                    shows: "missed renewal → extend", folded: true))
         }
+        // Stripe and Google Play asked directly, Apple's notification history, and the rolling sweep (issues 10, 11).
+        users += storeAndFeedUsers(asOf: t)
         return users
     }
 }

@@ -14,7 +14,15 @@ public final class LocalPostgres: Sendable {
     private let asPostgresUser: Bool
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable`
-    public var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres?sslmode=disable" }
+    public var url: String { url(database: "postgres") }
+
+    /// `postgres://postgres@127.0.0.1:PORT/DATABASE?sslmode=disable`
+    public func url(database: String) -> String { "postgres://postgres@127.0.0.1:\(port)/\(database)?sslmode=disable" }
+
+    /// Creates another (empty) database in this cluster with `createdb`.
+    public func createDatabase(_ name: String) throws {
+        try postgres("createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", name])
+    }
 
     private init(directory: URL, port: Int, binDirectory: String, asPostgresUser: Bool) {
         self.directory = directory

@@ -2,10 +2,29 @@ import Foundation
 import Logging
 import Subrecon
 import SubreconCore
+import SubreconDatabase
 import SubreconDemo
 import SubreconReports
 import Synchronization
 import Testing
+
+/// What one sample user must show in a demo run's drift.json.
+struct DemoExpectation: Sendable {
+    var id: String
+    var action: String
+    var drift: [String]
+    /// SPEC 5.1 rules and feeds; the sweep is added when the user's bucket is the night's (it depends on the day).
+    var reasons: [String]
+    var sources: [String]
+
+    init(_ id: String, _ action: String, _ drift: [String], _ reasons: [String], _ sources: [String]) {
+        self.id = id
+        self.action = action
+        self.drift = drift
+        self.reasons = reasons
+        self.sources = sources
+    }
+}
 
 @Suite(
     "subrecon demo",
@@ -14,73 +33,206 @@ import Testing
         if: FileManager.default.fileExists(atPath: "/usr/lib/postgresql") || ProcessInfo.processInfo.environment["SUBRECON_REQUIRE_DATABASE"] == "1",
         "PostgreSQL server binaries are not installed (apt-get install -y postgresql-15)"))
 struct DemoTests {
-    /// The story `subrecon demo` prints after its run: one line per seeded user, what the run did and why.
-    static let story = [
-        "demo: what each sample user shows (from drift.json):",
-        "  demo-01-missed-expiration    downgrade missed_expiration                                paid period over, webhook lost → downgrade, RESUBSCRIBE intent",
-        "  demo-02-missed-renewal       extend missed_renewal                                      renewal webhook lost → extend",
-        "  demo-03-restored             restore missed_renewal;product_change                      resubscribed, never granted → restore",
-        "  demo-04-billing-issue        status_change billing_issue_entered                        card declined, in grace → billing_issue + UPDATE_PAYMENT intent",
-        "  demo-05-billing-recovered    extend missed_renewal;billing_issue_recovered              payment fixed → active again",
-        "  demo-06-grace-expired        downgrade grace_expired                                    grace over → downgrade",
-        "  demo-07-missed-refund        downgrade missed_refund                                    refunded → revoke",
-        "  demo-08-product-change       upgrade missed_renewal;product_change                      upgraded to pro → upgrade",
-        "  demo-09-sandbox-only         downgrade missed_expiration;sandbox_ignored                TestFlight purchase in production → never entitles",
-        "  demo-10-unknown-product      skipped unknown_product                                    product missing from product_tiers → skipped",
-        "  demo-11-unknown-at-source    skipped unknown_at_source                                  RevenueCat does not know the user (201) → never downgraded",
-        "  demo-12-revenuecat-down      skipped fetch_error                                        RevenueCat 503 on every try → fetch_error, untouched",
-        "  demo-13-rate-limited         extend missed_renewal                                      429 once, retried after backoff_ms → extend",
-        "  demo-14-in-sync              none in_sync                                               nothing to change",
-        "  demo-15-lifetime             restore missed_renewal;product_change                      bought lifetime → restore",
-        "  demo-16-google-paused        downgrade missed_expiration                                Google Play pause → paused, tier removed",
-        "  demo-17-stripe-canceled      extend missed_renewal                                      Stripe renewal with auto-renew off → extend, canceled",
-        "  demo-18-lapsed-still-lapsed  none in_sync                                               lapsed and still lapsed → in sync",
-        "  demo-19-canceled-lapsed      status_change                                              canceled then expired → status expired",
-        "  demo-20-apple-renewed        extend missed_renewal;source_conflict                      RevenueCat lags, Apple says renewed → extend, source_conflict",
-        "  demo-21-apple-revoked        downgrade missed_refund;source_conflict                    Apple revoked (refund) while RevenueCat still grants → revoke, source_conflict",
-        "  demo-22-apple-grace          status_change billing_issue_entered;source_conflict        Apple billing grace period → billing_issue, UPDATE_PAYMENT",
-        "  demo-23-apple-forged         skipped verification_failed                                signature by an untrusted chain → verification_failed, untouched",
-        "  demo-24 … demo-33            extend missed_renewal                                      ordinary renewals the webhooks missed",
-    ].joined(separator: "\n")
+    static let rc = ["revenuecat"]
+    static let rcApple = ["revenuecat", "app_store"]
 
-    @Test("the demo runs the real job and its summary matches its reports, covering every drift kind it seeds")
+    /// Run 1, every source: each user's row in drift.json (the sweep user's id depends on the night; see below).
+    static let allSources: [DemoExpectation] = [
+        .init("demo-01-missed-expiration", "downgrade", ["missed_expiration"], ["expired"], rc),
+        .init("demo-02-missed-renewal", "extend", ["missed_renewal"], ["expired"], rc),
+        .init("demo-03-restored", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
+        .init("demo-04-billing-issue", "status_change", ["billing_issue_entered"], ["expired"], rc),
+        .init("demo-05-billing-recovered", "extend", ["missed_renewal", "billing_issue_recovered"], ["billing_issue"], rc),
+        .init("demo-06-grace-expired", "downgrade", ["grace_expired"], ["expired", "billing_issue"], rc),
+        .init("demo-07-missed-refund", "downgrade", ["missed_refund"], ["expired"], rc),
+        .init("demo-08-product-change", "upgrade", ["missed_renewal", "product_change"], ["expired"], rc),
+        .init("demo-09-sandbox-only", "downgrade", ["missed_expiration", "sandbox_ignored"], ["expired"], rc),
+        .init("demo-10-unknown-product", "skipped", ["unknown_product"], ["expired"], rc),
+        .init("demo-11-unknown-at-source", "skipped", ["unknown_at_source"], ["expired"], rc),
+        .init("demo-12-revenuecat-down", "skipped", ["fetch_error"], ["expired"], rc),
+        .init("demo-13-rate-limited", "extend", ["missed_renewal"], ["expired"], rc),
+        .init("demo-14-in-sync", "none", ["in_sync"], ["billing_issue"], rc),
+        .init("demo-15-lifetime", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
+        .init("demo-16-google-paused", "downgrade", ["missed_expiration"], ["expired"], rc),
+        .init("demo-17-stripe-canceled", "extend", ["missed_renewal"], ["expired"], rc),
+        .init("demo-18-lapsed-still-lapsed", "none", ["in_sync"], ["lapsed"], rc),
+        .init("demo-19-canceled-lapsed", "status_change", [], ["lapsed"], rc),
+        .init("demo-20-apple-renewed", "extend", ["missed_renewal", "source_conflict"], ["expired"], rcApple),
+        .init("demo-21-apple-revoked", "downgrade", ["missed_refund", "source_conflict"], ["expired"], rcApple),
+        .init("demo-22-apple-grace", "status_change", ["billing_issue_entered", "source_conflict"], ["expired"], rcApple),
+        .init("demo-23-apple-forged", "skipped", ["verification_failed"], ["expired"], rcApple),
+        .init("demo-34-legacy-receipt", "extend", ["missed_renewal", "source_conflict"], ["expired"], ["revenuecat", "app_store_receipt", "app_store"]),
+    ] + (24...33).map { .init(String(format: "demo-%02d-renewal", $0), "extend", ["missed_renewal"], ["expired"], rc) } + [
+        // Stripe next to RevenueCat: Stripe is the authority for its own purchase.
+        .init("demo-35-stripe-conflict", "downgrade", ["missed_expiration", "source_conflict"], ["expired"], ["revenuecat", "stripe"]),
+        .init("demo-36-stripe-past-due", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "stripe"]),
+        .init("demo-37-google-renewed", "extend", ["missed_renewal"], ["expired"], ["revenuecat", "google_play"]),
+        .init("demo-38-google-grace", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "google_play"]),
+        // Inside its paid period: only Apple's notification history names it.
+        .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
+        // Inside its paid period: only Google Play's voided purchases name it.
+        .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
+    ]
+
+    /// Run 2, no RevenueCat: each user asked of its own store only.
+    static let withoutRevenueCat: [DemoExpectation] = [
+        .init("demo-51-apple-only", "extend", ["missed_renewal"], ["expired"], ["app_store"]),
+        .init("demo-52-apple-only-lapsed", "downgrade", ["missed_expiration"], ["expired"], ["app_store"]),
+        .init("demo-53-stripe-web", "extend", ["missed_renewal"], ["expired"], ["stripe"]),
+        .init("demo-54-google-direct", "extend", ["missed_renewal"], ["expired"], ["google_play"]),
+    ]
+
+    static func rows(_ result: RunResult) throws -> [String: ReportRow] {
+        let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
+        return Dictionary(uniqueKeysWithValues: try JSONDecoder().decode([ReportRow].self, from: data).map { ($0.userID, $0) })
+    }
+
+    /// The summary's numbers are the report's rows: candidates, applied, per action, per drift kind, per reason.
+    static func summaryMatchesRows(_ result: RunResult) throws {
+        let rows = Array(try rows(result).values)
+        let summary = result.summary
+        #expect(rows.count == summary.candidates)
+        #expect(rows.filter(\.applied).count == summary.applied)
+        for action in Action.allCases {
+            #expect(rows.filter { $0.action == action.rawValue }.count == summary.actions[action.rawValue] ?? 0, "\(action)")
+        }
+        for kind in Drift.allCases {
+            #expect(rows.filter { $0.drift.contains(kind.rawValue) }.count == summary.drift[kind.rawValue] ?? 0, "\(kind)")
+        }
+        for reason in CandidateReason.allCases {
+            #expect(
+                rows.filter { $0.candidateReason.contains(reason.rawValue) }.count == summary.candidateReasons?[reason.rawValue] ?? 0,
+                "\(reason)")
+        }
+        #expect(summary.valve?.tripped == false)
+        let intents = try JSONSerialization.jsonObject(with: Data(contentsOf: result.folder.appendingPathComponent("push_intents.json"))) as? [Any]
+        #expect(intents?.count == summary.intentsQueued)
+        #expect(TerminalSummary.text(summary, folder: result.folder).contains("candidates  \(summary.candidates)"))
+    }
+
+    /// Each expected user's row, and its story line: the same columns, read back from drift.json.
+    static func check(_ expected: [DemoExpectation], result: RunResult, story: String) throws {
+        let rows = try rows(result)
+        let asOf = try #require(ISO8601.date(result.summary.asOf))
+        let night = CandidateQuery.sweepNight(asOf: asOf, days: 30)
+        let lines = story.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        for user in expected {
+            let row = try #require(rows[user.id], "\(user.id) is a candidate")
+            let swept = row.dbTier > 0 && CandidateQuery.sweepBucket(of: user.id, days: 30) == night
+            let reasons = user.reasons + (swept ? ["sweep"] : [])
+            #expect(row.action == user.action, "\(user.id)")
+            #expect(row.drift == user.drift, "\(user.id)")
+            #expect(row.candidateReason == reasons, "\(user.id)")
+            #expect(row.sources == user.sources, "\(user.id)")
+            func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.joined(separator: ";") }
+            let fields = [user.action, list(user.drift), list(reasons), list(user.sources)]
+            if user.id.hasSuffix("-renewal") {
+                #expect(lines.contains { $0.first == "demo-24-renewal…demo-33-renewal" && $0[1] == "extend" }, "the renewals' line")
+            } else {
+                #expect(lines.contains { Array($0.prefix(5)) == [user.id] + fields }, "story line of \(user.id)")
+            }
+        }
+    }
+
+    @Test("the demo runs the real job twice (every source, then no RevenueCat); summaries match reports; each user shows what it claims")
     func demo() async throws {
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-demo-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: reports) }
-        // The operator's own settings never reach the demo's run: it points the job at its own database and simulator.
+        // The operator's own settings never reach the demo's runs: they point the job at its own database and simulators.
         let environment = Environment(
             ProcessInfo.processInfo.environment.merging([
                 "DATABASE_URL": "postgres://nobody@127.0.0.1:1/nowhere", "REVENUECAT_API_KEY": "sk_not_the_demo",
-                "REVENUECAT_BASE_URL": "http://127.0.0.1:1",
+                "REVENUECAT_BASE_URL": "http://127.0.0.1:1", "STRIPE_API_KEY": "sk_not_the_demo", "STRIPE_BASE_URL": "http://127.0.0.1:1",
+                "GOOGLE_PLAY_SERVICE_ACCOUNT": "{}", "GOOGLE_PLAY_PACKAGE_NAME": "not.the.demo", "APP_STORE_BASE_URL": "http://127.0.0.1:1",
             ]) { $1 })
         let said = Mutex<[String]>([])
         let result = try await DemoRunner.run(
-            environment: environment, reportDirectory: reports, keep: false, logger: Logger(label: "demo-test"), progress: nil,
-            say: { line in said.withLock { $0.append(line) } })
-        let lines = said.withLock { $0 }
-        #expect(lines.count == 4)
-        #expect(lines.first?.hasPrefix("demo: PostgreSQL started on 127.0.0.1:") == true)
-        #expect(lines.dropFirst().first?.hasPrefix("demo: store simulator listening on http://127.0.0.1:") == true)
-        #expect(lines.dropFirst(2).first == "demo: seeded 34 users and 7 products; running `subrecon run` against them")
-        #expect(lines.last == Self.story)
-        let rows = try JSONDecoder().decode(
-            [ReportRow].self, from: Data(contentsOf: result.folder.appendingPathComponent("drift.json")))
-        #expect(rows.count == result.summary.candidates)
-        #expect(rows.filter(\.applied).count == result.summary.applied)
-        for action in Action.allCases {
-            #expect(rows.filter { $0.action == action.rawValue }.count == result.summary.actions[action.rawValue] ?? 0)
-        }
-        for kind in Drift.allCases {
-            #expect(rows.filter { $0.drift.contains(kind.rawValue) }.count == result.summary.drift[kind.rawValue] ?? 0)
-        }
-        let seen = Set(rows.flatMap(\.drift))
+            environment: environment, reportDirectory: reports, keep: false, explain: "demo-39-apple-feed-refund",
+            logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
+        var lines = said.withLock { $0 }
+        try #require(lines.count == 9)
+        #expect(lines[0].hasPrefix("demo: PostgreSQL started on 127.0.0.1:"))
+        #expect(lines[1].hasPrefix("demo: store simulator listening on http://127.0.0.1:"))
+        // --explain: `subrecon explain` of the feed user before run 1, the row still active, every source saying refunded.
+        let explained = lines.remove(at: 2).split(separator: "\n").map(String.init)
+        #expect(explained.first?.hasPrefix("demo: subrecon explain demo-39-apple-feed-refund --as-of ") == true)
+        #expect(explained.first?.hasSuffix(", before run 1 (asks every source, changes nothing):") == true)
+        #expect(explained.contains { $0.hasPrefix("  row: tier 1, active, ends ") })
+        #expect(explained.contains("  revenuecat: answered") && explained.contains("  app_store: answered"))
+        #expect(explained.filter { $0 == "      → not entitled (refunded)" }.count == 2)
+        #expect(explained.contains { $0.hasPrefix("  verdict: downgrade [missed_refund]; truth: tier 0, refunded") })
+        #expect(lines[2].hasPrefix("demo: run 1 of 2, every source ("))
+        #expect(lines[2].hasSuffix(": seeded 41 users and 9 products; running `subrecon run` against them"))
+        #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
+        #expect(lines[4] == TerminalSummary.text(result.allSources.summary, folder: result.allSources.folder))
+        #expect(lines[5].hasPrefix("demo: run 2 of 2, no RevenueCat"))
+        #expect(lines[5].hasSuffix(": seeded 4 users; running `subrecon run` against them"))
+        #expect(lines[6].hasPrefix("demo: run 2, no RevenueCat: what each sample user shows (from drift.json)\n"))
+        #expect(lines[7] == TerminalSummary.text(result.withoutRevenueCat.summary, folder: result.withoutRevenueCat.folder))
+        #expect(result.exitStatus == .ok)
+
+        // Run 1: every source.
+        let first = result.allSources
+        try Self.summaryMatchesRows(first)
+        try Self.check(Self.allSources, result: first, story: lines[3])
+        let rows = try Self.rows(first)
+        let asOf = try #require(ISO8601.date(first.summary.asOf))
+        let swept = DemoRunner.sweptUserID(asOf: asOf)
+        #expect(rows[swept]?.candidateReason == ["sweep"], "no SPEC 5.1 rule and no feed: the sweep alone")
+        #expect(rows[swept]?.action == "upgrade" && rows[swept]?.drift.contains("product_change") == true)
+        #expect(rows[swept]?.truthTier == 2 && rows[swept]?.applied == true)
+        #expect(lines[3].split(separator: "\n").contains { $0.hasPrefix("  \(swept) ") }, "the sweep user has its story line")
+        #expect(Set(rows.keys) == Set(Self.allSources.map(\.id) + [swept]), "every seeded user is a candidate, nobody else")
+        let conflict = try #require(rows["demo-35-stripe-conflict"]?.conflicts.first)
+        #expect(conflict.store == .stripe && conflict.revenueCat.entitled && !conflict.storeView.entitled, "Stripe wins")
+        #expect(rows["demo-35-stripe-conflict"]?.truthTier == 0)
+        #expect(rows["demo-36-stripe-past-due"]?.truthStatus == "billing_issue" && rows["demo-36-stripe-past-due"]?.truthTier == 1)
+        #expect(rows["demo-36-stripe-past-due"]?.pushIntent == ["billing_issue"])
+        #expect(rows["demo-37-google-renewed"]?.truthStatus == "active")
+        #expect(rows["demo-38-google-grace"]?.truthStatus == "billing_issue" && rows["demo-38-google-grace"]?.pushIntent == ["billing_issue"])
+        let refund = try #require(rows["demo-39-apple-feed-refund"])
+        #expect(refund.dbTier == 1 && refund.dbStatus == "active" && (refund.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(300 * 86_400))
+        #expect(refund.truthTier == 0 && refund.truthStatus == "refunded" && refund.applied)
+        let feed = try #require(first.summary.feeds?["app_store"])
+        #expect(feed.entries == 1 && feed.matchedUsers == 1 && feed.unmatched == 0 && feed.error == nil)
+        let voided = try #require(first.summary.feeds?["google_play"])
+        #expect(voided.entries == 1 && voided.matchedUsers == 1 && voided.unmatched == 0 && voided.error == nil)
+        let void = try #require(rows["demo-41-google-voided"])
+        #expect(void.dbTier == 1 && (void.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(200 * 86_400))
+        #expect(void.truthTier == 0 && void.applied)
+        let seen = Set(rows.values.flatMap(\.drift))
         let expected = Set(Drift.allCases.map(\.rawValue)).subtracting(["concurrent_update"])
         #expect(expected.subtracting(seen).isEmpty, "demo misses drift kinds: \(expected.subtracting(seen).sorted())")
-        #expect(result.summary.valve?.tripped == false)
-        let intents = try JSONSerialization.jsonObject(with: Data(contentsOf: result.folder.appendingPathComponent("push_intents.json"))) as? [Any]
-        #expect(intents?.count == result.summary.intentsQueued)
-        let text = TerminalSummary.text(result.summary, folder: result.folder)
-        #expect(text.contains("candidates  \(result.summary.candidates)"))
+        for source in ["revenuecat", "app_store", "stripe", "google_play"] {
+            #expect((first.summary.requests[source]?.requests ?? 0) > 0, "run 1 asked \(source)")
+        }
+
+        // Run 2: no RevenueCat, a database of its own.
+        let second = result.withoutRevenueCat
+        #expect(second.exitStatus == .ok)
+        try Self.summaryMatchesRows(second)
+        try Self.check(Self.withoutRevenueCat, result: second, story: lines[6])
+        #expect(Set(try Self.rows(second).keys) == Set(Self.withoutRevenueCat.map(\.id)), "run 1's users are not in run 2's database")
+        #expect(second.summary.sources["revenuecat"]?.contains("not configured") == true)
+        #expect(second.summary.requests["revenuecat"] == nil)
+        #expect(try Self.rows(second)["demo-53-stripe-web"]?.truthStatus == "canceled")
+        #expect(try Self.rows(second)["demo-52-apple-only-lapsed"]?.pushIntent == ["expired"])
+    }
+
+    @Test("--explain with an id no sample user has fails the demo with exit 66 before any run")
+    func explainUnknownUser() async throws {
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-demo-explain-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let said = Mutex<[String]>([])
+        let failure = await #expect(throws: CommandFailure.self) {
+            try await DemoRunner.run(
+                environment: Environment([:]), reportDirectory: reports, keep: false, explain: "nobody-here",
+                logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
+        }
+        #expect(failure?.status == .noInput)
+        #expect(failure?.description.contains("nobody-here") == true)
+        #expect(!said.withLock { $0 }.contains { $0.hasPrefix("demo: run 1 of 2") }, "no run started")
+        #expect(!FileManager.default.fileExists(atPath: reports.path), "no run folder")
     }
 }
 
@@ -102,5 +254,17 @@ struct DemoEnvironmentTests {
         #expect(failure?.description.contains(missing.path) == true)
         #expect(said.withLock { $0 }.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: reports.path))
+    }
+}
+
+@Suite("the demo's sample users")
+struct DemoScenarioTests {
+    @Test("every night of the 30-night sweep has a demo sweep user whose bucket is that night")
+    func sweepUserForEveryNight() {
+        for night in 0..<30 {
+            let asOf = Date(timeIntervalSince1970: Double(20_000 + night) * 86_400 + 3_600)
+            let id = DemoRunner.sweptUserID(asOf: asOf)
+            #expect(CandidateQuery.sweepBucket(of: id, days: 30) == CandidateQuery.sweepNight(asOf: asOf, days: 30), "\(id)")
+        }
     }
 }
