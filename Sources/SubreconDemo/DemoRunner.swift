@@ -57,6 +57,7 @@ public enum DemoRunner {
                 if let customer = user.row.stripeCustomerID { await stripe.setSubscriptions(user.stripe, forCustomer: customer) }
                 if let token = user.row.googlePurchaseToken, let purchase = user.google { await google.setPurchase(purchase, token: token) }
                 for purchase in user.voided { await google.addVoided(purchase) }
+                if !user.stripeEvents.isEmpty { await stripe.addEvents(user.stripeEvents) }
             }
         }
     }

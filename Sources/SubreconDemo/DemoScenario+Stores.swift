@@ -112,11 +112,19 @@ extension DemoScenario {
                 ],
                 shows: "Google Play purchase refunded (voided) mid-period, row ends in 10 months: "
                     + "only voidedpurchases.list names it; Google says expired → downgrade"))
-        // TODO(feeds): one more feed user goes here once the Stripe events feed is merged (issue 11):
-        //   demo-42-stripe-event-canceled: a Stripe subscription canceled immediately (row ends months away, so no
-        //   SPEC 5.1 rule finds it), named only by `GET /v1/events` (`customer.subscription.deleted`,
-        //   candidate_reason stripe_event) → downgrade. Seed the event through the Stripe simulator's feed set-up in
-        //   `DemoRunner.Simulators.seed`, and add its row to `DemoTests.allSources`.
+        users.append(
+            DemoUser(
+                row: m.row(
+                    "demo-42-stripe-event-canceled", tier: 1, "active", end: 200, product: "prod_web_premium", source: "stripe",
+                    customer: "cus_demo42"),
+                stripe: [m.stripe("sub_demo42", "canceled", from: -30, to: 200, product: "prod_web_premium", amount: 999, canceled: -1, ended: -1)],
+                stripeEvents: [
+                    SimulatedStripeEvent(
+                        id: "evt_demo42", type: "customer.subscription.deleted", created: d(-1), customer: "cus_demo42",
+                        objectID: "sub_demo42", status: "canceled")
+                ],
+                shows: "web subscription canceled at once, row ends in 200 days: only Stripe's events name it; "
+                    + "Stripe says canceled → downgrade"))
         return users
     }
 

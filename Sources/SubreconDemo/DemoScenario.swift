@@ -20,6 +20,8 @@ struct DemoUser {
     var google: SimulatedPlaySubscription?
     /// Google Play's voided purchases naming the row's token (the Google Play feed).
     var voided: [SimulatedVoidedPurchase] = []
+    /// Stripe events naming the row's customer (the Stripe feed).
+    var stripeEvents: [SimulatedStripeEvent] = []
     /// What the demo shows with this user.
     var shows: String
     /// Folded with its kind into one line of the story (the ordinary renewals).
@@ -30,8 +32,9 @@ struct DemoUser {
         apple: [AppStoreScenario] = [], appleFault: (transactionID: String, fault: AppStoreFault)? = nil,
         receipt: AppleReceiptScenario? = nil, notifications: [AppleHistoryNotification] = [],
         stripe: [SimulatedStripeSubscription] = [], google: SimulatedPlaySubscription? = nil, voided: [SimulatedVoidedPurchase] = [],
-        shows: String, folded: Bool = false
+        stripeEvents: [SimulatedStripeEvent] = [], shows: String, folded: Bool = false
     ) {
+        self.stripeEvents = stripeEvents
         self.row = row
         self.subscriber = subscriber
         self.revenueCatFault = revenueCatFault

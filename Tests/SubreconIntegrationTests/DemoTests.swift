@@ -72,6 +72,8 @@ struct DemoTests {
         .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
         // Inside its paid period: only Google Play's voided purchases name it.
         .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
+        // Inside its paid period: only Stripe's events name it.
+        .init("demo-42-stripe-event-canceled", "downgrade", ["missed_expiration"], ["stripe_event"], ["revenuecat", "stripe"]),
     ]
 
     /// Run 2, no RevenueCat: each user asked of its own store only.
@@ -162,7 +164,7 @@ struct DemoTests {
         #expect(explained.filter { $0 == "      → not entitled (refunded)" }.count == 2)
         #expect(explained.contains { $0.hasPrefix("  verdict: downgrade [missed_refund]; truth: tier 0, refunded") })
         #expect(lines[2].hasPrefix("demo: run 1 of 2, every source ("))
-        #expect(lines[2].hasSuffix(": seeded 41 users and 9 products; running `subrecon run` against them"))
+        #expect(lines[2].hasSuffix(": seeded 42 users and 9 products; running `subrecon run` against them"))
         #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
         #expect(lines[4] == TerminalSummary.text(result.allSources.summary, folder: result.allSources.folder))
         #expect(lines[5].hasPrefix("demo: run 2 of 2, no RevenueCat"))
