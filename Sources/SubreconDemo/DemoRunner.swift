@@ -83,14 +83,63 @@ public enum DemoRunner {
     /// - Parameter say: receives the demo's lines: start-up, each run's story and terminal summary.
     public static func run(
         environment: Environment, reportDirectory: URL, keep: Bool, explain: String? = nil, logger: Logger,
-        progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @Sendable (String) -> Void
+        progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @escaping @Sendable (String) -> Void
     ) async throws -> DemoResult {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let postgres = try LocalPostgres.start(environment: environment, logger: logger)
         defer { if !keep { postgres.stop() } }
         say("demo: PostgreSQL started on 127.0.0.1:\(postgres.port) (throwaway cluster in \(postgres.directory.path))")
+        let setup = try await startSimulators(asOf: asOf, directory: postgres.directory)
+        say(
+            "demo: store simulator listening on \(setup.server.baseURL) "
+                + "(RevenueCat v1, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
+        do {
+            var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
+            options.concurrency = 8
+            options.sweepDays = DemoScenario.sweepDays
+            let night = Night(simulators: setup.simulators, options: options, logger: logger, progress: progress, say: say)
 
-        // The simulators: every store, signing with a chain generated now; keys made up for this demo.
+            // Run 1: every source. The user to explain is explained before the run that holds it; an id no run holds
+            // is explained against run 1's database (exit 66, before any run).
+            let users = DemoScenario.users(asOf: asOf)
+            let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
+            let explainInSecond = explain.map { id in soloUsers.contains { $0.row.id == id } } ?? false
+            let allSources = try await night.run(
+                users, explaining: explainInSecond ? nil : explain, environment: Environment(setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
+                before: "run 1",
+                announce: "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
+                    + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
+                title: "demo: run 1, every source: what each sample user shows (from drift.json)")
+
+            // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
+            try postgres.createDatabase(secondDatabase)
+            let withoutRevenueCat = try await night.run(
+                soloUsers, explaining: explainInSecond ? explain : nil, environment: Environment(setup.stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 }),
+                before: "run 2",
+                announce: "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
+                    + "seeded \(soloUsers.count) users; running `subrecon run` against them",
+                title: "demo: run 2, no RevenueCat: what each sample user shows (from drift.json)")
+            await setup.server.shutdown()
+            if keep {
+                say("demo: database kept running: DATABASE_URL=\(postgres.url) (run 2: \(postgres.url(database: secondDatabase)))")
+            }
+            return DemoResult(allSources: allSources, withoutRevenueCat: withoutRevenueCat)
+        } catch {
+            await setup.server.shutdown()
+            throw error
+        }
+    }
+
+    /// The simulators on one loopback server and the stores' variables pointing at them (RevenueCat's apart).
+    struct Setup {
+        let simulators: Simulators
+        let server: SimulatorServer
+        let stores: [String: String]
+        let revenueCat: [String: String]
+    }
+
+    /// Every store's simulator, signing with a chain generated now; keys made up for this demo.
+    static func startSimulators(asOf: Date, directory: URL) async throws -> Setup {
         let apiKey = "sk_demo_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let stripeKey = "sk_test_demo_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let appleKey = P256.Signing.PrivateKey()
@@ -112,76 +161,55 @@ public enum DemoRunner {
         let server = try await SimulatorServer.start(routes: [
             simulators.revenueCat, simulators.appStore, simulators.history, simulators.receipts, simulators.stripe, simulators.google,
         ])
-        say(
-            "demo: store simulator listening on \(server.baseURL) "
-                + "(RevenueCat v1, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
-
+        let rootFile = directory.appendingPathComponent("simulator-root.pem")
         do {
-            let rootFile = postgres.directory.appendingPathComponent("simulator-root.pem")
             try Data(try pki.rootPEM().utf8).write(to: rootFile)
-            let stores = [
-                "APP_STORE_ISSUER_ID": "00000000-demo-issuer",
-                "APP_STORE_KEY_ID": "DEMOKEY001",
-                "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation,
-                "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
-                "APP_STORE_BASE_URL": server.baseURL,
-                "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
-                "APPLE_SHARED_SECRET": DemoScenario.sharedSecret,
-                "APPLE_VERIFY_RECEIPT_URL": server.baseURL + "/verifyReceipt",
-                "STRIPE_API_KEY": stripeKey,
-                "STRIPE_BASE_URL": server.baseURL,
-                "GOOGLE_PLAY_SERVICE_ACCOUNT": googleAccount.json.replacingOccurrences(of: "{base}", with: server.baseURL),
-                "GOOGLE_PLAY_PACKAGE_NAME": DemoScenario.packageName,
-                "GOOGLE_PLAY_BASE_URL": server.baseURL,
-            ]
-            var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
-            options.concurrency = 8
-            options.sweepDays = DemoScenario.sweepDays
-
-            // Run 1: every source.
-            let first = Environment(
-                stores.merging([
-                    "DATABASE_URL": postgres.url, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL,
-                ]) { $1 })
-            let users = DemoScenario.users(asOf: asOf)
-            let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
-            try await seedDatabase(users, environment: first, logger: logger)
-            await simulators.seed(users)
-            if let explain, !soloUsers.contains(where: { $0.row.id == explain }) {
-                say(try await explanation(of: explain, environment: first, asOf: asOf, before: "run 1", logger: logger))
-            }
-            say(
-                "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
-                    + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them")
-            let allSources = try await Commands.run(environment: first, options: options, logger: logger, progress: progress)
-            say(try story(title: "demo: run 1, every source: what each sample user shows (from drift.json)", users: users, result: allSources))
-            say(TerminalSummary.text(allSources.summary, folder: allSources.folder))
-
-            // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
-            try postgres.createDatabase(secondDatabase)
-            let second = Environment(stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 })
-            try await seedDatabase(soloUsers, environment: second, logger: logger)
-            await simulators.seed(soloUsers)
-            if let explain, soloUsers.contains(where: { $0.row.id == explain }) {
-                say(try await explanation(of: explain, environment: second, asOf: asOf, before: "run 2", logger: logger))
-            }
-            say(
-                "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
-                    + "seeded \(soloUsers.count) users; running `subrecon run` against them")
-            let withoutRevenueCat = try await Commands.run(environment: second, options: options, logger: logger, progress: progress)
-            say(
-                try story(
-                    title: "demo: run 2, no RevenueCat: what each sample user shows (from drift.json)", users: soloUsers,
-                    result: withoutRevenueCat))
-            say(TerminalSummary.text(withoutRevenueCat.summary, folder: withoutRevenueCat.folder))
-            await server.shutdown()
-            if keep {
-                say("demo: database kept running: DATABASE_URL=\(postgres.url) (run 2: \(postgres.url(database: secondDatabase)))")
-            }
-            return DemoResult(allSources: allSources, withoutRevenueCat: withoutRevenueCat)
         } catch {
             await server.shutdown()
             throw error
+        }
+        let stores = [
+            "APP_STORE_ISSUER_ID": "00000000-demo-issuer",
+            "APP_STORE_KEY_ID": "DEMOKEY001",
+            "APP_STORE_PRIVATE_KEY": appleKey.pemRepresentation,
+            "APP_STORE_BUNDLE_ID": DemoScenario.bundleID,
+            "APP_STORE_BASE_URL": server.baseURL,
+            "APP_STORE_ROOT_CERTIFICATES": rootFile.path,
+            "APPLE_SHARED_SECRET": DemoScenario.sharedSecret,
+            "APPLE_VERIFY_RECEIPT_URL": server.baseURL + "/verifyReceipt",
+            "STRIPE_API_KEY": stripeKey,
+            "STRIPE_BASE_URL": server.baseURL,
+            "GOOGLE_PLAY_SERVICE_ACCOUNT": googleAccount.json.replacingOccurrences(of: "{base}", with: server.baseURL),
+            "GOOGLE_PLAY_PACKAGE_NAME": DemoScenario.packageName,
+            "GOOGLE_PLAY_BASE_URL": server.baseURL,
+        ]
+        return Setup(
+            simulators: simulators, server: server, stores: stores,
+            revenueCat: ["REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
+    }
+
+    /// One demo night: seed the database and the simulators, explain the chosen user if it is one of these, run the
+    /// job, and say its story and summary.
+    struct Night {
+        let simulators: Simulators
+        let options: RunOptions
+        let logger: Logger
+        let progress: (@Sendable (ProgressSnapshot) -> Void)?
+        let say: @Sendable (String) -> Void
+
+        func run(
+            _ users: [DemoUser], explaining: String?, environment: Environment, before: String, announce: String, title: String
+        ) async throws -> RunResult {
+            try await seedDatabase(users, environment: environment, logger: logger)
+            await simulators.seed(users)
+            if let explaining {
+                say(try await explanation(of: explaining, environment: environment, asOf: options.asOf, before: before, logger: logger))
+            }
+            say(announce)
+            let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)
+            say(try story(title: title, users: users, result: result))
+            say(TerminalSummary.text(result.summary, folder: result.folder))
+            return result
         }
     }
 
