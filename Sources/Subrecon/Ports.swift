@@ -47,6 +47,8 @@ public protocol FeedCandidates: Sendable {
     func addFeedCandidates(runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason) async throws -> FeedMatch
     func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]]
     func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?
+    /// Records tonight's sweep share (SPEC 5.1) as candidates of `runID`; idempotent.
+    func recordSweep(_ query: CandidateQuery, runID: String) async throws
 }
 
 /// Everything the job asks of its database, as one value; each phase takes only the port it needs.

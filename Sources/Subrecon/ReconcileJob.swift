@@ -107,7 +107,8 @@ public struct ReconcileJob: Sendable {
         }
     }
 
-    /// The store feeds of a nightly run (`FeedPhase`): their users join the scan; returns the feed reasons by user.
+    /// The store feeds of a nightly run (`FeedPhase`) and the sweep's share: their users join the scan; returns the
+    /// feed reasons by user.
     /// A resumed run keeps the feed candidates its first attempt recorded and reads no feed again.
     private func readFeeds(
         _ options: inout RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
@@ -116,7 +117,9 @@ public struct ReconcileJob: Sendable {
         if !resuming {
             summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger).run()
         }
-        options.feedRunID = runID
+        options.runCandidatesID = runID
+        // The sweep's share is recorded with the feeds' users (again on resume: the same users, idempotent).
+        try await feeds.recordSweep(options.selection, runID: runID)
         return try await feeds.feedCandidateReasons(runID: runID)
     }
 }

@@ -24,8 +24,8 @@ public struct RunOptions: Sendable {
     /// Start of the store feeds' window (`--feeds-since`); nil = the start of this shard's last completed nightly
     /// run, at most 7 days back (3 days on a first run).
     public var feedsSince: Date?
-    /// The run whose feed candidates join the scan (set by the job once the feeds are read).
-    var feedRunID: String?
+    /// The run whose recorded candidates (feeds, sweep) join the scan (set by the job once they are recorded).
+    var runCandidatesID: String?
     public var environment: StoreEnvironment = .production
     public var pageSize = 500
     /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
@@ -94,7 +94,7 @@ public struct RunOptions: Sendable {
     var selection: CandidateQuery {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
-            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, feedRunID: feedRunID)
+            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID)
     }
 }
 

@@ -23,17 +23,19 @@ public struct CandidateQuery: Sendable, Hashable {
     public var endBefore: Date?
     public var shard: ShardSpec
     /// Nightly: the rolling sweep's period D in nights (`--sweep-days`; 0 = off). Tier holders whose sweep bucket
-    /// (`ShardSpec.hash(of: "sweep:" + id) mod D`) equals the night's index join the candidates (SPEC 5.1).
+    /// (`ShardSpec.hash(of: "sweep:" + id) mod D`) equals the night's index join the candidates (SPEC 5.1): recorded
+    /// once per run in `reconcile_run_candidates` when the run has `runCandidatesID` (one pass over `users` a night),
+    /// else (a `--users-file` run, a job without feeds) tested inline on each page.
     public var sweepDays: Int = 0
-    /// Nightly: the run whose feed candidates (`reconcile_run_candidates`) join the candidates; nil = none.
-    public var feedRunID: String?
+    /// Nightly: the run whose recorded candidates (feeds and sweep, `reconcile_run_candidates`) join the scan.
+    public var runCandidatesID: String?
 
     public init(
         mode: Mode = .nightly, asOf: Date, lookbackDays: Int = 60, userIDs: [String]? = nil, endAfter: Date? = nil,
-        endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, feedRunID: String? = nil
+        endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, runCandidatesID: String? = nil
     ) {
         self.sweepDays = max(0, sweepDays)
-        self.feedRunID = feedRunID
+        self.runCandidatesID = runCandidatesID
         self.mode = mode
         self.asOf = asOf
         self.lookbackDays = lookbackDays
@@ -80,6 +82,23 @@ public struct CandidateQuery: Sendable, Hashable {
         days > 0 ? Int(ShardSpec.hash(of: "sweep:" + id) % UInt32(days)) : 0
     }
 
+    /// Records tonight's sweep share of tier holders (this shard's) as candidates of `runID` (idempotent).
+    func sweepInsertSQL(runID: String) -> PostgresQuery? {
+        guard mode == .nightly, sweepDays > 0 else { return nil }
+        var binds = PostgresBindings()
+        binds.append(runID)
+        binds.append(Self.sweepNight(asOf: asOf, days: sweepDays))
+        let shardFilter = shard.sqlPredicate.map { " and \($0)" } ?? ""
+        return PostgresQuery(
+            unsafeSQL: """
+                insert into reconcile_run_candidates (run_id, user_id, reasons) \
+                select $1, id, '{sweep}' from users where current_tier > 0 and \(Self.sweepBucketSQL(days: sweepDays)) = $2\(shardFilter) \
+                on conflict (run_id, user_id) do update set reasons = \
+                case when 'sweep' = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
+                else reconcile_run_candidates.reasons || '{sweep}'::text[] end
+                """, binds: binds)
+    }
+
     static func sweepBucketSQL(days: Int) -> String {
         "mod(('x' || substr(md5('sweep:' || id), 1, 8))::bit(32)::bigint, \(days))"
     }
@@ -114,12 +133,9 @@ public struct CandidateQuery: Sendable, Hashable {
                 "subscription_status = 'billing_issue'",
                 "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
             ]
-            if sweepDays > 0 {
+            if sweepDays > 0 && runCandidatesID == nil {
                 let night = bind(Self.sweepNight(asOf: asOf, days: sweepDays))
                 rules.append("current_tier > 0 and \(Self.sweepBucketSQL(days: sweepDays)) = \(night)")
-            }
-            if let feedRunID {
-                rules.append("id in (select user_id from reconcile_run_candidates where run_id = \(bind(feedRunID)))")
             }
         case .backfill:
             rules = ["(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)"]
@@ -131,13 +147,24 @@ public struct CandidateQuery: Sendable, Hashable {
         if let shard = shard.sqlPredicate { conditions.append(shard) }
         if let lastID { conditions.append("id > \(bind(lastID))") }
         func whereClause(_ rule: String) -> String { ([rule] + conditions).joined(separator: " and ") }
+        let recorded = mode == .nightly ? runCandidatesID.map(bind) : nil
         guard let limit else {
+            if let recorded { rules.append("id in (select user_id from reconcile_run_candidates where run_id = \(recorded))") }
             let any = rules.count == 1 ? rules[0] : "(" + rules.map { "(\($0))" }.joined(separator: " or ") + ")"
             return PostgresQuery(unsafeSQL: "select count(*) from users where \(whereClause(any))", binds: binds)
         }
         let limitBind = bind(limit)
-        let branches = rules.map {
+        var branches = rules.map {
             "(select \(Self.userColumns(users)) from users where \(whereClause($0)) order by id limit \(limitBind))"
+        }
+        if let recorded {
+            // Driven by the recorded candidates in user order (their primary key), each probing `users` by id: one
+            // limit after every filter, so the branch returns exactly the first N qualifying users.
+            let after = lastID == nil ? "" : " and c.user_id > \(bind(lastID!))"
+            let filters = conditions.filter { !$0.hasPrefix("id > ") }.map { " and \($0)" }.joined()
+            branches.append(
+                "(select \(Self.userColumns(users)) from reconcile_run_candidates c join users on users.id = c.user_id "
+                    + "where c.run_id = \(recorded)\(after)\(filters) order by c.user_id limit \(limitBind))")
         }
         let sql =
             branches.count == 1

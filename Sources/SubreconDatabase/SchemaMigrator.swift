@@ -311,17 +311,16 @@ extension SchemaMigrator {
                 "alter table users add column if not exists google_purchase_token text null",
             ], statements: []),
         SchemaMigration(
-            version: 6, name: "per-run candidates named by store feeds (SPEC 5.1), unioned into the keyset scan",
+            version: 6, name: "per-run candidates named by store feeds and the sweep (SPEC 5.1), joined into the keyset scan",
             statements: [
                 """
                 create table if not exists reconcile_run_candidates (
                     run_id text not null,
                     user_id text not null,
-                    reason text not null,
-                    primary key (run_id, user_id, reason)
+                    reasons text[] not null,
+                    primary key (run_id, user_id)
                 )
-                """,
-                "create index if not exists reconcile_run_candidates_user_idx on reconcile_run_candidates (run_id, user_id)",
+                """
             ]),
     ]
 }

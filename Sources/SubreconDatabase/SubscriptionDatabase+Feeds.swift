@@ -35,8 +35,10 @@ extension SubscriptionDatabase {
             binds.append(distinct)
             let sql = """
                 with named as (select id from users where \(column.rawValue) = any($3)), \
-                added as (insert into reconcile_run_candidates (run_id, user_id, reason) \
-                select $1, id, $2 from named on conflict do nothing) \
+                added as (insert into reconcile_run_candidates (run_id, user_id, reasons) \
+                select $1, id, array[$2::text] from named on conflict (run_id, user_id) do update set reasons = \
+                case when $2::text = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
+                else reconcile_run_candidates.reasons || array[$2::text] end) \
                 select (select count(*) from named)::int, \
                 (select count(*) from unnest($3::text[]) as x(v) \
                 where not exists (select 1 from users where \(column.rawValue) = x.v))::int
@@ -50,7 +52,8 @@ extension SubscriptionDatabase {
         }
     }
 
-    /// The feed reasons of every feed candidate of `runID` (bounded by the feeds' size, not the users').
+    /// The feed reasons of every feed candidate of `runID` (bounded by the feeds' size, not the users': the sweep's
+    /// own rows are not read).
     public func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]] {
         try await run("read feed candidates") {
             var binds = PostgresBindings()
@@ -58,12 +61,25 @@ extension SubscriptionDatabase {
             var reasons: [String: [CandidateReason]] = [:]
             let rows = try await client.query(
                 PostgresQuery(
-                    unsafeSQL: "select user_id, reason from reconcile_run_candidates where run_id = $1 order by user_id, reason",
+                    unsafeSQL: """
+                        select user_id, reasons from reconcile_run_candidates \
+                        where run_id = $1 and reasons <> '{sweep}' order by user_id
+                        """,
                     binds: binds), logger: logger)
-            for try await (user, reason) in rows.decode((String, String).self) {
-                if let reason = CandidateReason(rawValue: reason) { reasons[user, default: []].append(reason) }
+            for try await (user, texts) in rows.decode((String, [String]).self) {
+                let known = texts.compactMap(CandidateReason.init(rawValue:)).filter { $0 != .sweep }
+                if !known.isEmpty { reasons[user] = known }
             }
             return reasons
+        }
+    }
+
+    /// Records tonight's sweep share of this shard's tier holders as candidates of `runID` (idempotent: a resumed
+    /// run records the same users). One pass over `users` a night, instead of a hash per row on every page.
+    public func recordSweep(_ query: CandidateQuery, runID: String) async throws {
+        guard let sql = query.sweepInsertSQL(runID: runID) else { return }
+        try await run("record sweep candidates") {
+            try await client.query(sql, logger: logger)
         }
     }
 

@@ -245,7 +245,7 @@ struct RevenueCatClientTests {
         let client = RevenueCatClient(
             httpClient: http,
             configuration: RevenueCatConfiguration(
-                baseURL: "http://127.0.0.1:1", apiKey: "k", requestTimeout: .milliseconds(500), maxAttempts: 2,
+                baseURL: "http://127.0.0.1:1", apiKey: "k", requestTimeout: .seconds(5), maxAttempts: 2,
                 baseBackoff: .milliseconds(1)),
             logger: Logger(label: "test.revenuecat"), observer: observer)
         let facts = await client.facts(for: "u")
