@@ -87,7 +87,7 @@ struct StripeMappingTests {
         #expect(fact.purchase.purchaseDate == Self.start)
         #expect(fact.purchase.expiresDate == Self.end)
         #expect(fact.purchase.autoRenew == true)
-        #expect(fact.purchase.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+        #expect(fact.purchase.renewalPrice == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
     }
 
     @Test("a price without a product is known by its price id alone")
