@@ -58,6 +58,13 @@ struct RevenueCatFinanceMappingTests {
         #expect(fact.periodType == c.period)
     }
 
+    @Test("an amount with more significant digits than a Double holds decodes exactly from the JSON text")
+    func decodedFromText() throws {
+        let json = #"{"amount": 999999999999.999999, "currency": "USD"}"#
+        let price = try JSONDecoder().decode(RevenueCatPrice.self, from: Data(json.utf8))
+        #expect(Money(amount: price.amount, currency: "USD").amount == Decimal(string: "999999999999.999999"))
+    }
+
     @Test("many decimal prices add up exactly (the JSON number is not taken through Double)")
     func exactSum() throws {
         var total = Decimal(0)
