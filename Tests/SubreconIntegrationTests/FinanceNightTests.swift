@@ -154,6 +154,34 @@ struct FinanceNightTests {
         }
     }
 
+    @Test("a run resumed with --accept-downgrades records no refund twice and lists the same users")
+    func resumed() async throws {
+        try await Harness.with(apple: true) { h in
+            try await Self.seedNight(h)
+            let tripped = try await h.run {
+                $0.maxDowngradeRatio = 0.1
+                $0.userIDs = Self.users
+            }
+            #expect(tripped.exitStatus == .valveTripped)
+            #expect(try await h.count("select count(*)::int from refunds_seen") == 8, "refunds seen are kept even when nothing is applied")
+            #expect(try await h.user("n-serial")?.currentTier == 2, "the review changes no tier")
+            let review = try h.csvLines(tripped, "refund_review.csv")
+            #expect(review.count == 2 && review[1].hasPrefix("n-serial,3,app_store;play_store,"))
+            #expect(tripped.summary.refundReview?.newRefunds == 4)
+
+            let accepted = try await Commands.run(
+                environment: h.env, options: h.options { $0.acceptDowngrades = true }, logger: h.logger,
+                resume: tripped.summary.runID)
+            #expect(accepted.exitStatus == .ok)
+            #expect(try await h.count("select count(*)::int from refunds_seen") == 8)
+            #expect(accepted.summary.refundReview?.newRefunds == 0 && accepted.summary.refundReview?.users == 1)
+            #expect(try h.csvLines(accepted, "refund_review.csv") == review)
+            #expect(try await h.user("n-serial")?.currentTier == 0, "the refund itself is applied by the tier rules")
+            let intents = try await h.count("select count(*)::int from push_intents")
+            #expect(intents == (try h.csvLines(accepted, "push_intents.csv").count - 1), "every intent comes from a tier action")
+        }
+    }
+
     /// finance.csv's money lines rebuilt from drift.json rows alone (categories from the row's own columns).
     static func recomputed(from rows: [ReportRow], runID: String) -> [String] {
         struct Key: Hashable { var section, store, currency: String }
