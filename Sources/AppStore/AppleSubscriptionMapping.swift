@@ -30,12 +30,7 @@ public enum AppleSubscriptionMapping {
             case "Consumable": .unstated
             default: .subscription
             }
-        var price: Money?
-        if let milliunits = transaction.price, let currency = transaction.currency {
-            price = Money(amount: Decimal(milliunits) / 1000, currency: currency)
-        } else if let milliunits = renewal?.renewalPrice, let currency = renewal?.currency {
-            price = Money(amount: Decimal(milliunits) / 1000, currency: currency)
-        }
+        let (price, renewalPrice) = prices(transaction: transaction, renewal: renewal)
         let isSandbox: Bool? =
             switch transaction.environment {
             case StoreEnvironmentName.sandbox.rawValue?: true
@@ -57,7 +52,37 @@ public enum AppleSubscriptionMapping {
             storeState: state,
             originalTransactionID: transaction.originalTransactionId,
             storeTransactionID: transaction.transactionId,
-            price: price)
+            price: price, renewalPrice: renewalPrice, ownership: ownership(transaction.inAppOwnershipType),
+            periodType: periodType(transaction))
+    }
+
+    /// What was paid (the transaction's `price`, an offer or introductory price when that was charged) and the next
+    /// renewal's price (`signedRenewalInfo.renewalPrice`), each in milliunits of its own `currency`; each nil when
+    /// Apple did not state it with a currency. Neither stands in for the other (SPEC 5.7).
+    public static func prices(
+        transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
+    ) -> (paid: Money?, renewal: Money?) {
+        func money(_ milliunits: Int64?, _ currency: String?) -> Money? {
+            guard let milliunits, let currency, !currency.isEmpty else { return nil }
+            return Money(units: milliunits, exponent: 3, currency: currency)
+        }
+        return (money(transaction.price, transaction.currency), money(renewal?.renewalPrice, renewal?.currency))
+    }
+
+    /// `inAppOwnershipType`: `PURCHASED` or `FAMILY_SHARED`; nil for anything else.
+    public static func ownership(_ text: String?) -> Ownership? {
+        switch text {
+        case "PURCHASED": .purchased
+        case "FAMILY_SHARED": .familyShared
+        default: nil
+        }
+    }
+
+    /// The transaction's period: a `FREE_TRIAL` offer discount is a trial, any other offer (`offerType` 1
+    /// introductory, 2 promotional, 3 offer code, 4 win-back) an intro/offer price, none a normal period.
+    public static func periodType(_ transaction: JWSTransactionDecodedPayload) -> PeriodType {
+        if transaction.offerDiscountType == "FREE_TRIAL" { return .trial }
+        return transaction.offerType == nil ? .normal : .intro
     }
 
     /// The dates Apple signed must agree with the status it answered, at the instant it signed them.

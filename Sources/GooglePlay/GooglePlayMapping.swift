@@ -12,7 +12,7 @@ public struct GooglePlayMappingError: Error, Sendable, Hashable, CustomStringCon
 /// One fact per line item: origin `.googlePlay`, store `.playStore`, kind `.subscription` (auto-renewing plan) or
 /// `.nonRenewing` (prepaid plan), `expiresDate` = `expiryTime`, `purchaseDate` = `startTime`, `storeTransactionID`
 /// = the item's `latestSuccessfulOrderId` (aliases: the order id without its `..N` renewal suffix), `lookupID` =
-/// the purchase token, `isSandbox` = `testPurchase` present, `price` = `autoRenewingPlan.recurringPrice`.
+/// the purchase token, `isSandbox` = `testPurchase` present, `renewalPrice` = `autoRenewingPlan.recurringPrice` (the next renewal's price; what was paid is not stated).
 ///
 /// `subscriptionState`:
 /// | Google | StoreState | note |
@@ -63,7 +63,7 @@ public enum GooglePlayMapping {
                 origin: .googlePlay, productID: product, store: .playStore, kind: prepaid ? .nonRenewing : .subscription,
                 isSandbox: sandbox, purchaseDate: start, expiresDate: date(item.expiryTime), autoRenew: autoRenew,
                 isPaused: state == .paused, storeState: state, originalTransactionID: nil, storeTransactionID: order,
-                price: price(item.autoRenewingPlan?.recurringPrice))
+                renewalPrice: price(item.autoRenewingPlan?.recurringPrice))
             facts.append(StoreFact(lookupID: token, purchase: fact, aliases: order.map { [orderBase($0)] } ?? []))
         }
         return facts

@@ -22,7 +22,9 @@ extension RevenueCatSubscriber {
                     refundedAt: subscription.refundedAt, billingIssueDetectedAt: subscription.billingIssuesDetectedAt,
                     autoRenew: store == .promotional ? nil : subscription.unsubscribeDetectedAt == nil,
                     isPaused: subscription.autoResumeDate != nil,
-                    storeTransactionID: subscription.storeTransactionID, price: subscription.price?.money))
+                    storeTransactionID: subscription.storeTransactionID, price: subscription.price?.money,
+                    renewalPrice: Self.periodType(subscription.periodType) == .normal ? subscription.price?.money : nil,
+                    ownership: Self.ownership(subscription.ownershipType), periodType: Self.periodType(subscription.periodType)))
         }
         for productID in nonSubscriptions.keys.sorted() {
             let items = (nonSubscriptions[productID] ?? []).sorted {
@@ -69,5 +71,27 @@ extension RevenueCatSubscriberResponse {
         let known = status != 201 && !subscriber.isEmpty
         return SourceFacts(
             subscriberKnown: known, purchases: subscriber.purchaseFacts(), entitlements: subscriber.entitlementFacts())
+    }
+}
+
+extension RevenueCatSubscriber {
+    /// `ownership_type`: `PURCHASED` or `FAMILY_SHARED` (any case); nil for anything else.
+    static func ownership(_ text: String?) -> Ownership? {
+        switch text?.uppercased() {
+        case "PURCHASED": .purchased
+        case "FAMILY_SHARED": .familyShared
+        default: nil
+        }
+    }
+
+    /// `period_type`: `normal`, `trial` or `intro` (any case); nil for anything else (`prepaid`, missing).
+    /// Only a `normal` period's price is the next renewal's price (SPEC 5.7).
+    static func periodType(_ text: String?) -> PeriodType? {
+        switch text?.lowercased() {
+        case "normal": .normal
+        case "trial": .trial
+        case "intro": .intro
+        default: nil
+        }
     }
 }

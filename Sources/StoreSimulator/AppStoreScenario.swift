@@ -25,6 +25,14 @@ public struct AppStoreScenario: Sendable, Hashable {
     public var subscriptionGroupIdentifier: String
     /// Leave `signedRenewalInfo` out of the answer (Apple may).
     public var omitsRenewalInfo = false
+    /// `signedRenewalInfo.renewalPrice` in milliunits of `currency`; nil: the same as `price`.
+    public var renewalPrice: Int64?
+    /// The transaction's `inAppOwnershipType` (`PURCHASED`, `FAMILY_SHARED`).
+    public var ownershipType = "PURCHASED"
+    /// The transaction's `offerType` (1 introductory, 2 promotional, 3 offer code, 4 win-back); nil: none.
+    public var offerType: Int?
+    /// The transaction's `offerDiscountType` (`FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`); nil: none.
+    public var offerDiscountType: String?
 
     public init(
         originalTransactionID: String, transactionID: String? = nil, productID: String, status: Int,
@@ -98,6 +106,8 @@ struct SimulatedTransactionPayload: Encodable {
     var quantity = 1
     var type = "Auto-Renewable Subscription"
     var inAppOwnershipType = "PURCHASED"
+    var offerType: Int?
+    var offerDiscountType: String?
     var signedDate: Int64
     var revocationDate: Int64?
     var revocationReason: Int?

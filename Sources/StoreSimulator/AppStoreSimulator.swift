@@ -154,7 +154,9 @@ public struct AppStoreSimulator: SimulatorRoute {
             bundleId: scenario.bundleID ?? bundleID, productId: scenario.productID,
             subscriptionGroupIdentifier: scenario.subscriptionGroupIdentifier,
             purchaseDate: scenario.purchaseDate.unixMilliseconds, originalPurchaseDate: scenario.purchaseDate.unixMilliseconds,
-            expiresDate: scenario.expiresDate.unixMilliseconds, signedDate: signedAt,
+            expiresDate: scenario.expiresDate.unixMilliseconds,
+            inAppOwnershipType: scenario.ownershipType, offerType: scenario.offerType,
+            offerDiscountType: scenario.offerDiscountType, signedDate: signedAt,
             revocationDate: scenario.revocationDate?.unixMilliseconds,
             revocationReason: scenario.revocationDate == nil ? nil : (scenario.revocationReason ?? 0),
             environment: scenario.environmentName, price: scenario.price, currency: scenario.price == nil ? nil : scenario.currency)
@@ -163,7 +165,8 @@ public struct AppStoreSimulator: SimulatorRoute {
             productId: scenario.productID, autoRenewStatus: scenario.autoRenew ? 1 : 0,
             isInBillingRetryPeriod: scenario.isInBillingRetryPeriod,
             gracePeriodExpiresDate: scenario.gracePeriodExpiresDate?.unixMilliseconds, signedDate: signedAt,
-            environment: scenario.environmentName, renewalPrice: scenario.price, currency: scenario.price == nil ? nil : scenario.currency,
+            environment: scenario.environmentName, renewalPrice: scenario.renewalPrice ?? scenario.price,
+            currency: (scenario.renewalPrice ?? scenario.price) == nil ? nil : scenario.currency,
             expirationIntent: scenario.status == 2 ? (scenario.autoRenew ? 2 : 1) : nil)
         var signedTransaction: String
         switch fault {

@@ -22,7 +22,7 @@ import SubreconCore
 ///   (and it will not renew); a subscription Stripe has ended (`ended_at`) is dated by it.
 /// - `autoRenew` is `!cancel_at_period_end` (nil when not stated), false when `cancel_at` falls in the period.
 /// - `livemode: false` is a sandbox purchase, `true` a live one, missing unknown.
-/// - The price is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
+/// - The renewal price (SPEC 5.7; what was paid is not stated here) is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
 ///   either is missing or the currency is not a known ISO code.
 /// - `originalTransactionID` and `storeTransactionID` are the subscription id (`sub_…`); the item ids (`si_…`) are
 ///   aliases.
@@ -80,8 +80,9 @@ public enum StripeMapping {
                 origin: .stripe, productID: product, store: .stripe, kind: .subscription,
                 isSandbox: subscription.livemode.map { !$0 }, purchaseDate: periodStart, expiresDate: expires,
                 autoRenew: autoRenew, isPaused: state == .paused, storeState: state, originalTransactionID: id,
-                storeTransactionID: id, price: price(of: item, subscriptionCurrency: subscription.currency))
+                storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency))
             if productID != nil, let priceID { purchase.alternateProductIDs = [priceID] }
+            if subscription.status == "trialing" { purchase.periodType = .trial }
             let aliases = item.id.flatMap { $0.isEmpty ? nil : [$0] } ?? []
             facts.append(StoreFact(lookupID: id, purchase: purchase, aliases: aliases))
         }

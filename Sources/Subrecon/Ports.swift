@@ -64,6 +64,8 @@ public struct JobPorts: Sendable {
     public var history: (any RunHistory)?
     /// nil: no store feeds (the SPEC 5.1 rules and the sweep only).
     public var feeds: (any FeedCandidates)?
+    /// nil: no refund review (`refunds_seen`, `refund_review.csv`).
+    public var refunds: (any RefundRecords)?
 
     public init(
         candidates: any CandidateSource, catalog: any CatalogSource, journal: any RunJournal, verdicts: any VerdictRecords,
@@ -81,6 +83,7 @@ public struct JobPorts: Sendable {
     public init(_ database: any ReconcileDatabase) {
         self.init(
             candidates: database, catalog: database, journal: database, verdicts: database, history: database, feeds: database)
+        refunds = database as? any RefundRecords
     }
 }
 

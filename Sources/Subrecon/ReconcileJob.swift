@@ -93,6 +93,10 @@ public struct ReconcileJob: Sendable {
 
             let report = ReportPhase(history: ports.history, logger: logger)
             try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.applyBatchSize)
+            if let refunds = ports.refunds {
+                try await RefundReviewStep(records: refunds, options: options, logger: logger).run(
+                    ledger: ledger, runID: runID, folder: folder, into: &summary)
+            }
             // A failed feed is reported and the run goes on: exit 1 at most (SPEC 5.1).
             let failedFeeds = (summary.feeds ?? [:]).values.filter { $0.error != nil }.count
             let end = RunEnd(

@@ -45,7 +45,7 @@ struct ReportPhase: Sendable {
                 }
                 try drift.append(row)
                 summary.count(row)
-                summary.finance.add(verdict)
+                summary.finance.add(row)
             }
         }
         try drift.finish()

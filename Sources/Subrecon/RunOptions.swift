@@ -17,6 +17,10 @@ public struct RunOptions: Sendable {
     public var shard: ShardSpec = .all
     public var reportDirectory: URL
     public var maxDowngradeRatio = 0.5
+    /// Refund review (SPEC 5.7): a user with at least this many refunds seen within `refundReviewDays` days is
+    /// listed in `refund_review.csv` (`--refund-review-count`, `--refund-review-days`).
+    public var refundReviewCount = 3
+    public var refundReviewDays = 365
     public var lookbackDays = 60
     /// The rolling sweep's period in nights (`--sweep-days`, SPEC 5.1): every tier holder is re-validated at least
     /// once every D nights; 0 = off.

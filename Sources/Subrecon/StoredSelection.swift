@@ -24,6 +24,9 @@ struct StoredSelection: Codable {
     var sweepDays: Int?
     /// `--stripe-rps`; nil in selections stored before it was.
     var stripeRPS: Double?
+    /// `--refund-review-count` / `--refund-review-days`; nil in selections stored before they were.
+    var refundReviewCount: Int?
+    var refundReviewDays: Int?
 
     init(_ options: RunOptions) {
         sweepDays = options.sweepDays
@@ -42,6 +45,8 @@ struct StoredSelection: Codable {
         appStoreRPS = options.appStoreRequestsPerSecond
         googlePlayRPS = options.googlePlayRequestsPerSecond
         stripeRPS = options.stripeRequestsPerSecond
+        refundReviewCount = options.refundReviewCount
+        refundReviewDays = options.refundReviewDays
     }
 
     func encoded() throws -> Data {
@@ -75,5 +80,7 @@ struct StoredSelection: Codable {
         if let googlePlayRPS { options.googlePlayRequestsPerSecond = googlePlayRPS }
         options.sweepDays = sweepDays ?? 0
         if let stripeRPS { options.stripeRequestsPerSecond = stripeRPS }
+        if let refundReviewCount { options.refundReviewCount = refundReviewCount }
+        if let refundReviewDays { options.refundReviewDays = refundReviewDays }
     }
 }

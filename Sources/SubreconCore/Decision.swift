@@ -196,9 +196,17 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     let action = action(before: before, truth: truth)
     if action == .none { drift.insert(.inSync) }
     let intents = action == .none ? [] : pushIntents(userID: row.id, before: before, truth: truth)
-    return Verdict(
+    var verdict = Verdict(
         row: row, truth: truth, action: action, sources: facts.asked, drift: drift.sorted(), intents: intents,
         store: about?.store, price: about?.price, conflicts: conflicts)
+    let categories = FinanceCategory.of(
+        dbTier: row.currentTier, truthTier: truth.tier, truthStatus: truth.status.rawValue, action: action.rawValue)
+    if let category = categories.first { verdict.financePrice = FinancePrice.of(about, for: category) }
+    // A production run counts no sandbox refund (SPEC 5.3).
+    let refunds = SeenRefund.of(
+        purchases.filter { context.environment != .production || $0.isSandbox != true }, asOf: asOf)
+    if !refunds.isEmpty { verdict.refunds = refunds }
+    return verdict
 }
 
 /// A purchase whose product id is not in `product_tiers` but one of its alternate ids is (Stripe: `prod_…`, else
@@ -392,6 +400,9 @@ func merge(
                     productID: storePurchase.productID, revenueCat: rcJudgement, storeView: storeJudgement))
         }
         if storePurchase.price == nil { storePurchase.price = rc.price }
+        if storePurchase.renewalPrice == nil { storePurchase.renewalPrice = rc.renewalPrice }
+        if storePurchase.ownership == nil { storePurchase.ownership = rc.ownership }
+        if storePurchase.periodType == nil { storePurchase.periodType = rc.periodType }
         purchases[index] = storePurchase
     }
     return (purchases, conflicts)

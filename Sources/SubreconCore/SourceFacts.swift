@@ -146,7 +146,16 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     public var storeState: StoreState?
     public var originalTransactionID: String?
     public var storeTransactionID: String?
+    /// What was paid for the period being judged (the transaction's own price: an offer or introductory price when
+    /// that is what was charged); nil when the source did not say.
     public var price: Money?
+    /// The price of the next renewal as the source states it (Apple `renewalPrice`, Google `recurringPrice`,
+    /// Stripe `unit_amount` × quantity, RevenueCat `price` in a `normal` period); nil when not stated.
+    public var renewalPrice: Money?
+    /// Family shared or bought; nil when the source did not say.
+    public var ownership: Ownership?
+    /// Trial, introductory/offer or normal period; nil when the source did not say.
+    public var periodType: PeriodType?
     /// Other ids the same product is known by, tried in order when `productID` is not in `product_tiers` (Stripe:
     /// the price id `price_…` after the product id `prod_…`, SPEC 5.2).
     public var alternateProductIDs: [String] = []
@@ -156,7 +165,8 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         isSandbox: Bool?, purchaseDate: Date? = nil, expiresDate: Date? = nil,
         gracePeriodExpiresDate: Date? = nil, refundedAt: Date? = nil, billingIssueDetectedAt: Date? = nil,
         autoRenew: Bool? = nil, isPaused: Bool = false, storeState: StoreState? = nil, originalTransactionID: String? = nil,
-        storeTransactionID: String? = nil, price: Money? = nil
+        storeTransactionID: String? = nil, price: Money? = nil, renewalPrice: Money? = nil, ownership: Ownership? = nil,
+        periodType: PeriodType? = nil
     ) {
         self.origin = origin
         self.productID = productID
@@ -174,6 +184,9 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         self.originalTransactionID = originalTransactionID
         self.storeTransactionID = storeTransactionID
         self.price = price
+        self.renewalPrice = renewalPrice
+        self.ownership = ownership
+        self.periodType = periodType
     }
 
     /// True for a purchase the source states is non-expiring (lifetime).

@@ -162,6 +162,11 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var store: StoreKind?
     /// The price of the purchase the verdict is about (granting or most recent), when the source gave it.
     public var price: Money?
+    /// The price the verdict's finance figure carries (SPEC 5.7): set for a user in a finance category (refund,
+    /// billing issue, restored), nil otherwise.
+    public var financePrice: FinancePrice?
+    /// The refunded purchases the sources stated for the user (SPEC 5.7 refund review); nil before any was looked for.
+    public var refunds: [SeenRefund]?
     public var conflicts: [SourceConflict]
     /// Every source asked for this user, in order (SPEC 5.6 `sources`).
     public var sources: [FactOrigin]
@@ -184,6 +189,7 @@ public struct Verdict: Sendable, Hashable, Codable {
         self.store = store
         self.price = price
         self.conflicts = conflicts
+        self.financePrice = nil
         self.error = error
     }
 

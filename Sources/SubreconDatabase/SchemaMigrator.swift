@@ -322,5 +322,23 @@ extension SchemaMigrator {
                 )
                 """
             ]),
+        SchemaMigration(
+            version: 7, name: "refunds seen, once per store transaction, for the refund review (SPEC 5.7)",
+            statements: [
+                """
+                create table if not exists refunds_seen (
+                    store text not null,
+                    transaction_id text not null,
+                    user_id text not null,
+                    refunded_at timestamptz not null,
+                    amount text null,
+                    currency text null,
+                    run_id text not null,
+                    primary key (store, transaction_id)
+                )
+                """,
+                "create index if not exists refunds_seen_user_idx on refunds_seen (user_id, refunded_at)",
+                "create index if not exists refunds_seen_refunded_at_idx on refunds_seen (refunded_at)",
+            ]),
     ]
 }

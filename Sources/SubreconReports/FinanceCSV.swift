@@ -7,6 +7,8 @@ import SubreconCore
 /// - `section` `store_currency`: one line per store, currency and figure (`refunds`, `billing_issue_at_risk`,
 ///   `restored`); `value` is the sum of the source prices in that currency, `unknown_price` how many of the
 ///   `count` users had no price at the source (their currency is `unknown`). `product_id` is empty.
+/// - `section` `family_shared` / `trial`: the same lines for family-shared purchases and free trials, which grant a
+///   tier but are never revenue (SPEC 5.7): `value` is always 0, `unknown_price` 0.
 /// - `section` `product_drift`: one line per product and drift kind; `figure` is the drift kind, `count` the users;
 ///   `store`, `currency`, `value`, `unknown_price` are empty.
 ///
@@ -36,11 +38,10 @@ public enum FinanceCSV {
     /// The data lines, in order, as fields.
     public static func rows(_ summary: RunSummary) -> [[String]] {
         var rows: [[String]] = []
-        let buckets = summary.finance.buckets.values.sorted { ($0.store, $0.currency) < ($1.store, $1.currency) }
-        for bucket in buckets {
+        for bucket in summary.finance.sortedBuckets {
             for (name, figure) in figures(bucket) {
                 rows.append([
-                    summary.runID, "store_currency", bucket.store, bucket.currency, "", name, String(figure.count),
+                    summary.runID, section(bucket.group), bucket.store, bucket.currency, "", name, String(figure.count),
                     decimalString(figure.value), String(figure.unknownPrice),
                 ])
             }
@@ -52,6 +53,26 @@ public enum FinanceCSV {
             }
         }
         return rows
+    }
+
+    /// The `section` of a bucket's lines: `store_currency` for revenue, `family_shared` or `trial` for the rest.
+    public static func section(_ group: FinanceFigures.Group) -> String {
+        group == .revenue ? "store_currency" : group.rawValue
+    }
+
+    /// A bucket's group in words, for the summaries.
+    public static func groupWords(_ group: FinanceFigures.Group) -> String {
+        switch group {
+        case .revenue: "revenue"
+        case .familyShared: "family shared (not revenue, 0)"
+        case .trial: "free trial (not revenue, 0)"
+        }
+    }
+
+    /// The refund review count in words: `2 users with at least 3 refunds within 365 days`.
+    public static func refundReviewWords(_ review: RunSummary.RefundReview) -> String {
+        "\(review.users) user\(review.users == 1 ? "" : "s") with at least \(review.minimumRefunds) refund"
+            + "\(review.minimumRefunds == 1 ? "" : "s") within \(review.days) days"
     }
 
     /// A decimal in plain notation (`29.97`, `0`), exactly as summed, never rounded by a float.

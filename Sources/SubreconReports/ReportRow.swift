@@ -29,12 +29,20 @@ public struct ReportRow: Sendable, Hashable, Codable {
     public var candidateReason: [String]
     /// Both views when RevenueCat and a store disagree (drift.json only).
     public var conflicts: [SourceConflict]
+    /// The exact price of the row's finance figure (SPEC 5.7; drift.json only): a plain decimal string (`9.99`,
+    /// `1200`, `3.500`), nil when unknown or when the row is in no finance figure.
+    public var priceAmount: String?
+    /// The currency of `priceAmount` (ISO 4217), nil when no source stated one.
+    public var priceCurrency: String?
+    /// `paid`, `renewal`, `family_shared`, `trial` or `unknown` for a row in a finance figure; nil otherwise.
+    public var priceBasis: String?
 
     enum CodingKeys: String, CodingKey {
         case runID = "run_id", userID = "user_id", store, productID = "product_id", dbTier = "db_tier"
         case dbStatus = "db_status", dbEndDate = "db_end_date", truthTier = "truth_tier", truthStatus = "truth_status"
         case truthEndDate = "truth_end_date", action, drift, applied, pushIntent = "push_intent", error, sources
         case candidateReason = "candidate_reason", conflicts
+        case priceAmount = "price_amount", priceCurrency = "price_currency", priceBasis = "price_basis"
     }
 
     /// Builds the row for a verdict and what applying it did.
@@ -60,6 +68,17 @@ public struct ReportRow: Sendable, Hashable, Codable {
         self.sources = verdict.sources.map(\.rawValue)
         self.candidateReason = verdict.candidateReasons.map(\.rawValue)
         self.conflicts = verdict.conflicts
+        if !financeCategories.isEmpty {
+            let price = verdict.financePrice ?? .unknown
+            self.priceAmount = price.amount.map(FinanceCSV.decimalString)
+            self.priceCurrency = price.currency
+            self.priceBasis = price.basis.rawValue
+        }
+    }
+
+    /// The finance figures this row counts in (SPEC 5.7), read from the row itself.
+    public var financeCategories: [FinanceCategory] {
+        FinanceCategory.of(dbTier: dbTier, truthTier: truthTier, truthStatus: truthStatus, action: action)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -82,6 +101,9 @@ public struct ReportRow: Sendable, Hashable, Codable {
         try c.encode(sources.joined(separator: ";"), forKey: .sources)
         try c.encode(candidateReason.joined(separator: ";"), forKey: .candidateReason)
         if !conflicts.isEmpty { try c.encode(conflicts, forKey: .conflicts) }
+        try c.encode(priceAmount, forKey: .priceAmount)
+        try c.encode(priceCurrency, forKey: .priceCurrency)
+        try c.encode(priceBasis, forKey: .priceBasis)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -105,6 +127,9 @@ public struct ReportRow: Sendable, Hashable, Codable {
         candidateReason =
             try c.decodeIfPresent(String.self, forKey: .candidateReason).map { $0.split(separator: ";").map(String.init) } ?? []
         conflicts = try c.decodeIfPresent([SourceConflict].self, forKey: .conflicts) ?? []
+        priceAmount = try c.decodeIfPresent(String.self, forKey: .priceAmount)
+        priceCurrency = try c.decodeIfPresent(String.self, forKey: .priceCurrency)
+        priceBasis = try c.decodeIfPresent(String.self, forKey: .priceBasis)
     }
 
     /// The CSV fields in column order.

@@ -25,7 +25,7 @@ public struct RunHistoryPoint: Sendable, Hashable {
     public init(summary: RunSummary) {
         var atRisk: [String: Decimal] = [:]
         var users = 0
-        for bucket in summary.finance.buckets.values {
+        for bucket in summary.finance.revenueBuckets {
             atRisk[bucket.currency, default: 0] += bucket.billingIssueAtRisk.value
             users += bucket.billingIssueAtRisk.count
         }
@@ -47,7 +47,7 @@ public struct RunHistoryPoint: Sendable, Hashable {
         }
         var atRisk: [String: Decimal] = [:]
         var users = 0
-        for bucket in buckets.values {
+        for bucket in buckets.values where bucket.group == .revenue {
             atRisk[bucket.currency, default: 0] += bucket.billingIssueAtRisk.value
             users += bucket.billingIssueAtRisk.count
         }

@@ -57,8 +57,7 @@ public struct RunMetrics: Sendable {
         if let lastSuccess {
             gauge("subrecon_last_success_timestamp_seconds", lastSuccess.timeIntervalSince1970)
         }
-        let buckets = s.finance.buckets.values.filter { $0.currency != "unknown" }
-            .sorted { ($0.store, $0.currency) < ($1.store, $1.currency) }
+        let buckets = s.finance.revenueBuckets.filter { $0.currency != "unknown" }
         for bucket in buckets {
             gauge(
                 "subrecon_run_revenue_at_risk", Double(FinanceCSV.decimalString(bucket.billingIssueAtRisk.value)) ?? 0,

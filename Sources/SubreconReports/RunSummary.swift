@@ -64,6 +64,29 @@ public struct RunSummary: Sendable, Codable {
     public var candidateReasons: [String: Int]? = [:]
     /// The store feeds read, by source (SPEC 5.1); empty when none was read.
     public var feeds: [String: Feed]? = [:]
+    /// The refund review (SPEC 5.7): users listed in `refund_review.csv`; nil when the run kept no refunds.
+    public var refundReview: RefundReview?
+
+    /// How many users the refund review lists, and by which rule.
+    public struct RefundReview: Sendable, Codable, Hashable {
+        /// Users with at least `minimumRefunds` refunds dated within `days` days before the run's as-of.
+        public var users: Int
+        public var minimumRefunds: Int
+        public var days: Int
+        /// Refunds this run saw for the first time (0 on a rerun of the same night).
+        public var newRefunds: Int
+
+        public init(users: Int, minimumRefunds: Int, days: Int, newRefunds: Int) {
+            self.users = users
+            self.minimumRefunds = minimumRefunds
+            self.days = days
+            self.newRefunds = newRefunds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case users, minimumRefunds = "minimum_refunds", days, newRefunds = "new_refunds"
+        }
+    }
 
     /// One store feed's window and what it gave.
     public struct Feed: Sendable, Codable, Hashable {
@@ -95,7 +118,7 @@ public struct RunSummary: Sendable, Codable {
         case startedAt = "started_at", finishedAt = "finished_at", timings, sources, candidates, actions, drift, applied
         case concurrentUpdates = "concurrent_updates", errors, errorSamples = "error_samples", requests
         case intentsQueued = "intents_queued", intentsDeduplicated = "intents_deduplicated", valve, finance
-        case candidateReasons = "candidate_reasons", feeds
+        case candidateReasons = "candidate_reasons", feeds, refundReview = "refund_review"
     }
 
     public init(runID: String, mode: String, asOf: Date, shard: String, dryRun: Bool, startedAt: Date) {
@@ -124,6 +147,7 @@ public struct RunSummary: Sendable, Codable {
         copy.requests = requests
         copy.valve = valve
         copy.feeds = feeds
+        copy.refundReview = refundReview
         return copy
     }
 
@@ -144,8 +168,9 @@ public struct RunSummary: Sendable, Codable {
     }
 }
 
-/// Finance figures per store and currency, and drift counts per product (SPEC 5.7).
-/// Values come only from source prices; a missing price is counted, never guessed.
+/// Finance figures per store, currency and group, and drift counts per product (SPEC 5.7).
+/// Every figure is the sum of the `drift.json` rows of its category: values come only from the rows' source prices;
+/// a missing price is counted, never guessed; family-shared and trial rows are counted in their own buckets at 0.
 public struct FinanceFigures: Sendable, Codable {
     public struct Figure: Sendable, Codable, Hashable {
         public var count = 0
@@ -155,18 +180,59 @@ public struct FinanceFigures: Sendable, Codable {
         enum CodingKeys: String, CodingKey { case count, value, unknownPrice = "unknown_price" }
     }
 
+    /// Which money a bucket holds: `revenue` (paid, renewal and unknown prices), `family_shared` or `trial` (0).
+    public enum Group: String, Sendable, Codable, Hashable, CaseIterable {
+        case revenue
+        case familyShared = "family_shared"
+        case trial
+
+        init(basis: String?) {
+            switch basis {
+            case PriceBasis.familyShared.rawValue?: self = .familyShared
+            case PriceBasis.trial.rawValue?: self = .trial
+            default: self = .revenue
+            }
+        }
+    }
+
     public struct Bucket: Sendable, Codable, Hashable {
         public var store: String
         public var currency: String
+        public var group: Group = .revenue
         public var refunds = Figure()
         public var billingIssueAtRisk = Figure()
         public var restored = Figure()
         enum CodingKeys: String, CodingKey {
-            case store, currency, refunds, billingIssueAtRisk = "billing_issue_at_risk", restored
+            case store, currency, group, refunds, billingIssueAtRisk = "billing_issue_at_risk", restored
+        }
+
+        public init(store: String, currency: String, group: Group = .revenue) {
+            self.store = store
+            self.currency = currency
+            self.group = group
+        }
+
+        /// Summaries written before the groups existed decode as `revenue`.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            store = try c.decode(String.self, forKey: .store)
+            currency = try c.decode(String.self, forKey: .currency)
+            group = try c.decodeIfPresent(Group.self, forKey: .group) ?? .revenue
+            refunds = try c.decodeIfPresent(Figure.self, forKey: .refunds) ?? Figure()
+            billingIssueAtRisk = try c.decodeIfPresent(Figure.self, forKey: .billingIssueAtRisk) ?? Figure()
+            restored = try c.decodeIfPresent(Figure.self, forKey: .restored) ?? Figure()
+        }
+
+        /// Report order: store, currency, then revenue, family shared, trial.
+        static func < (a: Bucket, b: Bucket) -> Bool {
+            let ga = Group.allCases.firstIndex(of: a.group) ?? 0
+            let gb = Group.allCases.firstIndex(of: b.group) ?? 0
+            return (a.store, a.currency, ga) < (b.store, b.currency, gb)
         }
     }
 
-    /// Keyed "store|currency"; currency "unknown" when the source gave no price.
+    /// Keyed "store|currency" for revenue, "store|currency|group" for the other groups; currency "unknown" when
+    /// the source gave no price.
     public var buckets: [String: Bucket] = [:]
     public var driftByProduct: [String: [String: Int]] = [:]
 
@@ -174,27 +240,38 @@ public struct FinanceFigures: Sendable, Codable {
 
     public init() {}
 
-    public mutating func add(_ verdict: Verdict) {
-        let product = verdict.truth?.productID ?? verdict.row.productID ?? "unknown"
-        for kind in verdict.drift where kind != .inSync {
-            driftByProduct[product, default: [:]][kind.rawValue, default: 0] += 1
+    /// The buckets in report order.
+    public var sortedBuckets: [Bucket] { buckets.values.sorted(by: <) }
+
+    /// The revenue buckets (paid, renewal and unknown prices), in report order.
+    public var revenueBuckets: [Bucket] { sortedBuckets.filter { $0.group == .revenue } }
+
+    /// Counts one reported row: its drift per product, and its price into each finance figure it is in (read from
+    /// the row's own `price_amount`, `price_currency` and `price_basis`, so the figures add up from `drift.json`).
+    public mutating func add(_ row: ReportRow) {
+        let product = row.productID ?? "unknown"
+        for kind in row.drift where kind != Drift.inSync.rawValue {
+            driftByProduct[product, default: [:]][kind, default: 0] += 1
         }
-        guard let truth = verdict.truth else { return }
-        let revokedByRefund = verdict.row.currentTier > 0 && truth.tier == 0 && truth.status == .refunded
-        let inBillingIssue = truth.status == .billingIssue && truth.tier > 0
-        let restored = verdict.action == .restore
-        guard revokedByRefund || inBillingIssue || restored else { return }
-        let store = verdict.store?.rawValue ?? verdict.row.source.map { StoreKind(subscriptionSource: $0).rawValue } ?? "unknown"
-        let currency = verdict.price?.currency ?? "unknown"
-        let key = "\(store)|\(currency)"
-        var bucket = buckets[key] ?? Bucket(store: store, currency: currency)
+        let categories = row.financeCategories
+        guard !categories.isEmpty else { return }
+        let store = row.store ?? "unknown"
+        let currency = row.priceCurrency ?? "unknown"
+        let group = Group(basis: row.priceBasis)
+        let key = group == .revenue ? "\(store)|\(currency)" : "\(store)|\(currency)|\(group.rawValue)"
+        var bucket = buckets[key] ?? Bucket(store: store, currency: currency, group: group)
+        let amount = row.priceAmount.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
         func tally(_ figure: inout Figure) {
             figure.count += 1
-            if let price = verdict.price { figure.value += price.amount } else { figure.unknownPrice += 1 }
+            if let amount { figure.value += amount } else { figure.unknownPrice += 1 }
         }
-        if revokedByRefund { tally(&bucket.refunds) }
-        if inBillingIssue { tally(&bucket.billingIssueAtRisk) }
-        if restored { tally(&bucket.restored) }
+        for category in categories {
+            switch category {
+            case .refund: tally(&bucket.refunds)
+            case .billingIssueAtRisk: tally(&bucket.billingIssueAtRisk)
+            case .restored: tally(&bucket.restored)
+            }
+        }
         buckets[key] = bucket
     }
 }

@@ -53,6 +53,9 @@ public enum SummaryHTML {
 
         h += "<h2>Drift kinds</h2>\n" + driftChart(s.drift)
         h += "<h2>Finance (source prices only; unknown prices counted, never guessed)</h2>\n" + financeTable(s)
+        if let review = s.refundReview {
+            h += "<p>Refund review: \(esc(FinanceCSV.refundReviewWords(review))) (refund_review.csv).</p>\n"
+        }
         h += "<h2>Revenue at risk (billing issue), last \(points.count) run\(points.count == 1 ? "" : "s")</h2>\n"
         h += revenueCharts(points, currentRunID: s.runID)
 
@@ -84,14 +87,22 @@ public enum SummaryHTML {
         return svg + "</svg>\n"
     }
 
+    /// The finance table's column headings, in words for a finance reader (in `FinanceCSV.figures` order).
+    static let financeHeadings = [
+        "Users whose tier was revoked by a refund", "Refunded value (what they paid)",
+        "Users in billing issue", "Revenue at risk (their next renewal price)",
+        "Users restored", "Restored value (their next renewal price)",
+    ]
+
     static func financeTable(_ s: RunSummary) -> String {
-        let buckets = s.finance.buckets.values.sorted { ($0.store, $0.currency) < ($1.store, $1.currency) }
+        let buckets = s.finance.sortedBuckets
         guard !buckets.isEmpty else { return "<p>No refunds, billing issues or restorations.</p>\n" }
-        var t = "<table><tr><th class=\"l\">store</th><th class=\"l\">currency</th>"
-        for (name, _) in FinanceCSV.figures(buckets[0]) { t += "<th>\(esc(name)) count</th><th>\(esc(name)) value</th>" }
-        t += "<th>unknown price</th></tr>\n"
+        var t = "<table><tr><th class=\"l\">Store</th><th class=\"l\">Currency</th><th class=\"l\">Kind of money</th>"
+        for heading in financeHeadings { t += "<th>\(esc(heading))</th>" }
+        t += "<th>Users whose price no source stated</th></tr>\n"
         for b in buckets {
             t += "<tr><td class=\"l\">\(esc(b.store))</td><td class=\"l\">\(esc(b.currency))</td>"
+            t += "<td class=\"l\">\(esc(FinanceCSV.groupWords(b.group)))</td>"
             var unknown = 0
             for (_, f) in FinanceCSV.figures(b) {
                 t += "<td>\(f.count)</td><td>\(esc(FinanceCSV.decimalString(f.value)))</td>"

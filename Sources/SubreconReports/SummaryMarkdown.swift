@@ -23,18 +23,22 @@ public enum SummaryMarkdown {
                 "- safety valve: \(valve.wouldLoseTier) of \(valve.heldTier) tier holders would lose it "
                     + "(\(percent(valve.ratio)), limit \(percent(valve.threshold)))\(valve.tripped ? " — **tripped, nothing applied**" : "")")
         }
-        let buckets = s.finance.buckets.values.sorted { ($0.store, $0.currency) < ($1.store, $1.currency) }
+        let buckets = s.finance.sortedBuckets
         if !buckets.isEmpty {
             lines.append("")
             lines.append("## Finance (source prices only)")
             lines.append("")
-            lines.append("| store | currency | refunds | billing issue (at risk) | restored | unknown price |")
-            lines.append("| --- | --- | --- | --- | --- | --- |")
+            lines.append("| store | currency | money | refunds (paid) | billing issue (at risk, next renewal) | restored (next renewal) | unknown price |")
+            lines.append("| --- | --- | --- | --- | --- | --- | --- |")
             for b in buckets {
                 let unknown = b.refunds.unknownPrice + b.billingIssueAtRisk.unknownPrice + b.restored.unknownPrice
                 lines.append(
-                    "| \(cell(b.store)) | \(cell(b.currency)) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |")
+                    "| \(cell(b.store)) | \(cell(b.currency)) | \(FinanceCSV.groupWords(b.group)) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |")
             }
+        }
+        if let review = s.refundReview {
+            lines.append("")
+            lines.append("Refund review: \(FinanceCSV.refundReviewWords(review)) (refund_review.csv).")
         }
         if !s.errorSamples.isEmpty {
             lines.append("")

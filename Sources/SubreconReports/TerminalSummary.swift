@@ -23,12 +23,14 @@ public enum TerminalSummary {
                     format: "  valve       %d of %d tier holders would lose it (%.0f%%, limit %.0f%%)%@", valve.wouldLoseTier,
                     valve.heldTier, valve.ratio * 100, valve.threshold * 100, valve.tripped ? " — TRIPPED, nothing applied" : ""))
         }
-        for bucket in s.finance.buckets.values.sorted(by: { ($0.store, $0.currency) < ($1.store, $1.currency) }) {
+        for bucket in s.finance.sortedBuckets {
+            let group = bucket.group == .revenue ? "" : " \(bucket.group.rawValue)"
             lines.append(
-                "  finance     \(bucket.store) \(bucket.currency): refunds \(bucket.refunds.count) (\(bucket.refunds.value)), "
+                "  finance     \(bucket.store) \(bucket.currency)\(group): refunds \(bucket.refunds.count) (\(bucket.refunds.value)), "
                     + "billing issue at risk \(bucket.billingIssueAtRisk.count) (\(bucket.billingIssueAtRisk.value)), "
                     + "restored \(bucket.restored.count) (\(bucket.restored.value))")
         }
+        if let review = s.refundReview { lines.append("  refunds     review: \(FinanceCSV.refundReviewWords(review))") }
         lines.append(String(format: "  took        %.2fs", s.timings.totalSeconds))
         lines.append("  reports     \(folder.path)")
         return lines.joined(separator: "\n")

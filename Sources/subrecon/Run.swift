@@ -42,6 +42,9 @@ struct Run: AsyncParsableCommand {
     var googlePlayRps: Double = RunOptions.defaultGooglePlayRequestsPerSecond
     @Option(help: "Stripe requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var stripeRps: Double = RunOptions.defaultStripeRequestsPerSecond
+    @Option(help: "Refund review: list users with at least this many refunds seen within --refund-review-days.")
+    var refundReviewCount: Int = 3
+    @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
@@ -54,6 +57,8 @@ struct Run: AsyncParsableCommand {
         guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
         guard googlePlayRps >= 0 else { throw ValidationError("--google-play-rps must be >= 0") }
         guard stripeRps >= 0 else { throw ValidationError("--stripe-rps must be >= 0") }
+        guard refundReviewCount >= 1 else { throw ValidationError("--refund-review-count must be at least 1") }
+        guard refundReviewDays >= 1 && refundReviewDays <= 3660 else { throw ValidationError("--refund-review-days must be 1...3660") }
         guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         guard sweepDays >= 0 && sweepDays <= 3660 else { throw ValidationError("--sweep-days must be 0...3660") }
@@ -97,6 +102,8 @@ struct Run: AsyncParsableCommand {
             options.appStoreRequestsPerSecond = appStoreRps
             options.googlePlayRequestsPerSecond = googlePlayRps
             options.stripeRequestsPerSecond = stripeRps
+            options.refundReviewCount = refundReviewCount
+            options.refundReviewDays = refundReviewDays
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
             options.acceptDowngrades = acceptDowngrades != nil
             options.applyPast = applyPast

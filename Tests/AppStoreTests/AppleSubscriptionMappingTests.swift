@@ -59,7 +59,7 @@ struct AppleSubscriptionMappingTests {
         #expect(judgement.status == testCase.judged)
     }
 
-    @Test("sandbox environment marks the fact as sandbox; renewal price is the fallback price")
+    @Test("sandbox environment marks the fact as sandbox; the renewal price is the renewal price, never the paid price")
     func sandboxAndPrice() throws {
         let transaction = JWSTransactionDecodedPayload(
             originalTransactionId: "1", transactionId: "1", productId: "p", expiresDate: Self.asOf, environment: "Sandbox")
@@ -68,7 +68,8 @@ struct AppleSubscriptionMappingTests {
         renewal.currency = "USD"
         let fact = try AppleSubscriptionMapping.purchaseFact(status: 1, transaction: transaction, renewal: renewal)
         #expect(fact.isSandbox == true)
-        #expect(fact.price == Money(amount: Decimal(string: "4.99")!, currency: "USD"))
+        #expect(fact.price == nil)
+        #expect(fact.renewalPrice == Money(amount: Decimal(string: "4.99")!, currency: "USD"))
     }
 
     static func transaction(
@@ -142,5 +143,64 @@ struct AppleSubscriptionMappingTests {
             status: nil, transaction: Self.transaction(status: 1, expiresIn: nil, type: "Non-Renewing Subscription"), renewal: nil)
         #expect(pass.kind == .nonRenewing)
         #expect(judge(pass, asOf: Self.asOf).known == nil, "a pass without an expiry is unknown")
+    }
+}
+
+@Suite("Apple prices, ownership and offers (SPEC 5.7)")
+struct AppleFinanceMappingTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var price: Int64?
+        var currency: String?
+        var renewalPrice: Int64?
+        var renewalCurrency: String?
+        var ownership: String?
+        var offerType: Int?
+        var offerDiscountType: String?
+        var paid: String?
+        var renewal: String?
+        var expectedOwnership: Ownership?
+        var period: PeriodType
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "normal: paid and renewal each from its own field", price: 9_990, currency: "USD", renewalPrice: 12_990,
+             renewalCurrency: "USD", ownership: "PURCHASED", paid: "9.99", renewal: "12.99", expectedOwnership: .purchased, period: .normal),
+        Case(name: "introductory offer: the offer price was paid, the renewal price is next", price: 990, currency: "USD",
+             renewalPrice: 9_990, renewalCurrency: "USD", ownership: "PURCHASED", offerType: 1, offerDiscountType: "PAY_AS_YOU_GO",
+             paid: "0.99", renewal: "9.99", expectedOwnership: .purchased, period: .intro),
+        Case(name: "free trial", price: 0, currency: "USD", renewalPrice: 9_990, renewalCurrency: "USD", offerType: 1,
+             offerDiscountType: "FREE_TRIAL", paid: "0", renewal: "9.99", period: .trial),
+        Case(name: "family shared", price: 9_990, currency: "USD", renewalPrice: 9_990, renewalCurrency: "USD", ownership: "FAMILY_SHARED",
+             paid: "9.99", renewal: "9.99", expectedOwnership: .familyShared, period: .normal),
+        Case(name: "missing currency: no price", price: 9_990, currency: nil, renewalPrice: 9_990, renewalCurrency: nil,
+             paid: nil, renewal: nil, period: .normal),
+        Case(name: "no renewal info price: renewal unknown, paid kept apart", price: 9_990, currency: "EUR",
+             paid: "9.99", renewal: nil, period: .normal),
+        Case(name: "JPY milliunits", price: 1_200_000, currency: "JPY", renewalPrice: 1_200_000, renewalCurrency: "JPY",
+             paid: "1200", renewal: "1200", period: .normal),
+        Case(name: "KWD milliunits", price: 3_500, currency: "KWD", renewalPrice: 3_500, renewalCurrency: "KWD",
+             paid: "3.5", renewal: "3.5", period: .normal),
+        Case(name: "zero price stated", price: 0, currency: "USD", renewalPrice: 0, renewalCurrency: "USD", paid: "0", renewal: "0",
+             period: .normal),
+    ]
+
+    @Test("transaction price vs renewal price", arguments: cases)
+    func mapping(_ c: Case) throws {
+        var transaction = JWSTransactionDecodedPayload(
+            originalTransactionId: "1", transactionId: "1", productId: "p", expiresDate: Date(timeIntervalSince1970: 2_000_000_000),
+            environment: "Production", price: c.price, currency: c.currency)
+        transaction.inAppOwnershipType = c.ownership
+        transaction.offerType = c.offerType
+        transaction.offerDiscountType = c.offerDiscountType
+        var renewal = JWSRenewalInfoDecodedPayload(autoRenewStatus: 1, environment: "Production")
+        renewal.renewalPrice = c.renewalPrice
+        renewal.currency = c.renewalCurrency
+        let fact = try AppleSubscriptionMapping.purchaseFact(status: nil, transaction: transaction, renewal: renewal)
+        #expect(fact.price?.amount == c.paid.flatMap { Decimal(string: $0) })
+        #expect(fact.renewalPrice?.amount == c.renewal.flatMap { Decimal(string: $0) })
+        #expect(fact.ownership == c.expectedOwnership)
+        #expect(fact.periodType == c.period)
     }
 }

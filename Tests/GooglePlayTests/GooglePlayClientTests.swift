@@ -17,7 +17,7 @@ struct GooglePlayClientTests {
             let facts = try await loop.client.storeFacts(token: "tok/with+odd=chars", productHint: nil).get()
             #expect(facts.count == 1)
             #expect(facts.first?.purchase.storeState == .active)
-            #expect(facts.first?.purchase.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+            #expect(facts.first?.purchase.renewalPrice == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
             #expect(facts.first?.lookupID == "tok/with+odd=chars")
             _ = try await loop.client.storeFacts(token: "tok-2", productHint: nil).get()
             let counters = await loop.simulator.counters()

@@ -36,7 +36,8 @@ struct GooglePlayMappingTests {
         #expect(p.autoRenew == true)
         #expect(p.storeTransactionID == "GPA.1111-2222-3333-44444..2")
         #expect(p.originalTransactionID == nil)
-        #expect(p.price == Money(amount: Decimal(string: "4.99")!, currency: "EUR"))
+        #expect(p.renewalPrice == Money(amount: Decimal(string: "4.99")!, currency: "EUR"), "recurringPrice is the next renewal's price")
+        #expect(p.price == nil, "what was paid is not stated by subscriptionsv2")
         #expect(p.purchaseDate == ISO8601.date("2024-01-15T10:00:00.123Z"))
         let expiry = try #require(p.expiresDate)
         #expect(abs(expiry.timeIntervalSince1970 - (ISO8601.date("2025-01-15T10:00:00Z")!.timeIntervalSince1970 + 0.456789)) < 0.000_01)
@@ -120,7 +121,7 @@ struct GooglePlayMappingTests {
         let prepaid = try GooglePlayMapping.storeFacts(Self.purchase("SUBSCRIPTION_STATE_ACTIVE", prepaid: true), token: "t")[0].purchase
         #expect(prepaid.kind == .nonRenewing)
         #expect(prepaid.autoRenew == false)
-        #expect(prepaid.price == nil)
+        #expect(prepaid.renewalPrice == nil)
     }
 
     static let moneyTable: [(GoogleMoney, Decimal?)] = [

@@ -76,7 +76,7 @@ struct StripeClientTests {
             #expect(requests.allSatisfy { $0.headers["stripe-version"] == StripeConfiguration.pinnedAPIVersion })
             let facts = try StripeMapping.storeFacts(fetched).get()
             #expect(facts.count == 250)
-            #expect(facts[0].purchase.price == Money(amount: Decimal(string: "12.99")!, currency: "EUR"))
+            #expect(facts[0].purchase.renewalPrice == Money(amount: Decimal(string: "12.99")!, currency: "EUR"))
             #expect(facts[0].purchase.expiresDate == StripeLoopback.end)
         }
     }

@@ -59,6 +59,7 @@ struct StripeMappingTests {
         }
         #expect(judgement.entitled == row.entitled)
         #expect(judgement.status == row.judged)
+        #expect(fact.purchase.periodType == (row.status == "trialing" ? .trial : nil), "a trialing subscription is a free trial")
     }
 
     @Test("an unknown or missing status is an error for the user, never a guess", arguments: ["ACTIVE", "on_hold", "", nil] as [String?])
@@ -87,7 +88,8 @@ struct StripeMappingTests {
         #expect(fact.purchase.purchaseDate == Self.start)
         #expect(fact.purchase.expiresDate == Self.end)
         #expect(fact.purchase.autoRenew == true)
-        #expect(fact.purchase.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+        #expect(fact.purchase.renewalPrice == Money(amount: Decimal(string: "9.99")!, currency: "USD"), "unit_amount × quantity is the renewal price")
+        #expect(fact.purchase.price == nil && fact.purchase.periodType == nil)
     }
 
     @Test("a price without a product is known by its price id alone")

@@ -105,7 +105,7 @@ struct FinanceReportTests {
             let eur = try #require(result.summary.finance.buckets["app_store|EUR"])
             #expect(eur.restored.value == Decimal(string: "49.99")!)
             let md = try String(contentsOf: result.folder.appendingPathComponent("summary.md"), encoding: .utf8)
-            #expect(md.contains("| app_store | EUR | 0 | 1 (4.49) | 1 (49.99) | 0 |"))
+            #expect(md.contains("| app_store | EUR | revenue | 0 | 1 (4.49) | 1 (49.99) | 0 |"))
             let html = try Data(contentsOf: result.folder.appendingPathComponent("summary.html"))
             #expect(XMLParser(data: html).parse())
             let htmlText = String(decoding: html, as: UTF8.self)

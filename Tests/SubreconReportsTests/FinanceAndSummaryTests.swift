@@ -36,8 +36,8 @@ struct FinanceAndSummaryTests {
         let text = SummaryMarkdown.text(ReportFixtures.summary())
         #expect(text.contains("**Completed with 1 user error (left untouched, listed in drift.csv).**"))
         #expect(text.contains("- 7 users checked, 4 rows corrected, errors: 1,"))
-        #expect(text.contains("| play_store | EUR | 0 | 0 | 1 (49.99) | 0 |"))
-        #expect(text.contains("| app_store | unknown | 0 | 1 (0) | 0 | 1 |"))
+        #expect(text.contains("| play_store | EUR | revenue | 0 | 0 | 1 (49.99) | 0 |"))
+        #expect(text.contains("| app_store | unknown | revenue | 0 | 1 (0) | 0 | 1 |"))
         #expect(text.split(separator: "\n").count < 30)
     }
 

@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+import SubreconCore
+import SubreconDatabase
+import SubreconReports
+
+/// The refunds seen across runs (`refunds_seen`, SPEC 5.7), once per store transaction.
+public protocol RefundRecords: Sendable {
+    /// Keeps each refund once per store transaction; returns how many were new.
+    func recordRefunds(runID: String, _ refunds: [(userID: String, refund: SeenRefund)]) async throws -> Int
+    /// Users with at least `minimumRefunds` refunds dated in `(asOf - days, asOf]`, by user id.
+    func refundReview(asOf: Date, days: Int, minimumRefunds: Int) async throws -> [RefundReviewEntry]
+}
+
+extension SubscriptionDatabase: RefundRecords {}
+
+/// The refund review step (SPEC 5.7): keeps every refund the run's verdicts carry in `refunds_seen` (not in a dry
+/// run), then lists the users with at least `--refund-review-count` refunds within `--refund-review-days` in
+/// `refund_review.csv` and counts them in the summary. Reads the ledger, so a rerun or a resumed run records
+/// nothing twice. Never changes a tier and never queues an intent.
+struct RefundReviewStep: Sendable {
+    var records: any RefundRecords
+    var options: RunOptions
+    var logger: Logger
+
+    func run(ledger: any VerdictLedger, runID: String, folder: RunFolder, into summary: inout RunSummary) async throws {
+        var added = 0
+        if !options.dryRun {
+            var after: Int64 = -1
+            let limit = max(options.applyBatchSize, 100)
+            while true {
+                let page = try await ledger.page(after: after, limit: limit)
+                guard let last = page.last else { break }
+                after = last.seq
+                let refunds = page.flatMap { entry in
+                    (entry.verdict.refunds ?? []).map { (userID: entry.verdict.row.id, refund: $0) }
+                }
+                added += try await records.recordRefunds(runID: runID, refunds)
+            }
+        }
+        let listed = try await records.refundReview(
+            asOf: options.asOf, days: options.refundReviewDays, minimumRefunds: options.refundReviewCount
+        ).filter { options.shard.contains($0.userID) }
+        let rows = listed.map {
+            RefundReviewRow(userID: $0.userID, refunds: $0.refunds, stores: $0.stores, firstRefund: $0.firstRefund, lastRefund: $0.lastRefund)
+        }
+        try folder.write(Data(RefundReviewCSV.text(rows).utf8), to: "refund_review.csv")
+        summary.refundReview = RunSummary.RefundReview(
+            users: rows.count, minimumRefunds: options.refundReviewCount, days: options.refundReviewDays, newRefunds: added)
+        logger.info(
+            "refund review",
+            metadata: ["refunds.new": "\(added)", "refunds.review_users": "\(rows.count)"])
+    }
+}

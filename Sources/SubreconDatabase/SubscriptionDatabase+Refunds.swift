@@ -1,0 +1,76 @@
+import Foundation
+import PostgresNIO
+import SubreconCore
+
+/// One user on the refund review list (SPEC 5.7): how many refunds were seen in the window, in which stores, and
+/// when the first and last were.
+public struct RefundReviewEntry: Sendable, Hashable {
+    public var userID: String
+    public var refunds: Int
+    /// The stores, sorted.
+    public var stores: [String]
+    public var firstRefund: Date
+    public var lastRefund: Date
+
+    public init(userID: String, refunds: Int, stores: [String], firstRefund: Date, lastRefund: Date) {
+        self.userID = userID
+        self.refunds = refunds
+        self.stores = stores
+        self.firstRefund = firstRefund
+        self.lastRefund = lastRefund
+    }
+}
+
+extension SubscriptionDatabase {
+    /// Keeps each refund once per store transaction (`refunds_seen`): a refund seen again (a rerun, a resumed run,
+    /// the next night) changes nothing. Returns how many were new. Never touches `users` or the intents.
+    @discardableResult
+    public func recordRefunds(runID: String, _ refunds: [(userID: String, refund: SeenRefund)]) async throws -> Int {
+        guard !refunds.isEmpty else { return 0 }
+        // Text arrays throughout ('' for an unknown amount or currency), cast in SQL.
+        var stores: [String] = [], ids: [String] = [], users: [String] = [], dates: [String] = []
+        var amounts: [String] = [], currencies: [String] = []
+        for (user, refund) in refunds {
+            stores.append(refund.store)
+            ids.append(refund.transactionID)
+            users.append(user)
+            dates.append(ISO8601.string(refund.refundedAt))
+            amounts.append(refund.amount.map { var value = $0; return NSDecimalString(&value, Locale(identifier: "en_US_POSIX")) } ?? "")
+            currencies.append(refund.currency ?? "")
+        }
+        return try await run("record refunds") {
+            let rows = try await client.query(
+                """
+                with added as (insert into refunds_seen (store, transaction_id, user_id, refunded_at, amount, currency, run_id) \
+                select s, t, u, r::timestamptz, nullif(a, ''), nullif(c, ''), \(runID) \
+                from unnest(\(stores)::text[], \(ids)::text[], \(users)::text[], \(dates)::text[], \(amounts)::text[], \
+                \(currencies)::text[]) as x(s, t, u, r, a, c) \
+                on conflict (store, transaction_id) do nothing returning 1) \
+                select count(*)::int from added
+                """, logger: logger)
+            for try await added in rows.decode(Int.self) { return added }
+            return 0
+        }
+    }
+
+    /// The users with at least `minimumRefunds` refunds seen with `refunded_at` in `(asOf - days, asOf]`, by user id.
+    public func refundReview(asOf: Date, days: Int, minimumRefunds: Int) async throws -> [RefundReviewEntry] {
+        let since = asOf.addingTimeInterval(-Double(days) * 86_400)
+        return try await run("read refund review") {
+            let rows = try await client.query(
+                """
+                select user_id, count(*)::int, string_agg(distinct store, ';' order by store), min(refunded_at), max(refunded_at) \
+                from refunds_seen where refunded_at > \(since) and refunded_at <= \(asOf) \
+                group by user_id having count(*) >= \(minimumRefunds) order by user_id
+                """, logger: logger)
+            var entries: [RefundReviewEntry] = []
+            for try await (user, count, stores, first, last) in rows.decode((String, Int, String, Date, Date).self) {
+                entries.append(
+                    RefundReviewEntry(
+                        userID: user, refunds: count, stores: stores.split(separator: ";").map(String.init), firstRefund: first,
+                        lastRefund: last))
+            }
+            return entries
+        }
+    }
+}
