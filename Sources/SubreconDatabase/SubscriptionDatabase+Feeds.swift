@@ -80,6 +80,9 @@ extension SubscriptionDatabase {
         guard let sql = query.sweepInsertSQL(runID: runID) else { return }
         try await run("record sweep candidates") {
             try await client.query(sql, logger: logger)
+            // Fresh statistics, so each page walks the recorded candidates' primary key in order and stops at the
+            // page size (stale ones make the planner gather and sort every candidate after the cursor, per page).
+            try await client.query("analyze reconcile_run_candidates", logger: logger)
         }
     }
 

@@ -6,7 +6,9 @@ import SubreconDatabase
 
 /// `--scan-only`: the nightly candidate scan alone over a large table, with the plan of one page.
 enum ScanBench {
-    static func run(database: BenchDatabase, users: Int, stride: Int, asOf: Date, pageSize: Int, logger: Logger) async throws {
+    static func run(
+        database: BenchDatabase, users: Int, stride: Int, asOf: Date, pageSize: Int, sweepDays: Int = 0, logger: Logger
+    ) async throws {
         let clock = ContinuousClock()
         say("seeding \(users) users, every \(stride)th a candidate ...")
         let seedStart = clock.now
@@ -49,6 +51,52 @@ enum ScanBench {
                 """
         }
         print(report)
+        if sweepDays > 0 {
+            print(try await sweepReport(database: database, asOf: asOf, pageSize: pageSize, days: sweepDays, logger: logger))
+        }
+    }
+
+    /// The nightly scan with the rolling sweep: tested inline on every page (an md5 per row each page walks) against
+    /// recorded once per run (one pass over `users`, then the recorded candidates' primary key).
+    static func sweepReport(database: BenchDatabase, asOf: Date, pageSize: Int, days: Int, logger: Logger) async throws -> String {
+        let clock = ContinuousClock()
+        return try await database.withDatabase(logger: logger) { store, _ in
+            func stream(_ query: CandidateQuery) async throws -> (count: Int, seconds: Double, middle: String?) {
+                let counted = try await store.countCandidates(query)
+                let start = clock.now
+                var streamed = 0
+                var middle: String?
+                for try await row in store.candidates(query, pageSize: pageSize) {
+                    streamed += 1
+                    if streamed == counted / 2 { middle = row.id }
+                }
+                return (streamed, seconds(clock.now - start), middle)
+            }
+            let inline = CandidateQuery(asOf: asOf, sweepDays: days)
+            let (inlineCount, inlineSeconds, inlineMiddle) = try await stream(inline)
+            let runID = "bench-sweep-\(UInt32.random(in: 0...UInt32.max))"
+            let recordStart = clock.now
+            try await store.recordSweep(inline, runID: runID)
+            let recordSeconds = seconds(clock.now - recordStart)
+            let recorded = CandidateQuery(asOf: asOf, sweepDays: days, runCandidatesID: runID)
+            let (recordedCount, recordedSeconds, _) = try await stream(recorded)
+            let inlinePlan = try await store.explainCandidateScan(inline, pageSize: pageSize, after: inlineMiddle, analyze: true)
+            let recordedPlan = try await store.explainCandidateScan(recorded, pageSize: pageSize, after: inlineMiddle, analyze: true)
+            func lastLine(_ plan: String) -> String { plan.split(separator: "\n").last.map(String.init) ?? "" }
+            return """
+
+                Rolling sweep, D = \(days) (night \(CandidateQuery.sweepNight(asOf: asOf, days: days))):
+
+                | sweep | candidates | record s | stream all s | one page (EXPLAIN ANALYZE) |
+                | --- | --- | --- | --- | --- |
+                | tested inline on every page | \(inlineCount) | — | \(f(inlineSeconds)) | \(lastLine(inlinePlan)) |
+                | recorded once per run | \(recordedCount) | \(f(recordSeconds)) | \(f(recordedSeconds)) | \(lastLine(recordedPlan)) |
+
+                EXPLAIN (ANALYZE, BUFFERS) of the recorded page:
+
+                \(recordedPlan)
+                """
+        }
     }
 
     /// The page query as it was before the union: one `where (rule1 or rule2 or rule3)`.

@@ -22,6 +22,8 @@ struct SubreconBench: AsyncParsableCommand {
     @Flag(help: "RevenueCat only: no App Store credentials (no Apple calls, no JWS verification).") var noAppStore = false
     @Flag(help: "Time the candidate scan alone (seed, stream every candidate, EXPLAIN ANALYZE one page).") var scanOnly = false
     @Option(help: "Scan page size.") var pageSize = 500
+    @Option(help: "With --scan-only: also time the rolling sweep of D nights, tested inline per page and recorded once per run.")
+    var sweepDays = 0
     @Option(
         help: """
             Instead of the concurrency and sequential rows: N shard processes at once (--shard 0/N ... N-1/N, the \
@@ -57,7 +59,9 @@ struct SubreconBench: AsyncParsableCommand {
         let database = try await BenchDatabase.open(logger: logger)
         do {
             if scanOnly {
-                try await ScanBench.run(database: database, users: users, stride: stride, asOf: asOf, pageSize: pageSize, logger: logger)
+                try await ScanBench.run(
+                    database: database, users: users, stride: stride, asOf: asOf, pageSize: pageSize, sweepDays: sweepDays,
+                    logger: logger)
             } else {
                 try await measureJob(database: database, stride: stride, asOf: asOf, logger: logger)
             }

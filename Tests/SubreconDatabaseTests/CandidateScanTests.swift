@@ -152,4 +152,38 @@ struct CandidateScanTests {
             #expect(plan.contains("users"))
         }
     }
+
+    @Test("the sweep recorded once per run selects exactly the users the inline test does, per shard, over small pages")
+    func sweepRecordedEqualsInline() async throws {
+        try await TestDatabase.withDatabase { store, _ in
+            var rows: [UserRow] = []
+            for n in 0..<300 {
+                // Tier holders with far end dates (no SPEC 5.1 rule), free users, and a few rule candidates.
+                let tier = n % 3 == 0 ? 0 : 1
+                rows.append(
+                    UserRow(
+                        id: String(format: "s%04d", n), currentTier: tier, status: tier == 0 ? "none" : "active",
+                        endDate: n % 25 == 0 ? Fixture.day(-1) : Fixture.day(200)))
+            }
+            try await store.insertUsers(rows)
+            for shard in [ShardSpec.all, ShardSpec(index: 1, count: 3)] {
+                for night in 0..<4 {
+                    let asOf = Fixture.asOf.addingTimeInterval(Double(night) * 86_400)
+                    let inline = CandidateQuery(asOf: asOf, shard: shard, sweepDays: 4)
+                    let runID = "sweep-\(shard.index)-\(night)"
+                    try await store.recordSweep(inline, runID: runID)
+                    try await store.recordSweep(inline, runID: runID)  // idempotent
+                    let recorded = CandidateQuery(asOf: asOf, shard: shard, sweepDays: 4, runCandidatesID: runID)
+                    let a = try await Self.ids(store, inline, pageSize: 7)
+                    let b = try await Self.ids(store, recorded, pageSize: 7)
+                    #expect(a == b, "night \(night), shard \(shard)")
+                    #expect(try await store.countCandidates(recorded) == b.count)
+                    let swept = b.filter { id in
+                        rows.first { $0.id == id }!.endDate == Fixture.day(200)
+                    }
+                    #expect(!swept.isEmpty && swept.allSatisfy { CandidateQuery.sweepBucket(of: $0, days: 4) == CandidateQuery.sweepNight(asOf: asOf, days: 4) })
+                }
+            }
+        }
+    }
 }
