@@ -9,7 +9,7 @@ extension Commands {
     /// would (same clients, same verification; the receipt bridge reads stored receipts), and explains the verdict at
     /// `asOf`. Changes nothing, queues nothing. Throws `CommandFailure(.noInput)` when the user has no row.
     public static func explain(
-        environment env: Environment, userID: String, asOf: Date, logger: Logger
+        environment env: ProcessEnvironment, userID: String, asOf: Date, logger: Logger
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
         return try await withDatabase(config.database, logger: logger) { unchecked in

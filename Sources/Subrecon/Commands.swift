@@ -10,7 +10,7 @@ import SubreconDatabase
 /// The commands behind the executable, usable from the demo and tests with an explicit environment.
 public enum Commands {
     /// `subrecon migrate`.
-    public static func migrate(environment env: Environment, logger: Logger) async throws -> ExitStatus {
+    public static func migrate(environment env: ProcessEnvironment, logger: Logger) async throws -> ExitStatus {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         try await withDatabase(config.database, logger: logger, requireSchema: false) { store in
             let applied: [Int]
@@ -26,12 +26,12 @@ public enum Commands {
         return .ok
     }
 
-    public static func loadProducts(environment env: Environment, logger: Logger) async throws -> ProductCatalog {
+    public static func loadProducts(environment env: ProcessEnvironment, logger: Logger) async throws -> ProductCatalog {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { try await $0.loadCatalog() }
     }
 
-    public static func importProducts(_ entries: [ProductCatalog.Entry], environment env: Environment, logger: Logger) async throws {
+    public static func importProducts(_ entries: [ProductCatalog.Entry], environment env: ProcessEnvironment, logger: Logger) async throws {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries) }
     }
@@ -46,7 +46,7 @@ public enum Commands {
     /// (`--resume RUN_ID`), unless its verdicts are older than `maxVerdictAge` (64). `now` is the wall clock the
     /// guards judge by (injected by tests).
     public static func run(
-        environment env: Environment, options: RunOptions, logger: Logger,
+        environment env: ProcessEnvironment, options: RunOptions, logger: Logger,
         progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, resume resumeID: String? = nil, now: Date = Date()
     ) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireSource: true)
@@ -149,7 +149,7 @@ public enum Commands {
     }
 
     /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
-    public static func report(environment env: Environment, runID: String, reportDirectory: URL, logger: Logger) async throws -> RunResult {
+    public static func report(environment env: ProcessEnvironment, runID: String, reportDirectory: URL, logger: Logger) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { store in
             guard let stored = try await store.storedRun(id: runID) else {
@@ -178,7 +178,7 @@ public enum Commands {
     /// The optional `users` columns whose source is configured (SPEC section 4): `stripe_customer_id` with Stripe
     /// (`STRIPE_API_KEY`), `google_purchase_token` with Google Play (`GOOGLE_PLAY_SERVICE_ACCOUNT` or
     /// `GOOGLE_PLAY_PACKAGE_NAME`), each also as `_FILE`.
-    static func requiredUserColumns(_ env: Environment) -> Set<String> {
+    static func requiredUserColumns(_ env: ProcessEnvironment) -> Set<String> {
         func set(_ names: String...) -> Bool { names.contains { env.string($0) != nil || env.string($0 + "_FILE") != nil } }
         var columns = Set<String>()
         if set("STRIPE_API_KEY") { columns.insert("stripe_customer_id") }
@@ -188,7 +188,7 @@ public enum Commands {
 
     /// `store` reading and writing `users` as the relation the connection resolves is (a table or an app's view,
     /// optional columns present or not); a relation missing a contract column is exit 78, one line naming them all.
-    static func checkedUsers(_ store: SubscriptionDatabase, environment env: Environment) async throws -> SubscriptionDatabase {
+    static func checkedUsers(_ store: SubscriptionDatabase, environment env: ProcessEnvironment) async throws -> SubscriptionDatabase {
         do {
             return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(env)))
         } catch let violation as UsersContract.Violation {

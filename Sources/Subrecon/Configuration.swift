@@ -39,7 +39,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
 
     /// Reads and validates the configuration. `requireSource` is true for `run` and `explain`: at least one source
     /// must be configured (else 78 naming the variables); every source is optional on its own.
-    public static func load(_ env: Environment, requireSource: Bool) throws(ConfigError) -> SubreconConfiguration {
+    public static func load(_ env: ProcessEnvironment, requireSource: Bool) throws(ConfigError) -> SubreconConfiguration {
         let database = try databaseSettings(env)
         let environment: StoreEnvironment
         switch env.string("APP_STORE_ENVIRONMENT")?.lowercased() {
@@ -92,7 +92,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     /// `GOOGLE_PLAY_SERVICE_ACCOUNT` (JSON key text, or `_FILE`) + `GOOGLE_PLAY_PACKAGE_NAME` (+ optional
     /// `GOOGLE_PLAY_BASE_URL`); nil when neither is set, a `ConfigError` naming the missing or unusable one otherwise.
     static func googlePlayConfiguration(
-        _ env: Environment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+        _ env: ProcessEnvironment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
     ) throws(ConfigError) -> GooglePlayConfiguration? {
         let key = try env.secret("GOOGLE_PLAY_SERVICE_ACCOUNT")
         let package = env.string("GOOGLE_PLAY_PACKAGE_NAME")
@@ -122,7 +122,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         }
     }
 
-    static func databaseSettings(_ env: Environment) throws(ConfigError) -> DatabaseSettings {
+    static func databaseSettings(_ env: ProcessEnvironment) throws(ConfigError) -> DatabaseSettings {
         var values = env.values
         if let url = try env.secret("DATABASE_URL") { values["DATABASE_URL"] = url }
         if let password = try env.secret("PGPASSWORD") { values["PGPASSWORD"] = password }
@@ -138,7 +138,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
 
     /// `SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS` (default 300), `SUBRECON_DB_LOCK_TIMEOUT_SECONDS` (10) and
     /// `SUBRECON_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS` (60), set on every database session; 0 = no limit.
-    static func databaseTimeouts(_ env: Environment) throws(ConfigError) -> DatabaseSettings.Timeouts {
+    static func databaseTimeouts(_ env: ProcessEnvironment) throws(ConfigError) -> DatabaseSettings.Timeouts {
         let defaults = DatabaseSettings.Timeouts()
         func read(_ name: String, _ fallback: Duration) throws(ConfigError) -> Duration {
             let value = try env.number(name, default: Double(fallback.components.seconds), range: 0...86_400)
@@ -152,7 +152,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
 
     /// Stripe from `STRIPE_API_KEY` (or `_FILE`) and `STRIPE_BASE_URL`; nil when neither is set.
     static func stripeConfiguration(
-        _ env: Environment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+        _ env: ProcessEnvironment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
     ) throws(ConfigError) -> StripeConfiguration? {
         let base = try env.baseURL("STRIPE_BASE_URL", default: nil)
         guard let key = try env.secret("STRIPE_API_KEY") else {
@@ -166,7 +166,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     }
 
     static func appStoreConfiguration(
-        _ env: Environment, environment: StoreEnvironment, timeout: Double, attempts: Int, backoff: Double
+        _ env: ProcessEnvironment, environment: StoreEnvironment, timeout: Double, attempts: Int, backoff: Double
     ) throws(ConfigError) -> AppStoreConfiguration? {
         let issuer = env.string("APP_STORE_ISSUER_ID")
         let keyID = env.string("APP_STORE_KEY_ID")

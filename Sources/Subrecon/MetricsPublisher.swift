@@ -144,7 +144,7 @@ public struct PushgatewayCredentials: Sendable, Hashable, CustomStringConvertibl
 
     /// Reads the credentials; nil when neither is set. One without the other, or a user with ':' (basic auth cannot
     /// carry it), is a configuration error naming the variable, never the value.
-    public static func load(_ env: Environment) throws(ConfigError) -> PushgatewayCredentials? {
+    public static func load(_ env: ProcessEnvironment) throws(ConfigError) -> PushgatewayCredentials? {
         let user = try env.secret("SUBRECON_PUSHGATEWAY_USER")
         let password = try env.secret("SUBRECON_PUSHGATEWAY_PASSWORD")
         switch (user, password) {

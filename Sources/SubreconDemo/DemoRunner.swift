@@ -27,7 +27,7 @@ public struct DemoResult: Sendable {
 /// `subrecon demo`: a throwaway PostgreSQL, the store simulators on loopback, sample users, two real runs
 /// through `Commands.run` — the production code path, only pointed at local endpoints.
 ///
-/// Reads nothing from the process: the executable passes its `Environment` in (`SUBRECON_PG_BIN` picks the
+/// Reads nothing from the process: the executable passes its `ProcessEnvironment` in (`SUBRECON_PG_BIN` picks the
 /// PostgreSQL server binaries); each run gets an environment of its own pointing at the local endpoints.
 public enum DemoRunner {
     /// The second run's database, beside `postgres` in the same throwaway cluster.
@@ -63,7 +63,7 @@ public enum DemoRunner {
     }
 
     /// Migrates the database `environment` names and stores the products, the users' rows and their receipts.
-    static func seedDatabase(_ users: [DemoUser], environment: Environment, logger: Logger) async throws {
+    static func seedDatabase(_ users: [DemoUser], environment: ProcessEnvironment, logger: Logger) async throws {
         _ = try await Commands.migrate(environment: environment, logger: logger)
         let config = try SubreconConfiguration.load(environment, requireSource: true)
         try await Commands.withDatabase(config.database, logger: logger) { store in
@@ -82,7 +82,7 @@ public enum DemoRunner {
     ///   holds it; nil explains nobody. An id no run holds fails the demo with exit 66, before any run.
     /// - Parameter say: receives the demo's lines: start-up, each run's story and terminal summary.
     public static func run(
-        environment: Environment, reportDirectory: URL, keep: Bool, explain: String? = nil, logger: Logger,
+        environment: ProcessEnvironment, reportDirectory: URL, keep: Bool, explain: String? = nil, logger: Logger,
         progress: (@Sendable (ProgressSnapshot) -> Void)?, say: @escaping @Sendable (String) -> Void
     ) async throws -> DemoResult {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
@@ -105,7 +105,7 @@ public enum DemoRunner {
             let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
             let explainInSecond = explain.map { id in soloUsers.contains { $0.row.id == id } } ?? false
             let allSources = try await night.run(
-                users, explaining: explainInSecond ? nil : explain, environment: Environment(setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
+                users, explaining: explainInSecond ? nil : explain, environment: ProcessEnvironment(setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
                 before: "run 1",
                 announce: "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
                     + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
@@ -114,7 +114,7 @@ public enum DemoRunner {
             // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
             try postgres.createDatabase(secondDatabase)
             let withoutRevenueCat = try await night.run(
-                soloUsers, explaining: explainInSecond ? explain : nil, environment: Environment(setup.stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 }),
+                soloUsers, explaining: explainInSecond ? explain : nil, environment: ProcessEnvironment(setup.stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 }),
                 before: "run 2",
                 announce: "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
                     + "seeded \(soloUsers.count) users; running `subrecon run` against them",
@@ -198,7 +198,7 @@ public enum DemoRunner {
         let say: @Sendable (String) -> Void
 
         func run(
-            _ users: [DemoUser], explaining: String?, environment: Environment, before: String, announce: String, title: String
+            _ users: [DemoUser], explaining: String?, environment: ProcessEnvironment, before: String, announce: String, title: String
         ) async throws -> RunResult {
             try await seedDatabase(users, environment: environment, logger: logger)
             await simulators.seed(users)
@@ -214,7 +214,7 @@ public enum DemoRunner {
     }
 
     /// `subrecon explain USER_ID --as-of AS_OF` against the demo's database and simulators, as text.
-    static func explanation(of userID: String, environment: Environment, asOf: Date, before run: String, logger: Logger) async throws -> String {
+    static func explanation(of userID: String, environment: ProcessEnvironment, asOf: Date, before run: String, logger: Logger) async throws -> String {
         let explanation = try await Commands.explain(environment: environment, userID: userID, asOf: asOf, logger: logger)
         return (["demo: subrecon explain \(userID) --as-of \(ISO8601.string(asOf)), before \(run) (asks every source, changes nothing):"]
             + explanation.lines).joined(separator: "\n")

@@ -32,7 +32,7 @@ public final class LocalPostgres: Sendable {
     }
 
     /// The newest `/usr/lib/postgresql/N/bin` holding `initdb`, or `SUBRECON_PG_BIN`.
-    static func findBinaries(_ environment: Environment) -> String? {
+    static func findBinaries(_ environment: ProcessEnvironment) -> String? {
         if let explicit = environment.string("SUBRECON_PG_BIN") { return explicit }
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
@@ -43,7 +43,7 @@ public final class LocalPostgres: Sendable {
         return nil
     }
 
-    public static func start(environment: Environment, logger: Logger) throws -> LocalPostgres {
+    public static func start(environment: ProcessEnvironment, logger: Logger) throws -> LocalPostgres {
         guard let bin = findBinaries(environment) else {
             throw CommandFailure(
                 .unavailable,

@@ -23,7 +23,7 @@ struct BenchDatabase {
         var local: LocalPostgres?
         var base = environment["DATABASE_URL"] ?? ""
         if base.isEmpty {
-            local = try LocalPostgres.start(environment: Environment(environment), logger: logger)
+            local = try LocalPostgres.start(environment: ProcessEnvironment(environment), logger: logger)
             base = local!.url
         }
         let schema = "subrecon_bench_\(UInt32.random(in: 0...UInt32.max))"

@@ -91,7 +91,7 @@ enum BenchJob {
         options.appStoreRequestsPerSecond = settings.appStoreRPS
         if let shard = settings.shard.flatMap(ShardSpec.init(parsing:)) { options.shard = shard }
         let result = try await Commands.run(
-            environment: Environment(ProcessInfo.processInfo.environment), options: options, logger: logger)
+            environment: ProcessEnvironment(ProcessInfo.processInfo.environment), options: options, logger: logger)
         let summary = result.summary
         var measurement = JobMeasurement()
         measurement.candidates = summary.candidates

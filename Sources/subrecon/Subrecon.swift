@@ -16,9 +16,9 @@ struct SubreconCommand: AsyncParsableCommand {
 
 /// Shared start-up: environment, logging, and turning failures into SPEC 5.8 exit codes.
 enum Startup {
-    static func environment() -> Environment { Environment(ProcessInfo.processInfo.environment) }
+    static func environment() -> ProcessEnvironment { ProcessEnvironment(ProcessInfo.processInfo.environment) }
 
-    static func logger(_ env: Environment) -> Logger {
+    static func logger(_ env: ProcessEnvironment) -> Logger {
         LogSetup.bootstrap(format: env.string("SUBRECON_LOG_FORMAT"))
         return Logger(label: "subrecon")
     }

@@ -12,7 +12,7 @@ struct ConfigurationTests {
 
     func failure(_ env: [String: String], requireSource: Bool = true) -> ConfigError? {
         do {
-            _ = try SubreconConfiguration.load(Environment(env), requireSource: requireSource)
+            _ = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: requireSource)
             return nil
         } catch {
             return error
@@ -21,7 +21,7 @@ struct ConfigurationTests {
 
     @Test("a complete RevenueCat-only configuration loads and hides its secrets")
     func complete() throws {
-        let config = try SubreconConfiguration.load(Environment(base), requireSource: true)
+        let config = try SubreconConfiguration.load(ProcessEnvironment(base), requireSource: true)
         #expect(config.appStore == nil)
         #expect(config.environment == .production)
         #expect(!config.description.contains("s3cret-pw") && !config.description.contains("sk_live_abc123"))
@@ -29,14 +29,14 @@ struct ConfigurationTests {
 
     @Test("the receipt bridge: APPLE_SHARED_SECRET (or _FILE) switches it on, the URL alone is an error, no secret shown")
     func receiptBridge() throws {
-        #expect(try SubreconConfiguration.load(Environment(base), requireSource: true).receipts == nil)
+        #expect(try SubreconConfiguration.load(ProcessEnvironment(base), requireSource: true).receipts == nil)
         var env = base
         env["APPLE_VERIFY_RECEIPT_URL"] = "http://127.0.0.1:9/verifyReceipt"
         #expect(failure(env)?.variable == "APPLE_SHARED_SECRET")
         env["APPLE_SHARED_SECRET"] = "feedface0shared0secret"
         #expect(failure(env)?.variable == "APP_STORE_BUNDLE_ID", "a receipt is believed only for the app's own bundle id")
         env["APP_STORE_BUNDLE_ID"] = "com.example.app"
-        let config = try SubreconConfiguration.load(Environment(env), requireSource: true)
+        let config = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: true)
         #expect(config.appStore == nil, "the bundle id alone serves the receipt bridge, not the App Store Server API")
         #expect(config.description.contains("bundleID: com.example.app"))
         #expect(config.receipts != nil)
@@ -45,7 +45,7 @@ struct ConfigurationTests {
             "one URL serves both")
         #expect(!config.description.contains("feedface0shared0secret"))
         env["APPLE_VERIFY_RECEIPT_URL"] = nil
-        let defaults = try SubreconConfiguration.load(Environment(env), requireSource: true)
+        let defaults = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: true)
         #expect(
             defaults.description.contains(
                 "production: https://buy.itunes.apple.com/verifyReceipt, sandbox: https://sandbox.itunes.apple.com/verifyReceipt"))
@@ -69,7 +69,7 @@ struct ConfigurationTests {
         var env = base
         env["REVENUECAT_API_KEY"] = nil
         env["REVENUECAT_API_KEY_FILE"] = file.path
-        let config = try SubreconConfiguration.load(Environment(env), requireSource: true)
+        let config = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: true)
         #expect(config.revenueCat?.apiKey == "sk_from_file")
         env["REVENUECAT_API_KEY"] = "sk_too"
         #expect(failure(env)?.variable == "REVENUECAT_API_KEY_FILE")
@@ -112,7 +112,7 @@ struct ConfigurationTests {
         env["DATABASE_URL"] = "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"
         do {
             _ = try await Commands.run(
-                environment: Environment(env), options: RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp/unused")),
+                environment: ProcessEnvironment(env), options: RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp/unused")),
                 logger: Logger(label: "test"))
             Issue.record("expected a failure")
         } catch let failure as CommandFailure {

@@ -141,7 +141,7 @@ struct DemoTests {
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-demo-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: reports) }
         // The operator's own settings never reach the demo's runs: they point the job at its own database and simulators.
-        let environment = Environment(
+        let environment = ProcessEnvironment(
             ProcessInfo.processInfo.environment.merging([
                 "DATABASE_URL": "postgres://nobody@127.0.0.1:1/nowhere", "REVENUECAT_API_KEY": "sk_not_the_demo",
                 "REVENUECAT_BASE_URL": "http://127.0.0.1:1", "STRIPE_API_KEY": "sk_not_the_demo", "STRIPE_BASE_URL": "http://127.0.0.1:1",
@@ -228,7 +228,7 @@ struct DemoTests {
         let said = Mutex<[String]>([])
         let failure = await #expect(throws: CommandFailure.self) {
             try await DemoRunner.run(
-                environment: Environment([:]), reportDirectory: reports, keep: false, explain: "nobody-here",
+                environment: ProcessEnvironment([:]), reportDirectory: reports, keep: false, explain: "nobody-here",
                 logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
         }
         #expect(failure?.status == .noInput)
@@ -240,7 +240,7 @@ struct DemoTests {
 
 @Suite("subrecon demo reads only the environment it is given")
 struct DemoEnvironmentTests {
-    @Test("SUBRECON_PG_BIN comes from the Environment passed in: a folder without initdb fails the demo with exit 69")
+    @Test("SUBRECON_PG_BIN comes from the ProcessEnvironment passed in: a folder without initdb fails the demo with exit 69")
     func postgresBinariesFromTheGivenEnvironment() async throws {
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-demo-env-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: reports) }
@@ -248,7 +248,7 @@ struct DemoEnvironmentTests {
         let said = Mutex<[String]>([])
         let failure = await #expect(throws: CommandFailure.self) {
             try await DemoRunner.run(
-                environment: Environment(["SUBRECON_PG_BIN": missing.path]), reportDirectory: reports, keep: false,
+                environment: ProcessEnvironment(["SUBRECON_PG_BIN": missing.path]), reportDirectory: reports, keep: false,
                 logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
         }
         #expect(failure?.status == .unavailable)

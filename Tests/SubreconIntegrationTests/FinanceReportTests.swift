@@ -30,7 +30,7 @@ struct FinanceReportTests {
         let apiKey = "sk_test_ops"
         let revenueCat = RevenueCatSimulator(apiKey: apiKey, productEntitlements: ["premium_monthly": "premium", "premium_annual": "premium", "pro_monthly": "pro", "mystery_sku": "premium"])
         let server = try await SimulatorServer.start(routes: [revenueCat] + routes)
-        let env = Environment(["DATABASE_URL": databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
+        let env = ProcessEnvironment(["DATABASE_URL": databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
         let logger = Logger(label: "subrecon.ops.tests")
         _ = try await Commands.migrate(environment: env, logger: logger)
         try await store.upsertProducts(products)

@@ -157,7 +157,7 @@ struct GooglePlayJobTests {
         let base = ["DATABASE_URL": "postgres://app:pw@127.0.0.1:5432/app?sslmode=disable"]
         func failure(_ extra: [String: String]) -> ConfigError? {
             do {
-                _ = try SubreconConfiguration.load(Environment(base.merging(extra) { $1 }), requireSource: true)
+                _ = try SubreconConfiguration.load(ProcessEnvironment(base.merging(extra) { $1 }), requireSource: true)
                 return nil
             } catch {
                 return error
@@ -173,7 +173,7 @@ struct GooglePlayJobTests {
         #expect(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         #expect(failure([:])?.variable == "REVENUECAT_API_KEY", "no source at all is still refused")
         let config = try SubreconConfiguration.load(
-            Environment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            ProcessEnvironment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
             requireSource: true)
         #expect(config.hasSource && config.revenueCat == nil)
         #expect(config.googlePlay != nil && config.description.contains(Self.package))
@@ -183,7 +183,7 @@ struct GooglePlayJobTests {
         try Data((account.json + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try SubreconConfiguration.load(
-            Environment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            ProcessEnvironment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
             requireSource: true)
         #expect(fromFile.googlePlay != nil)
         #expect(

@@ -33,7 +33,7 @@ struct Harness {
     /// Apple's legacy `verifyReceipt`; in the environment only with `with(receipts: true)`.
     let receipts: AppleReceiptSimulator
     let server: SimulatorServer
-    let env: Environment
+    let env: ProcessEnvironment
     let reportDirectory: URL
     let logger = Logger(label: "subrecon.integration")
 
@@ -108,7 +108,7 @@ struct Harness {
                 Harness(
                     store: schema.store, client: schema.client, revenueCat: revenueCat, appStore: appStore, history: history,
                     receipts: receipts,
-                    server: server, env: Environment(values), reportDirectory: reports))
+                    server: server, env: ProcessEnvironment(values), reportDirectory: reports))
         } catch {
             await server.shutdown()
             throw error

@@ -25,7 +25,7 @@ struct OwnTablesTests {
                 subscription_end_date timestamptz, grace_period_ends_at timestamptz, iap_product_id text, \
                 iap_original_transaction_id text, auto_renew boolean, updated_at timestamptz not null default now())
                 """)
-            let env = Environment(["DATABASE_URL": schema.databaseURL])
+            let env = ProcessEnvironment(["DATABASE_URL": schema.databaseURL])
             let (status, line) = try await Self.failure { _ = try await Commands.migrate(environment: env, logger: Self.logger) }
             #expect(status == .config)
             #expect(
@@ -72,7 +72,7 @@ struct OwnTablesTests {
             // Without Stripe the same table runs: stripe_customer_id is read as null.
             var values = h.env.values
             values["STRIPE_API_KEY"] = nil
-            let result = try await Commands.run(environment: Environment(values), options: h.options(), logger: Self.logger)
+            let result = try await Commands.run(environment: ProcessEnvironment(values), options: h.options(), logger: Self.logger)
             #expect(result.exitStatus == .ok)
         }
     }

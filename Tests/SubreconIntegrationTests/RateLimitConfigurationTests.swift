@@ -15,7 +15,7 @@ struct RateLimitConfigurationTests {
 
     @Test("defaults: a single 429 wait above 60 s gives the user up; a lookup may wait 300 s in all on 429s")
     func defaults() throws {
-        let config = try SubreconConfiguration.load(Environment(base), requireSource: true)
+        let config = try SubreconConfiguration.load(ProcessEnvironment(base), requireSource: true)
         #expect(config.revenueCat?.max429Wait == .seconds(60) && config.revenueCat?.rateLimitBudget == .seconds(300))
         #expect(config.appStore?.maxRateLimitWait == .seconds(60) && config.appStore?.rateLimitBudget == .seconds(300))
     }
@@ -25,7 +25,7 @@ struct RateLimitConfigurationTests {
         var env = base
         env["SUBRECON_HTTP_MAX_429_WAIT_SECONDS"] = "12.5"
         env["SUBRECON_HTTP_429_BUDGET_SECONDS"] = "90"
-        let config = try SubreconConfiguration.load(Environment(env), requireSource: true)
+        let config = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: true)
         #expect(config.revenueCat?.max429Wait == .milliseconds(12_500) && config.revenueCat?.rateLimitBudget == .seconds(90))
         #expect(config.appStore?.maxRateLimitWait == .milliseconds(12_500) && config.appStore?.rateLimitBudget == .seconds(90))
     }
@@ -41,7 +41,7 @@ struct RateLimitConfigurationTests {
         var env = base
         env[variable] = value
         do {
-            _ = try SubreconConfiguration.load(Environment(env), requireSource: true)
+            _ = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: true)
             Issue.record("\(variable)=\(value) must be refused")
         } catch {
             #expect(error.variable == variable)

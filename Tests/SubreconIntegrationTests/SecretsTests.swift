@@ -30,7 +30,7 @@ struct SecretsTests {
     func failureLine(_ env: [String: String]) async -> (SubreconCore.ExitStatus, String)? {
         let options = RunOptions(asOf: Date(), reportDirectory: FileManager.default.temporaryDirectory)
         do {
-            _ = try await Commands.run(environment: Environment(env), options: options, logger: Logger(label: "subrecon.secrets.tests"))
+            _ = try await Commands.run(environment: ProcessEnvironment(env), options: options, logger: Logger(label: "subrecon.secrets.tests"))
             return nil
         } catch let error as ConfigError {
             return (.config, error.description)
@@ -82,15 +82,15 @@ struct SecretsTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let passwordFile = folder.appendingPathComponent("push-password")
         try Data("Zq?Xv#Wk@Jy\n".utf8).write(to: passwordFile)
-        let env = Environment(["SUBRECON_PUSHGATEWAY_USER": "metrics", "SUBRECON_PUSHGATEWAY_PASSWORD_FILE": passwordFile.path])
+        let env = ProcessEnvironment(["SUBRECON_PUSHGATEWAY_USER": "metrics", "SUBRECON_PUSHGATEWAY_PASSWORD_FILE": passwordFile.path])
         let credentials = try #require(try PushgatewayCredentials.load(env))
         #expect(credentials.password == "Zq?Xv#Wk@Jy")
         #expect(leaks("Zq?Xv#Wk@Jy", in: credentials.description).isEmpty)
-        #expect(try PushgatewayCredentials.load(Environment([:])) == nil)
-        #expect(throws: ConfigError.self) { try PushgatewayCredentials.load(Environment(["SUBRECON_PUSHGATEWAY_PASSWORD": "x"])) }
-        #expect(throws: ConfigError.self) { try PushgatewayCredentials.load(Environment(["SUBRECON_PUSHGATEWAY_USER": "x"])) }
+        #expect(try PushgatewayCredentials.load(ProcessEnvironment([:])) == nil)
+        #expect(throws: ConfigError.self) { try PushgatewayCredentials.load(ProcessEnvironment(["SUBRECON_PUSHGATEWAY_PASSWORD": "x"])) }
+        #expect(throws: ConfigError.self) { try PushgatewayCredentials.load(ProcessEnvironment(["SUBRECON_PUSHGATEWAY_USER": "x"])) }
         #expect(throws: ConfigError.self) {
-            try PushgatewayCredentials.load(Environment(["SUBRECON_PUSHGATEWAY_USER": "a:b", "SUBRECON_PUSHGATEWAY_PASSWORD": "x"]))
+            try PushgatewayCredentials.load(ProcessEnvironment(["SUBRECON_PUSHGATEWAY_USER": "a:b", "SUBRECON_PUSHGATEWAY_PASSWORD": "x"]))
         }
 
         try Data("# TYPE subrecon_run_exit_code gauge\nsubrecon_run_exit_code{shard=\"0_1\"} 0.0\n".utf8)

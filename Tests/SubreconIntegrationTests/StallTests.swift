@@ -131,7 +131,7 @@ struct StallTests {
             var values = h.env.values
             values["SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS"] = "7"
             values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "1.5"
-            let config = try SubreconConfiguration.load(Environment(values), requireSource: true)
+            let config = try SubreconConfiguration.load(ProcessEnvironment(values), requireSource: true)
             let connection = try await PostgresConnection.connect(
                 configuration: try config.database.connectionConfiguration(), id: 9, logger: h.logger)
             var shown: [String] = []
@@ -143,7 +143,7 @@ struct StallTests {
             try await connection.close()
             #expect(shown == ["7s", "1500ms", "1min"])
             values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "soon"
-            #expect(throws: ConfigError.self) { try SubreconConfiguration.load(Environment(values), requireSource: true) }
+            #expect(throws: ConfigError.self) { try SubreconConfiguration.load(ProcessEnvironment(values), requireSource: true) }
         }
     }
 

@@ -208,7 +208,7 @@ struct StripeJobTests {
 
     @Test("STRIPE_BASE_URL without STRIPE_API_KEY is a configuration error naming STRIPE_API_KEY")
     func configuration() throws {
-        let env = Environment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_BASE_URL": "http://127.0.0.1:9"])
+        let env = ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_BASE_URL": "http://127.0.0.1:9"])
         #expect(throws: ConfigError.self) { try SubreconConfiguration.load(env, requireSource: true) }
         do {
             _ = try SubreconConfiguration.load(env, requireSource: false)
@@ -217,7 +217,7 @@ struct StripeJobTests {
             #expect(error.description.contains("STRIPE_API_KEY"))
         }
         let alone = try SubreconConfiguration.load(
-            Environment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY": Self.key]), requireSource: true)
+            ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY": Self.key]), requireSource: true)
         #expect(alone.hasSource && alone.stripe != nil && alone.description.contains("baseURL: https://api.stripe.com"))
         #expect(!alone.description.contains(Self.key))
 
@@ -225,7 +225,7 @@ struct StripeJobTests {
         try Data((Self.key + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try SubreconConfiguration.load(
-            Environment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY_FILE": file.path, "STRIPE_BASE_URL": "http://127.0.0.1:9/"]),
+            ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY_FILE": file.path, "STRIPE_BASE_URL": "http://127.0.0.1:9/"]),
             requireSource: true)
         #expect(fromFile.stripe != nil && fromFile.description.contains("baseURL: http://127.0.0.1:9,"))
         #expect(!fromFile.description.contains(Self.key))

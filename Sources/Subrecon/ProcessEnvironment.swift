@@ -12,7 +12,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
 }
 
 /// The process environment as a value. Only the executable reads `ProcessInfo`; everything else gets this.
-public struct Environment: Sendable {
+public struct ProcessEnvironment: Sendable {
     public var values: [String: String]
     public init(_ values: [String: String]) { self.values = values }
 
