@@ -125,6 +125,7 @@ extension DemoScenario {
                 ],
                 shows: "web subscription canceled at once, row ends in 200 days: only Stripe's events name it; "
                     + "Stripe says canceled → downgrade"))
+        users += financeUsers(m)
         return users
     }
 
@@ -157,6 +158,52 @@ extension DemoScenario {
                 row: m.row("demo-54-google-direct", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap", token: "demo-token-54"),
                 google: m.play("ACTIVE", start: -32, expiry: 28),
                 shows: "Google Play asked directly by purchase token → extend"),
+        ]
+    }
+
+    /// The finance figures' own cases (SPEC 5.7): a family member's refund (revoked, never revenue), a trial whose
+    /// tier comes back (restored, never revenue), and a user with three refunds across two stores (the review list).
+    static func financeUsers(_ m: Make) -> [DemoUser] {
+        let d = m.d
+        let usd = { (amount: Decimal) in SimulatedPrice(amount: amount, currency: "USD") }
+        return [
+            DemoUser(
+                row: m.row("demo-43-family-refund", tier: 1, "active", end: -1, product: "premium_monthly", source: "apple_iap"),
+                subscriber: SimulatedSubscriber(
+                    firstSeen: d(-400),
+                    subscriptions: [
+                        SimulatedSubscription(
+                            productID: "premium_monthly", purchaseDate: d(-5), expiresDate: d(25), refundedAt: d(-0.5),
+                            ownershipType: "FAMILY_SHARED", storeTransactionID: "demo-fam-43", price: usd(9.99))
+                    ]),
+                shows: "family member's access revoked by a refund: tier revoked like any other, money 0 (family_shared)"),
+            DemoUser(
+                row: m.row("demo-44-trial-restored", tier: 0, "expired", end: -10, product: "premium_monthly", source: "google_iap"),
+                subscriber: SimulatedSubscriber(
+                    firstSeen: d(-400),
+                    subscriptions: [
+                        SimulatedSubscription(
+                            productID: "premium_monthly", store: "play_store", periodType: "trial", purchaseDate: d(-1),
+                            expiresDate: d(6), price: usd(0))
+                    ]),
+                shows: "free trial started, webhook lost → restore; a trial is never revenue (trial)"),
+            DemoUser(
+                row: m.row("demo-45-serial-refunder", tier: 1, "active", end: -1, product: "premium_monthly", source: "apple_iap"),
+                subscriber: SimulatedSubscriber(
+                    firstSeen: d(-400),
+                    subscriptions: [
+                        // RevenueCat keys subscriptions by product: three refunded purchases are three products.
+                        SimulatedSubscription(
+                            productID: "pro_annual", purchaseDate: d(-200), expiresDate: d(165), refundedAt: d(-150),
+                            storeTransactionID: "demo-r45-1", price: usd(119.99)),
+                        SimulatedSubscription(
+                            productID: "pro_monthly", store: "play_store", purchaseDate: d(-60), expiresDate: d(-30),
+                            refundedAt: d(-50), storeTransactionID: "GPA.demo-r45-2", price: usd(19.99)),
+                        SimulatedSubscription(
+                            productID: "premium_monthly", purchaseDate: d(-1), expiresDate: d(29), refundedAt: d(-0.5),
+                            storeTransactionID: "demo-r45-3", price: usd(9.99)),
+                    ]),
+                shows: "third refund in a year across the App Store and Google Play → revoked, listed in refund_review.csv"),
         ]
     }
 }

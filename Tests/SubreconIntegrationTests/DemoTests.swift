@@ -74,6 +74,10 @@ struct DemoTests {
         .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
         // Inside its paid period: only Stripe's events name it.
         .init("demo-42-stripe-event-canceled", "downgrade", ["missed_expiration"], ["stripe_event"], ["revenuecat", "stripe"]),
+        // Finance (SPEC 5.7): family sharing and trials are never revenue; three refunds put a user on the review list.
+        .init("demo-43-family-refund", "downgrade", ["missed_refund"], ["expired"], rcApple),
+        .init("demo-44-trial-restored", "restore", ["missed_renewal"], ["lapsed"], rc),
+        .init("demo-45-serial-refunder", "downgrade", ["missed_refund"], ["expired"], rcApple),
     ]
 
     /// Run 2, no RevenueCat: each user asked of its own store only.
@@ -164,7 +168,7 @@ struct DemoTests {
         #expect(explained.filter { $0 == "      → not entitled (refunded)" }.count == 2)
         #expect(explained.contains { $0.hasPrefix("  verdict: downgrade [missed_refund]; truth: tier 0, refunded") })
         #expect(lines[2].hasPrefix("demo: run 1 of 2, every source ("))
-        #expect(lines[2].hasSuffix(": seeded 42 users and 9 products; running `subrecon run` against them"))
+        #expect(lines[2].hasSuffix(": seeded 45 users and 9 products; running `subrecon run` against them"))
         #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
         #expect(lines[4] == TerminalSummary.text(result.allSources.summary, folder: result.allSources.folder))
         #expect(lines[5].hasPrefix("demo: run 2 of 2, no RevenueCat"))
@@ -199,6 +203,11 @@ struct DemoTests {
         #expect(feed.entries == 1 && feed.matchedUsers == 1 && feed.unmatched == 0 && feed.error == nil)
         let voided = try #require(first.summary.feeds?["google_play"])
         #expect(voided.entries == 1 && voided.matchedUsers == 1 && voided.unmatched == 0 && voided.error == nil)
+        // Finance (SPEC 5.7): the family member's refund and the trial are no revenue; the serial refunder is listed.
+        let summaryFinance = first.summary
+        #expect(summaryFinance.refundReview?.users == 1, "demo-45 refunded three times within a year")
+        let review = try String(contentsOf: first.folder.appendingPathComponent("refund_review.csv"), encoding: .utf8)
+        #expect(review.contains("demo-45-serial-refunder"))
         let void = try #require(rows["demo-41-google-voided"])
         #expect(void.dbTier == 1 && (void.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(200 * 86_400))
         #expect(void.truthTier == 0 && void.applied)
