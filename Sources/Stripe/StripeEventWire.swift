@@ -12,38 +12,7 @@ import SubreconCore
 // This file imports Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target.
 
 /// `{"object": "list", "data": [event, ...], "has_more": ..., "url": "/v1/events"}`.
-public struct StripeEventList: Decodable, Sendable, Hashable {
-    public var object: String?
-    public var data: [StripeEvent]
-    /// nil when not stated (the client fails closed: it cannot know whether the list is complete).
-    public var hasMore: Bool?
-    public var url: String?
-
-    public init(object: String? = "list", data: [StripeEvent], hasMore: Bool?, url: String? = "/v1/events") {
-        self.object = object
-        self.data = data
-        self.hasMore = hasMore
-        self.url = url
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case object, data, url
-        case hasMore = "has_more"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        object = container.lenientString(.object)
-        data = try container.decode([StripeEvent].self, forKey: .data)
-        hasMore = container.lenientBool(.hasMore)
-        url = container.lenientString(.url)
-    }
-
-    /// Decodes a list body after `SourceText.sanitizedJSON` (invalid UTF-8 repaired, NUL made visible).
-    public static func decode(body: Data) throws -> StripeEventList {
-        try JSONDecoder().decode(StripeEventList.self, from: SourceText.sanitizedJSON(body))
-    }
-}
+public typealias StripeEventList = StripeList<StripeEvent>
 
 /// One Stripe event (`"object": "event"`), reduced to what names the customer.
 public struct StripeEvent: Decodable, Sendable, Hashable {

@@ -12,14 +12,17 @@ import SubreconCore
 // This file imports Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target.
 
 /// `{"object": "list", "data": [...], "has_more": ..., "url": ...}`.
-public struct StripeSubscriptionList: Decodable, Sendable, Hashable {
+public typealias StripeSubscriptionList = StripeList<StripeSubscription>
+
+/// A Stripe list (`{"object": "list", "data": [...], "has_more": ..., "url": ...}`) of subscriptions or events.
+public struct StripeList<Element: Decodable & Sendable & Hashable>: Decodable, Sendable, Hashable {
     public var object: String?
-    public var data: [StripeSubscription]
+    public var data: [Element]
     /// nil when not stated (the client fails closed: it cannot know whether the list is complete).
     public var hasMore: Bool?
     public var url: String?
 
-    public init(object: String? = "list", data: [StripeSubscription], hasMore: Bool?, url: String? = nil) {
+    public init(object: String? = "list", data: [Element], hasMore: Bool?, url: String? = nil) {
         self.object = object
         self.data = data
         self.hasMore = hasMore
@@ -34,14 +37,14 @@ public struct StripeSubscriptionList: Decodable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         object = container.lenientString(.object)
-        data = try container.decode([StripeSubscription].self, forKey: .data)
+        data = try container.decode([Element].self, forKey: .data)
         hasMore = container.lenientBool(.hasMore)
         url = container.lenientString(.url)
     }
 
     /// Decodes a list body after `SourceText.sanitizedJSON` (invalid UTF-8 repaired, NUL made visible).
-    public static func decode(body: Data) throws -> StripeSubscriptionList {
-        try JSONDecoder().decode(StripeSubscriptionList.self, from: SourceText.sanitizedJSON(body))
+    public static func decode(body: Data) throws -> StripeList<Element> {
+        try JSONDecoder().decode(StripeList<Element>.self, from: SourceText.sanitizedJSON(body))
     }
 }
 
