@@ -41,9 +41,7 @@ struct RefundReviewStep: Sendable {
         let listed = try await records.refundReview(
             asOf: options.asOf, days: options.refundReviewDays, minimumRefunds: options.refundReviewCount
         ).filter { options.shard.contains($0.userID) }
-        let rows = listed.map {
-            RefundReviewRow(userID: $0.userID, refunds: $0.refunds, stores: $0.stores, firstRefund: $0.firstRefund, lastRefund: $0.lastRefund)
-        }
+        let rows = listed
         try folder.write(Data(RefundReviewCSV.text(rows).utf8), to: "refund_review.csv")
         summary.refundReview = RunSummary.RefundReview(
             users: rows.count, minimumRefunds: options.refundReviewCount, days: options.refundReviewDays, newRefunds: added)

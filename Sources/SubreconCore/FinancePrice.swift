@@ -150,3 +150,22 @@ public struct SeenRefund: Sendable, Codable, Hashable {
         return seen.values.sorted { ($0.store, $0.transactionID) < ($1.store, $1.transactionID) }
     }
 }
+
+/// One user on the refund review list (SPEC 5.7): how many refunds were seen in the window, in which stores, and
+/// when the first and last were. A list for a person to look at, never a tier action.
+public struct RefundReviewEntry: Sendable, Hashable {
+    public var userID: String
+    public var refunds: Int
+    /// The stores, sorted.
+    public var stores: [String]
+    public var firstRefund: Date
+    public var lastRefund: Date
+
+    public init(userID: String, refunds: Int, stores: [String], firstRefund: Date, lastRefund: Date) {
+        self.userID = userID
+        self.refunds = refunds
+        self.stores = stores
+        self.firstRefund = firstRefund
+        self.lastRefund = lastRefund
+    }
+}

@@ -2,25 +2,6 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 
-/// One user on the refund review list (SPEC 5.7): how many refunds were seen in the window, in which stores, and
-/// when the first and last were.
-public struct RefundReviewEntry: Sendable, Hashable {
-    public var userID: String
-    public var refunds: Int
-    /// The stores, sorted.
-    public var stores: [String]
-    public var firstRefund: Date
-    public var lastRefund: Date
-
-    public init(userID: String, refunds: Int, stores: [String], firstRefund: Date, lastRefund: Date) {
-        self.userID = userID
-        self.refunds = refunds
-        self.stores = stores
-        self.firstRefund = firstRefund
-        self.lastRefund = lastRefund
-    }
-}
-
 extension SubscriptionDatabase {
     /// Keeps each refund once per store transaction (`refunds_seen`): a refund seen again (a rerun, a resumed run,
     /// the next night) changes nothing. Returns how many were new. Never touches `users` or the intents.

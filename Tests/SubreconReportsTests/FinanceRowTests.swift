@@ -82,8 +82,8 @@ struct FinanceRowTests {
     @Test("refund_review.csv: user, refunds, stores, first and last refund, by user id; formula text defused")
     func reviewCSV() {
         let text = RefundReviewCSV.text([
-            RefundReviewRow(userID: "=cmd", refunds: 3, stores: ["play_store", "app_store"], firstRefund: Self.asOf, lastRefund: Self.asOf),
-            RefundReviewRow(userID: "a", refunds: 4, stores: ["stripe"], firstRefund: Self.asOf.addingTimeInterval(-86_400), lastRefund: Self.asOf),
+            RefundReviewEntry(userID: "=cmd", refunds: 3, stores: ["play_store", "app_store"], firstRefund: Self.asOf, lastRefund: Self.asOf),
+            RefundReviewEntry(userID: "a", refunds: 4, stores: ["stripe"], firstRefund: Self.asOf.addingTimeInterval(-86_400), lastRefund: Self.asOf),
         ])
         #expect(
             text == "user_id,refunds,stores,first_refund,last_refund\r\n"
