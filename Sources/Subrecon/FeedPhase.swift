@@ -29,8 +29,9 @@ struct FeedPhase: Sendable {
         return (until.addingTimeInterval(-Self.firstRunDays * 86_400), until)
     }
 
-    /// Reads every feed and records its candidates; returns the summary's feed lines.
-    func run() async throws -> [String: RunSummary.Feed] {
+    /// Reads every feed and records its candidates (a dry run keeps them in `named` instead: it writes nothing);
+    /// returns the summary's feed lines.
+    func run(named: inout [String: [CandidateReason]]) async throws -> [String: RunSummary.Feed] {
         let (since, until) = try await window()
         var report: [String: RunSummary.Feed] = [:]
         for read in await source.feeds(since: since, until: until) {
@@ -44,8 +45,17 @@ struct FeedPhase: Sendable {
             case .success(let entries):
                 line.entries = entries.entries
                 line.rejected = entries.rejected
-                let match = try await feeds.addFeedCandidates(
-                    runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason)
+                let match: FeedMatch
+                if options.dryRun {
+                    let found = try await feeds.feedUsers(column: read.column, identifiers: entries.identifiers)
+                    for user in found.users where !(named[user]?.contains(read.reason) ?? false) {
+                        named[user, default: []].append(read.reason)
+                    }
+                    match = FeedMatch(users: Set(found.users).count, unmatched: found.unmatched)
+                } else {
+                    match = try await feeds.addFeedCandidates(
+                        runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason)
+                }
                 line.matchedUsers = match.users
                 line.unmatched = match.unmatched
                 logger.info(

@@ -46,6 +46,8 @@ public protocol RunHistory: Sendable {
 public protocol FeedCandidates: Sendable {
     func addFeedCandidates(runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason) async throws -> FeedMatch
     func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]]
+    /// The users a feed names, read only (a dry run writes nothing).
+    func feedUsers(column: FeedColumn, identifiers: [String]) async throws -> (users: [String], unmatched: Int)
     func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?
     /// Records tonight's sweep share (SPEC 5.1) as candidates of `runID`; idempotent.
     func recordSweep(_ query: CandidateQuery, runID: String) async throws

@@ -118,8 +118,15 @@ public struct ReconcileJob: Sendable {
         _ options: inout RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
     ) async throws -> [String: [CandidateReason]] {
         guard let feeds = ports.feeds, options.readsFeeds else { return [:] }
+        var named: [String: [CandidateReason]] = [:]
         if !resuming {
-            summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger).run()
+            summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger)
+                .run(named: &named)
+        }
+        if options.dryRun {
+            // A dry run writes nothing: its feed users stay in memory and the sweep is tested inline.
+            options.namedUserIDs = named.keys.sorted()
+            return named
         }
         options.runCandidatesID = runID
         // The sweep's share is recorded with the feeds' users (again on resume: the same users, idempotent).

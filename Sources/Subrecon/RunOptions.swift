@@ -30,6 +30,8 @@ public struct RunOptions: Sendable {
     public var feedsSince: Date?
     /// The run whose recorded candidates (feeds, sweep) join the scan (set by the job once they are recorded).
     var runCandidatesID: String?
+    /// A dry run's feed-named users (kept in memory: a dry run writes nothing).
+    var namedUserIDs: [String]?
     public var environment: StoreEnvironment = .production
     public var pageSize = 500
     /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
@@ -98,7 +100,7 @@ public struct RunOptions: Sendable {
     var selection: CandidateQuery {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
-            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID)
+            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID, namedUserIDs: namedUserIDs)
     }
 }
 

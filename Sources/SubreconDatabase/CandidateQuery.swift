@@ -29,11 +29,15 @@ public struct CandidateQuery: Sendable, Hashable {
     public var sweepDays: Int = 0
     /// Nightly: the run whose recorded candidates (feeds and sweep, `reconcile_run_candidates`) join the scan.
     public var runCandidatesID: String?
+    /// Nightly: users named by the feeds of a run that records nothing (a dry run), joining the scan.
+    public var namedUserIDs: [String]?
 
     public init(
         mode: Mode = .nightly, asOf: Date, lookbackDays: Int = 60, userIDs: [String]? = nil, endAfter: Date? = nil,
-        endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, runCandidatesID: String? = nil
+        endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, runCandidatesID: String? = nil,
+        namedUserIDs: [String]? = nil
     ) {
+        self.namedUserIDs = namedUserIDs
         self.sweepDays = max(0, sweepDays)
         self.runCandidatesID = runCandidatesID
         self.mode = mode
@@ -133,6 +137,7 @@ public struct CandidateQuery: Sendable, Hashable {
                 "subscription_status = 'billing_issue'",
                 "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
             ]
+            if let namedUserIDs, !namedUserIDs.isEmpty { rules.append("id = any(\(bind(namedUserIDs)))") }
             if sweepDays > 0 && runCandidatesID == nil {
                 let night = bind(Self.sweepNight(asOf: asOf, days: sweepDays))
                 rules.append("current_tier > 0 and \(Self.sweepBucketSQL(days: sweepDays)) = \(night)")

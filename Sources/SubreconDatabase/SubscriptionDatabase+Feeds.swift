@@ -15,6 +15,11 @@ public struct FeedMatch: Sendable, Hashable {
     public var users: Int
     /// Distinct identifiers that match no row: counted, not acted on.
     public var unmatched: Int
+
+    public init(users: Int, unmatched: Int) {
+        self.users = users
+        self.unmatched = unmatched
+    }
 }
 
 extension SubscriptionDatabase {
@@ -49,6 +54,31 @@ extension SubscriptionDatabase {
                 return FeedMatch(users: named, unmatched: unmatched)
             }
             return FeedMatch(users: 0, unmatched: distinct.count)
+        }
+    }
+
+    /// The users whose `column` holds one of `identifiers`, and how many distinct identifiers match no row; writes
+    /// nothing (a dry run keeps its feed candidates in memory: bounded by the feeds' size).
+    public func feedUsers(column: FeedColumn, identifiers: [String]) async throws -> (users: [String], unmatched: Int) {
+        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        guard !distinct.isEmpty else { return ([], 0) }
+        if column != .appleOriginalTransactionID && !users.optionalColumns.contains(column.rawValue) {
+            return ([], distinct.count)
+        }
+        return try await run("read feed users") {
+            var binds = PostgresBindings()
+            binds.append(distinct)
+            var ids: [String] = []
+            var matched = Set<String>()
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "select id, \(column.rawValue) from users where \(column.rawValue) = any($1) order by id",
+                    binds: binds), logger: logger)
+            for try await (id, value) in rows.decode((String, String).self) {
+                ids.append(id)
+                matched.insert(value)
+            }
+            return (ids, distinct.count - matched.count)
         }
     }
 

@@ -64,6 +64,31 @@ struct FeedAndSweepTests {
         }
     }
 
+    @Test("a dry run reads the feeds and sweeps, and writes nothing: not even its candidates")
+    func dryRunWritesNothing() async throws {
+        try await Harness.with(apple: true, revenueCat: false) { h in
+            try await h.store.insertUsers([h.row("d-refund", tier: 1, "active", end: 300, txn: "5101")])
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "5101", productID: "premium_monthly", status: 5, purchaseDate: Harness.day(-60),
+                    expiresDate: Harness.day(300), revocationDate: Harness.day(-1), revocationReason: 0))
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5101", sentAt: Harness.day(-1)))
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5199", sentAt: Harness.day(-1)))
+            let result = try await h.run {
+                $0.dryRun = true
+                $0.sweepDays = 1  // every tier holder tonight
+            }
+            let rows = try h.report(result)
+            #expect(rows["d-refund"]?.action == "downgrade" && rows["d-refund"]?.applied == false)
+            #expect(rows["d-refund"]?.candidateReason == ["apple_notification", "sweep"])
+            let feed = try #require(try summary(result).feeds?["app_store"])
+            #expect(feed.matchedUsers == 1 && feed.unmatched == 1)
+            #expect(try await h.user("d-refund")?.currentTier == 1)
+            #expect(try await h.count("select count(*)::int from reconcile_run_candidates") == 0)
+            #expect(try await h.count("select count(*)::int from reconcile_runs") == 0)
+        }
+    }
+
     @Test("a failing feed is reported, the night goes on, exit 1")
     func failingFeed() async throws {
         try await Harness.with(apple: true) { h in
