@@ -165,7 +165,8 @@ public struct CandidateQuery: Sendable, Hashable {
         if let recorded {
             // Driven by the recorded candidates in user order (their primary key), each probing `users` by id: one
             // limit after every filter, so the branch returns exactly the first N qualifying users.
-            let after = lastID == nil ? "" : " and c.user_id > \(bind(lastID!))"
+            var after = ""
+            if let lastID { after = " and c.user_id > \(bind(lastID))" }
             let filters = conditions.filter { !$0.hasPrefix("id > ") }.map { " and \($0)" }.joined()
             branches.append(
                 "(select \(Self.userColumns(users)) from reconcile_run_candidates c join users on users.id = c.user_id "
