@@ -13,7 +13,7 @@ extension Commands {
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
         return try await withDatabase(config.database, logger: logger) { unchecked in
-            let store = try await checkedUsers(unchecked, environment: env)
+            let store = try await checkedUsers(unchecked, configuration: config)
             guard let row = try await store.user(id: userID) else {
                 throw CommandFailure(.noInput, "user \(SourceText.sanitized(userID).debugDescription) has no row in users")
             }

@@ -15,7 +15,7 @@ public enum Commands {
         try await withDatabase(config.database, logger: logger, requireSchema: false) { store in
             let applied: [Int]
             do {
-                applied = try await store.migrate(requiring: requiredUserColumns(env))
+                applied = try await store.migrate(requiring: requiredUserColumns(config))
             } catch let violation as UsersContract.Violation {
                 throw ConfigError("users", violation.problem)
             }
@@ -61,7 +61,7 @@ public enum Commands {
         logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
         return try await withDatabase(config.database, logger: logger) { [logger] unchecked in
             // The app's own `users` (SPEC 4): its columns are checked once, before the run writes anything.
-            let store = try await checkedUsers(unchecked, environment: env)
+            let store = try await checkedUsers(unchecked, configuration: config)
             var options = requested
             var startedAt = firstStart
             var runID = newRunID
@@ -175,22 +175,20 @@ public enum Commands {
         }
     }
 
-    /// The optional `users` columns whose source is configured (SPEC section 4): `stripe_customer_id` with Stripe
-    /// (`STRIPE_API_KEY`), `google_purchase_token` with Google Play (`GOOGLE_PLAY_SERVICE_ACCOUNT` or
-    /// `GOOGLE_PLAY_PACKAGE_NAME`), each also as `_FILE`.
-    static func requiredUserColumns(_ env: ProcessEnvironment) -> Set<String> {
-        func set(_ names: String...) -> Bool { names.contains { env.string($0) != nil || env.string($0 + "_FILE") != nil } }
+    /// The optional `users` columns whose source is configured (SPEC section 4): `stripe_customer_id` with Stripe,
+    /// `google_purchase_token` with Google Play.
+    static func requiredUserColumns(_ config: SubreconConfiguration) -> Set<String> {
         var columns = Set<String>()
-        if set("STRIPE_API_KEY") { columns.insert("stripe_customer_id") }
-        if set("GOOGLE_PLAY_SERVICE_ACCOUNT", "GOOGLE_PLAY_PACKAGE_NAME") { columns.insert("google_purchase_token") }
+        if config.stripe != nil { columns.insert("stripe_customer_id") }
+        if config.googlePlay != nil { columns.insert("google_purchase_token") }
         return columns
     }
 
     /// `store` reading and writing `users` as the relation the connection resolves is (a table or an app's view,
     /// optional columns present or not); a relation missing a contract column is exit 78, one line naming them all.
-    static func checkedUsers(_ store: SubscriptionDatabase, environment env: ProcessEnvironment) async throws -> SubscriptionDatabase {
+    static func checkedUsers(_ store: SubscriptionDatabase, configuration config: SubreconConfiguration) async throws -> SubscriptionDatabase {
         do {
-            return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(env)))
+            return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(config)))
         } catch let violation as UsersContract.Violation {
             throw ConfigError("users", violation.problem)
         }
