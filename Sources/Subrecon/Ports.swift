@@ -126,11 +126,30 @@ public struct FeedEntries: Sendable {
     public var entries: Int
     /// Entries that failed verification (forged, another app's): counted and ignored.
     public var rejected: Int
+    /// The refunds the believed entries state (SPEC 5.7: a refund seen in a feed is kept like one seen in a lookup).
+    public var refunds: [FeedRefund]
 
-    public init(identifiers: [String], entries: Int, rejected: Int = 0) {
+    public init(identifiers: [String], entries: Int, rejected: Int = 0, refunds: [FeedRefund] = []) {
         self.identifiers = identifiers
         self.entries = entries
         self.rejected = rejected
+        self.refunds = refunds
+    }
+}
+
+/// A refund a feed entry states, for the user whose row holds `identifier` in the feed's column.
+public struct FeedRefund: Sendable, Hashable {
+    /// The value of the feed's column (Apple original transaction id, Google purchase token, Stripe customer id).
+    public var identifier: String
+    /// Keyed exactly as `SeenRefund.of` keys the same refund seen in a lookup (store, transaction id).
+    public var refund: SeenRefund
+    /// nil when the entry did not say; a production run keeps no sandbox refund.
+    public var isSandbox: Bool?
+
+    public init(identifier: String, refund: SeenRefund, isSandbox: Bool?) {
+        self.identifier = identifier
+        self.refund = refund
+        self.isSandbox = isSandbox
     }
 }
 

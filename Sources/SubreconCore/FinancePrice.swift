@@ -137,7 +137,8 @@ public struct SeenRefund: Sendable, Codable, Hashable {
         for purchase in purchases {
             guard let refundedAt = purchase.refundedAt, refundedAt <= asOf else { continue }
             let id =
-                [purchase.storeTransactionID, purchase.originalTransactionID].compactMap { $0 }.first { !$0.isEmpty }
+                [purchase.refundTransactionID, purchase.storeTransactionID, purchase.originalTransactionID].compactMap { $0 }
+                .first { !$0.isEmpty }
                 ?? "\(purchase.productID)@\(Int64(refundedAt.timeIntervalSince1970))"
             let price = FinancePrice.of(purchase, for: .refund)
             let refund = SeenRefund(

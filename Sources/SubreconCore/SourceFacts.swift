@@ -159,6 +159,10 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// Other ids the same product is known by, tried in order when `productID` is not in `product_tiers` (Stripe:
     /// the price id `price_…` after the product id `prod_…`, SPEC 5.2).
     public var alternateProductIDs: [String] = []
+    /// The store's id of the refunded payment when it is not the purchase's own transaction id (Stripe: the
+    /// refunded payment intent `pi_…`, else charge `ch_…`, of the period's invoice); the refund review keys the
+    /// refund by it (SPEC 5.7), so a refund seen in a feed and in a lookup is one row.
+    public var refundTransactionID: String?
 
     public init(
         origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, kind: PurchaseKind = .subscription,
