@@ -13,6 +13,20 @@ public struct AppleNotificationEntry: Sendable, Hashable {
     public var subtype: String?
     /// The original transaction id of the signed transaction inside: finds the user.
     public var originalTransactionID: String
+    /// The verified signed transaction inside (`signedTransactionInfo`).
+    public var transaction: JWSTransactionDecodedPayload? = nil
+
+    /// The notification types that state a refunded or revoked purchase (SPEC 5.7). `REFUND_REVERSED` is not one:
+    /// and a refund kept in `refunds_seen` stays there (a history of refunds seen, not a state).
+    public static let refundTypes: Set<String> = ["REFUND", "REVOKE"]
+
+    /// The refunded purchase a `REFUND` or `REVOKE` entry states (its transaction has a `revocationDate`), mapped by
+    /// the same function as a lookup's answer (`AppleSubscriptionMapping.purchaseFact`), so `SeenRefund.of` keys
+    /// and prices it exactly as it would the same transaction seen in a lookup; nil for any other entry.
+    public var refundedPurchase: PurchaseFact? {
+        guard Self.refundTypes.contains(notificationType), let transaction, transaction.revocationDate != nil else { return nil }
+        return try? AppleSubscriptionMapping.purchaseFact(status: nil, transaction: transaction, renewal: nil)
+    }
 }
 
 /// What reading the notification history over a window gave.
@@ -99,7 +113,9 @@ extension AppStoreClient {
             else { return nil }
             let transaction = try await verifier.verifyTransaction(signedTransaction, environment: environment, now: now())
             guard let original = transaction.originalTransactionId, !original.isEmpty else { return nil }
-            return AppleNotificationEntry(notificationUUID: uuid, notificationType: type, subtype: payload.subtype, originalTransactionID: original)
+            return AppleNotificationEntry(
+                notificationUUID: uuid, notificationType: type, subtype: payload.subtype, originalTransactionID: original,
+                transaction: transaction)
         } catch {
             logger.debug("app store notification failed verification", metadata: ["error": "\(error)"])
             return nil

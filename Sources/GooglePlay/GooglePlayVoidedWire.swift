@@ -116,6 +116,18 @@ public struct VoidedPurchase: Decodable, Sendable, Hashable {
     /// When the purchase was voided; nil when missing or outside 1970...9999.
     public var voidedTime: Date? { voidedTimeMillis.flatMap { SourceNumber.date(unixMilliseconds: $0) } }
 
+    /// The refunded purchase this void states (SPEC 5.7), keyed as the Google lookup keys it: store `play_store`,
+    /// transaction id = `orderId` (the lookup's `storeTransactionID` is the line item's `latestSuccessfulOrderId`,
+    /// renewal suffix `..N` included, which is the id Google voids), refunded at `voidedTimeMillis`. Google's list
+    /// states no price (the amount is unknown, never guessed) and no environment (`isSandbox` unknown). nil when the
+    /// void has no order id (no key a lookup would share) or no readable voided time.
+    public var refundedPurchase: PurchaseFact? {
+        guard let voidedTime, let orderId, !orderId.isEmpty else { return nil }
+        return PurchaseFact(
+            origin: .googlePlay, productID: "", store: .playStore, kind: .unstated, isSandbox: nil, refundedAt: voidedTime,
+            storeTransactionID: orderId)
+    }
+
     /// The key entries are deduplicated by: the order id, else the purchase token; nil when the entry has neither.
     public var dedupeKey: String? {
         if let orderId, !orderId.isEmpty { return "order:" + orderId }

@@ -12,8 +12,22 @@ public struct StripeEventFeed: Sendable, Hashable {
     public var withoutCustomer = 0
     /// Pages read.
     public var pages = 0
+    /// The refunded purchases the events state (`charge.refunded` of a fully refunded charge naming a customer;
+    /// `StripeEvent.refundedPurchase`), with that customer, in the order read.
+    public var refunds: [StripeCustomerRefund] = []
 
     public init() {}
+}
+
+/// A refunded purchase an event states, with the customer its charge names.
+public struct StripeCustomerRefund: Sendable, Hashable {
+    public var customer: String
+    public var purchase: PurchaseFact
+
+    public init(customer: String, purchase: PurchaseFact) {
+        self.customer = customer
+        self.purchase = purchase
+    }
 }
 
 extension StripeClient {
@@ -58,6 +72,7 @@ extension StripeClient {
                 feed.events += 1
                 if let customer = event.customer {
                     feed.customerIDs.append(customer)
+                    if let refunded = event.refundedPurchase { feed.refunds.append(StripeCustomerRefund(customer: customer, purchase: refunded)) }
                 } else {
                     feed.withoutCustomer += 1
                 }

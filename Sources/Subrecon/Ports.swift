@@ -48,6 +48,8 @@ public protocol FeedCandidates: Sendable {
     func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]]
     /// The users a feed names, read only (a dry run writes nothing).
     func feedUsers(column: FeedColumn, identifiers: [String]) async throws -> (users: [String], unmatched: Int)
+    /// The users whose `column` holds each identifier (read only): whom a feed's refunds belong to.
+    func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]]
     func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?
     /// Records tonight's sweep share (SPEC 5.1) as candidates of `runID`; idempotent.
     func recordSweep(_ query: CandidateQuery, runID: String) async throws

@@ -120,8 +120,9 @@ public struct ReconcileJob: Sendable {
         guard let feeds = ports.feeds, options.readsFeeds else { return [:] }
         var named: [String: [CandidateReason]] = [:]
         if !resuming {
-            summary.feeds = try await FeedPhase(feeds: feeds, source: source, options: options, runID: runID, logger: logger)
-                .run(named: &named)
+            summary.feeds = try await FeedPhase(
+                feeds: feeds, refunds: ports.refunds, source: source, options: options, runID: runID, logger: logger
+            ).run(named: &named)
         }
         if options.dryRun {
             // A dry run writes nothing: its feed users stay in memory and the sweep is tested inline.

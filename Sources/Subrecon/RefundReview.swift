@@ -24,7 +24,8 @@ struct RefundReviewStep: Sendable {
     var logger: Logger
 
     func run(ledger: any VerdictLedger, runID: String, folder: RunFolder, into summary: inout RunSummary) async throws {
-        var added = 0
+        // The feeds ran first and kept the refunds only they stated (FeedPhase): counted here with the verdicts'.
+        var added = (summary.feeds ?? [:]).values.reduce(0) { $0 + $1.refundsNew }
         if !options.dryRun {
             var after: Int64 = -1
             let limit = max(options.applyBatchSize, 100)

@@ -82,6 +82,28 @@ extension SubscriptionDatabase {
         }
     }
 
+    /// The user ids whose `column` holds each of `identifiers` (identifiers matching no row are absent; ids sorted),
+    /// read only: the feeds' refunds are recorded for these users (SPEC 5.7). An app's `users` without the column
+    /// matches nothing, as in `feedUsers`.
+    public func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]] {
+        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        guard !distinct.isEmpty else { return [:] }
+        if column != .appleOriginalTransactionID && !users.optionalColumns.contains(column.rawValue) { return [:] }
+        return try await run("read feed user ids") {
+            var binds = PostgresBindings()
+            binds.append(distinct)
+            var found: [String: [String]] = [:]
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "select id, \(column.rawValue) from users where \(column.rawValue) = any($1) order by id",
+                    binds: binds), logger: logger)
+            for try await (id, value) in rows.decode((String, String).self) {
+                found[value, default: []].append(id)
+            }
+            return found
+        }
+    }
+
     /// The feed reasons of every feed candidate of `runID` (bounded by the feeds' size, not the users': the sweep's
     /// own rows are not read).
     public func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]] {

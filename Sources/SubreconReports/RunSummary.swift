@@ -100,6 +100,10 @@ public struct RunSummary: Sendable, Codable {
         public var matchedUsers = 0
         /// Distinct identifiers that matched no row: counted, not acted on.
         public var unmatched = 0
+        /// Refunds the believed entries stated (SPEC 5.7), whether or not they belong to a user of this run.
+        public var refunds = 0
+        /// Refunds kept in `refunds_seen` for the first time by this feed (0 in a dry run and on a rerun).
+        public var refundsNew = 0
         /// Why the feed failed (the run went on without it).
         public var error: String?
 
@@ -110,6 +114,21 @@ public struct RunSummary: Sendable, Codable {
 
         enum CodingKeys: String, CodingKey {
             case since, until, entries, rejected, matchedUsers = "matched_users", unmatched, error
+            case refunds, refundsNew = "refunds_new"
+        }
+
+        /// Summaries stored before a field existed read it as 0 (or nil).
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            since = try c.decode(String.self, forKey: .since)
+            until = try c.decode(String.self, forKey: .until)
+            entries = try c.decodeIfPresent(Int.self, forKey: .entries) ?? 0
+            rejected = try c.decodeIfPresent(Int.self, forKey: .rejected) ?? 0
+            matchedUsers = try c.decodeIfPresent(Int.self, forKey: .matchedUsers) ?? 0
+            unmatched = try c.decodeIfPresent(Int.self, forKey: .unmatched) ?? 0
+            refunds = try c.decodeIfPresent(Int.self, forKey: .refunds) ?? 0
+            refundsNew = try c.decodeIfPresent(Int.self, forKey: .refundsNew) ?? 0
+            error = try c.decodeIfPresent(String.self, forKey: .error)
         }
     }
 

@@ -42,8 +42,19 @@ struct GooglePlaySource: StoreSource {
     /// included (`type=1`): the purchase tokens they name find users by `google_purchase_token`.
     func feed(since: Date, until: Date) async -> FeedRead? {
         let result = await client.voidedPurchases(since: since, until: until).map { feed in
-            FeedEntries(identifiers: feed.purchaseTokens, entries: feed.entries.count, rejected: feed.rejected)
+            FeedEntries(
+                identifiers: feed.purchaseTokens, entries: feed.entries.count, rejected: feed.rejected,
+                refunds: Self.refunds(feed.entries, asOf: until))
         }
         return FeedRead(source: .googlePlay, reason: .googleVoided, column: .googlePurchaseToken, result: result)
+    }
+
+    /// The refunds the voids state (each with an order id and a readable voided time), keyed and priced by
+    /// `SeenRefund.of` (identifier: the purchase token).
+    static func refunds(_ entries: [VoidedPurchase], asOf: Date) -> [FeedRefund] {
+        entries.flatMap { entry -> [FeedRefund] in
+            guard let token = entry.purchaseToken, !token.isEmpty, let fact = entry.refundedPurchase else { return [] }
+            return SeenRefund.of([fact], asOf: asOf).map { FeedRefund(identifier: token, refund: $0, isSandbox: fact.isSandbox) }
+        }
     }
 }

@@ -44,10 +44,18 @@ struct StripeSource: StoreSource {
     }
 
     /// Stripe's events over the window (SPEC 5.1): the customer ids they name. Events whose object names no customer
-    /// are counted in `entries` and not named.
+    /// are counted in `entries` and not named. A fully refunded charge states a refund for its customer (SPEC 5.7).
     func feed(since: Date, until: Date) async -> FeedRead? {
         let result = await client.events(since: since, until: until)
-            .map { FeedEntries(identifiers: $0.customerIDs, entries: $0.events, rejected: 0) }
+            .map { feed in
+                FeedEntries(
+                    identifiers: feed.customerIDs, entries: feed.events, rejected: 0,
+                    refunds: feed.refunds.flatMap { entry in
+                        SeenRefund.of([entry.purchase], asOf: until).map {
+                            FeedRefund(identifier: entry.customer, refund: $0, isSandbox: entry.purchase.isSandbox)
+                        }
+                    })
+            }
             .mapError { SourceError(origin: .stripe, kind: .fetch, message: "events feed: \($0.description)") }
         return FeedRead(source: .stripe, reason: .stripeEvent, column: .stripeCustomerID, result: result)
     }
