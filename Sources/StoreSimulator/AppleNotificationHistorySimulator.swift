@@ -17,12 +17,30 @@ public struct AppleHistoryNotification: Sendable, Hashable {
     public var forged: Bool
     /// Another app's bundle id inside.
     public var bundleID: String?
+    /// The signed transaction's `transactionId` (default: the original transaction id + `-n`).
+    public var transactionID: String?
+    /// The signed transaction's `revocationDate` (a refund or revocation); nil: none.
+    public var revocationDate: Date?
+    /// The signed transaction's `price` in milliunits of `currency`; nil: not stated.
+    public var price: Int64?
+    public var currency: String?
+    /// The signed transaction's `inAppOwnershipType`.
+    public var ownership: String
+    /// The signed transaction's `offerDiscountType` (`FREE_TRIAL`); with `offerType` 1 when set.
+    public var offerDiscountType: String?
 
     public init(
         uuid: String = UUID().uuidString, type: String, subtype: String? = nil, originalTransactionID: String,
         productID: String = "premium_monthly", sentAt: Date, deliveryFailed: Bool = false, forged: Bool = false,
-        bundleID: String? = nil
+        bundleID: String? = nil, transactionID: String? = nil, revocationDate: Date? = nil, price: Int64? = nil,
+        currency: String? = nil, ownership: String = "PURCHASED", offerDiscountType: String? = nil
     ) {
+        self.transactionID = transactionID
+        self.revocationDate = revocationDate
+        self.price = price
+        self.currency = currency
+        self.ownership = ownership
+        self.offerDiscountType = offerDiscountType
         self.uuid = uuid
         self.type = type
         self.subtype = subtype
@@ -115,10 +133,12 @@ public struct AppleNotificationHistorySimulator: SimulatorRoute {
     private func signedPayload(_ n: AppleHistoryNotification) throws -> String {
         let sent = Int64((n.sentAt.timeIntervalSince1970 * 1000).rounded())
         let transaction = SimulatedTransactionPayload(
-            originalTransactionId: n.originalTransactionID, transactionId: n.originalTransactionID + "-n",
+            originalTransactionId: n.originalTransactionID, transactionId: n.transactionID ?? n.originalTransactionID + "-n",
             bundleId: n.bundleID ?? bundleID, productId: n.productID, subscriptionGroupIdentifier: "group",
             purchaseDate: sent - 86_400_000, originalPurchaseDate: sent - 86_400_000, expiresDate: sent + 29 * 86_400_000,
-            signedDate: sent, environment: "Production")
+            inAppOwnershipType: n.ownership, offerType: n.offerDiscountType == nil ? nil : 1,
+            offerDiscountType: n.offerDiscountType, signedDate: sent, revocationDate: n.revocationDate?.unixMilliseconds,
+            revocationReason: n.revocationDate == nil ? nil : 0, environment: "Production", price: n.price, currency: n.currency)
         let signer = n.forged ? forger : pki
         let signedTransaction = try signer.sign(payload: transaction)
         var payload: [String: Any] = [

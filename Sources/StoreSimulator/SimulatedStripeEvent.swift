@@ -17,11 +17,25 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
     /// For subscription events: the subscription's status in the snapshot.
     public var status: String
     public var livemode: Bool
+    /// For charges: Stripe's "fully refunded" flag (nil: the key is absent), `amount_refunded` in minor units of
+    /// `currency`, `payment_intent` (nil writes `null`), and the `created` of one `succeeded` refund in `refunds.data`
+    /// (nil: no `refunds` list, as in recent API versions).
+    public var refunded: Bool?
+    public var amountRefunded: Int64
+    public var currency: String
+    public var paymentIntent: String?
+    public var refundCreated: Date?
 
     public init(
         id: String, type: String, created: Date, customer: String?, expandedCustomer: Bool = false, objectID: String? = nil,
-        status: String = "active", livemode: Bool = true
+        status: String = "active", livemode: Bool = true, refunded: Bool? = true, amountRefunded: Int64 = 999,
+        currency: String = "usd", paymentIntent: String? = nil, refundCreated: Date? = nil
     ) {
+        self.refunded = refunded
+        self.amountRefunded = amountRefunded
+        self.currency = currency
+        self.paymentIntent = paymentIntent
+        self.refundCreated = refundCreated
         self.id = id
         self.type = type
         self.created = created
@@ -64,10 +78,23 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
             ]
         } else {
             object = [
-                "id": objectID, "object": "charge", "customer": customerValue, "amount": 999, "amount_refunded": 999,
-                "currency": "usd", "paid": true, "refunded": true, "status": "succeeded", "livemode": livemode,
-                "created": seconds - 86_400, "metadata": [String: String](), "invoice": NSNull(),
+                "id": objectID, "object": "charge", "customer": customerValue, "amount": max(999, amountRefunded),
+                "amount_refunded": amountRefunded, "currency": currency, "paid": true, "status": "succeeded",
+                "livemode": livemode, "created": seconds - 86_400, "metadata": [String: String](), "invoice": NSNull(),
+                "payment_intent": paymentIntent.map { $0 as Any } ?? NSNull(),
             ]
+            if let refunded { object["refunded"] = refunded }
+            if let refundCreated {
+                let refundSeconds = Int64(refundCreated.timeIntervalSince1970.rounded(.down))
+                object["refunds"] = [
+                    "object": "list", "has_more": false, "url": "/v1/charges/\(objectID)/refunds",
+                    "data": [[
+                        "id": "re_" + String(objectID.dropFirst(3)), "object": "refund", "amount": amountRefunded,
+                        "currency": currency, "created": refundSeconds, "status": "succeeded",
+                        "payment_intent": paymentIntent.map { $0 as Any } ?? NSNull(),
+                    ] as [String: Any]],
+                ] as [String: Any]
+            }
             previous = ["amount_refunded": 0, "refunded": false]
         }
         var data: [String: Any] = ["object": object]

@@ -60,4 +60,81 @@ struct NotificationHistoryTests {
         }
         #expect(error.message.contains("notification history"))
     }
+
+    // MARK: Refunds the feed states (SPEC 5.7)
+
+    /// A refunded transaction as both Apple's history and a status lookup carry it.
+    static func refundedTransaction(ownership: String = "PURCHASED", trial: Bool = false) -> JWSTransactionDecodedPayload {
+        var transaction = JWSTransactionDecodedPayload(
+            originalTransactionId: "1000000042", transactionId: "2000000077", bundleId: "com.example", productId: "premium_monthly",
+            purchaseDate: Date(timeIntervalSince1970: 1_780_000_000), expiresDate: Date(timeIntervalSince1970: 1_782_592_000),
+            type: "Auto-Renewable Subscription", signedDate: Date(timeIntervalSince1970: 1_780_500_000), revocationReason: 0,
+            revocationDate: Date(timeIntervalSince1970: 1_780_400_000), environment: "Production", price: 9_990, currency: "EUR")
+        transaction.inAppOwnershipType = ownership
+        if trial {
+            transaction.offerType = 1
+            transaction.offerDiscountType = "FREE_TRIAL"
+        }
+        return transaction
+    }
+
+    static func entry(_ type: String, _ transaction: JWSTransactionDecodedPayload?) -> AppleNotificationEntry {
+        AppleNotificationEntry(
+            notificationUUID: "uuid-" + type, notificationType: type, subtype: nil, originalTransactionID: "1000000042",
+            transaction: transaction)
+    }
+
+    @Test("a REFUND entry states the refund a status lookup of the same transaction states: same store, id, date and amount")
+    func refundKeyedAsTheLookup() throws {
+        let asOf = Date(timeIntervalSince1970: 1_781_000_000)
+        let transaction = Self.refundedTransaction()
+        let fromFeed = SeenRefund.of([try #require(Self.entry("REFUND", transaction).refundedPurchase)], asOf: asOf)
+        let lookup = try AppleSubscriptionMapping.purchaseFact(status: 5, transaction: transaction, renewal: nil)
+        #expect(fromFeed == SeenRefund.of([lookup], asOf: asOf))
+        let refund = try #require(fromFeed.first)
+        #expect(fromFeed.count == 1)
+        #expect(refund.store == "app_store" && refund.transactionID == "2000000077")
+        #expect(refund.refundedAt == Date(timeIntervalSince1970: 1_780_400_000))
+        #expect(refund.amount == Decimal(string: "9.99") && refund.currency == "EUR")
+        #expect(Self.entry("REFUND", transaction).refundedPurchase?.isSandbox == false)
+    }
+
+    @Test("a family-shared or free-trial refund is kept at 0, like the lookup's; a REVOKE states one too")
+    func familySharedAndTrialAreZero() throws {
+        let asOf = Date(timeIntervalSince1970: 1_781_000_000)
+        for transaction in [Self.refundedTransaction(ownership: "FAMILY_SHARED"), Self.refundedTransaction(trial: true)] {
+            let fromFeed = SeenRefund.of([try #require(Self.entry("REVOKE", transaction).refundedPurchase)], asOf: asOf)
+            let lookup = try AppleSubscriptionMapping.purchaseFact(status: 5, transaction: transaction, renewal: nil)
+            #expect(fromFeed == SeenRefund.of([lookup], asOf: asOf))
+            #expect(fromFeed.first?.amount == 0)
+            #expect(fromFeed.first?.transactionID == "2000000077")
+        }
+    }
+
+    @Test("REFUND_REVERSED, other types, a refund without a revocationDate and an entry without its transaction state none")
+    func notARefund() {
+        var unrevoked = Self.refundedTransaction()
+        unrevoked.revocationDate = nil
+        #expect(Self.entry("REFUND_REVERSED", Self.refundedTransaction()).refundedPurchase == nil)
+        #expect(Self.entry("DID_RENEW", Self.refundedTransaction()).refundedPurchase == nil)
+        #expect(Self.entry("REFUND", unrevoked).refundedPurchase == nil)
+        #expect(Self.entry("REFUND", nil).refundedPurchase == nil)
+    }
+
+    @Test("the feed carries the verified signed transaction: a refund read over loopback is priced from it")
+    func refundOverLoopback() async throws {
+        let h = try await AppStoreHarness(scenarios: [], split: false)
+        let sent = Date().addingTimeInterval(-3_600)
+        await h.history.add(
+            AppleHistoryNotification(
+                type: "REFUND", originalTransactionID: "o-1", sentAt: sent, transactionID: "t-1", revocationDate: sent,
+                price: 4_990, currency: "USD"))
+        await h.history.add(AppleHistoryNotification(type: "DID_RENEW", originalTransactionID: "o-2", sentAt: sent))
+        let feed = try await h.client.notificationHistory(since: Self.since, until: Date()).get()
+        await h.stop()
+        let refunds = SeenRefund.of(feed.entries.compactMap(\.refundedPurchase), asOf: Date())
+        #expect(refunds.count == 1)
+        #expect(refunds.first?.transactionID == "t-1" && refunds.first?.amount == Decimal(string: "4.99"))
+        #expect(refunds.first?.currency == "USD" && refunds.first?.store == "app_store")
+    }
 }

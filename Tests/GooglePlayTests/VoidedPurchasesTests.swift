@@ -216,4 +216,51 @@ struct VoidedPurchasesTests {
             #expect(capped.message.contains("more than \(GooglePlayClient.maxVoidedPages) pages"))
         }
     }
+
+    // MARK: Refunds the feed states (SPEC 5.7)
+
+    static func decoded(_ json: String) throws -> [VoidedPurchase] {
+        try GoogleJSON.voidedPurchases(Data(json.utf8)).voidedPurchases ?? []
+    }
+
+    @Test("a void states a refund keyed as the lookup keys the same order: play_store, the order id, voided time, amount unknown")
+    func refundKeyedAsTheLookup() throws {
+        let voids = try Self.decoded(
+            #"{"voidedPurchases":[{"kind":"androidpublisher#voidedPurchase","purchaseToken":"tok-1","orderId":"GPA.1111-2222-3333-44444..2","#
+                + #""purchaseTimeMillis":"1780000000000","voidedTimeMillis":"1780400000123","voidedSource":0,"voidedReason":1}]}"#)
+        let fact = try #require(voids.first?.refundedPurchase)
+        let asOf = Date(timeIntervalSince1970: 1_781_000_000)
+        let refund = try #require(SeenRefund.of([fact], asOf: asOf).first)
+        let lookup = try #require(
+            try GooglePlayMapping.storeFacts(GoogleJSON.subscription(Data(GooglePlayMappingTests.sample.utf8)), token: "tok-1").first)
+        #expect(refund.store == lookup.purchase.store.rawValue && refund.store == "play_store")
+        #expect(refund.transactionID == lookup.purchase.storeTransactionID)
+        #expect(refund.refundedAt == Date(timeIntervalSince1970: 1_780_400_000.123))
+        #expect(refund.amount == nil && refund.currency == nil, "the voided list states no price: unknown, never guessed")
+        #expect(fact.isSandbox == nil)
+    }
+
+    @Test("a void without a readable voided time or without an order id states no refund")
+    func noRefundWithoutTimeOrOrder() throws {
+        let voids = try Self.decoded(
+            #"{"voidedPurchases":[{"purchaseToken":"tok-a","orderId":"GPA.a"},"#
+                + #"{"purchaseToken":"tok-b","orderId":"GPA.b","voidedTimeMillis":"soon"},"#
+                + #"{"purchaseToken":"tok-c","orderId":"GPA.c","voidedTimeMillis":"99999999999999999999"},"#
+                + #"{"purchaseToken":"tok-d","voidedTimeMillis":"1780400000000"},"#
+                + #"{"purchaseToken":"tok-e","orderId":"","voidedTimeMillis":"1780400000000"}]}"#)
+        #expect(voids.count == 5)
+        #expect(voids.allSatisfy { $0.refundedPurchase == nil })
+    }
+
+    @Test("voids read over loopback state their refunds by order id")
+    func refundsOverLoopback() async throws {
+        try await PlayLoopback.run { loop in
+            await loop.simulator.addVoided(Self.voided("tok-r", order: "GPA.r..1", at: day(-1)))
+            await loop.simulator.addVoided(Self.voided("tok-n", order: nil, at: day(-1)))
+            let feed = try await loop.client.voidedPurchases(since: day(-3), until: Date()).get()
+            let refunds = feed.entries.compactMap(\.refundedPurchase)
+            #expect(refunds.map(\.storeTransactionID) == ["GPA.r..1"])
+            #expect(feed.entries.count == 2)
+        }
+    }
 }

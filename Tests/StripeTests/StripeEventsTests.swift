@@ -172,3 +172,131 @@ struct StripeEventsTests {
         }
     }
 }
+
+/// `charge.refunded` events as refunds the feed states (SPEC 5.7).
+@Suite("Stripe charge.refunded events state refunds")
+struct StripeChargeRefundedTests {
+    /// One `charge.refunded` event whose `data.object` is `charge` (JSON object text).
+    static func decode(_ charge: String, type: String = "charge.refunded", livemode: String = "true") throws -> StripeEvent {
+        let body = """
+            {"object":"list","url":"/v1/events","has_more":false,"data":[{"id":"evt_r","object":"event","created":1780000100,
+             "livemode":\(livemode),"type":"\(type)","data":{"object":\(charge),"previous_attributes":{"refunded":false}}}]}
+            """
+        return try #require(try StripeEventList.decode(body: Data(body.utf8)).data.first)
+    }
+
+    static func refund(_ event: StripeEvent) throws -> SeenRefund {
+        let fact = try #require(event.refundedPurchase)
+        let refunds = SeenRefund.of([fact], asOf: Date(timeIntervalSince1970: 1_790_000_000))
+        try #require(refunds.count == 1)
+        return refunds[0]
+    }
+
+    @Test("a fully refunded charge with a payment intent: keyed by pi_, amount_refunded in USD cents, dated by its succeeded refund")
+    func fullRefund() throws {
+        let event = try Self.decode(
+            #"{"id":"ch_1","object":"charge","customer":"cus_1","amount":1999,"amount_refunded":1999,"currency":"usd","#
+                + #""refunded":true,"payment_intent":"pi_1","livemode":true,"refunds":{"object":"list","data":["#
+                + #"{"id":"re_0","object":"refund","created":1780000050,"status":"failed"},"#
+                + #"{"id":"re_1","object":"refund","created":1780000090,"status":"succeeded"},"#
+                + #"{"id":"re_2","object":"refund","created":1780000095,"status":"pending"}, 7]}}"#)
+        let refund = try Self.refund(event)
+        #expect(refund.store == "stripe")
+        #expect(refund.transactionID == "pi_1")
+        #expect(refund.amount == Decimal(string: "19.99") && refund.currency == "USD")
+        #expect(refund.refundedAt == Date(timeIntervalSince1970: 1_780_000_090), "the latest succeeded refund, not a failed or pending one")
+        #expect(event.refundedPurchase?.isSandbox == false)
+        #expect(event.customer == "cus_1")
+    }
+
+    @Test("without a payment intent the charge id keys it; without a refunds list the event's created dates it")
+    func chargeKeyAndEventDate() throws {
+        let event = try Self.decode(
+            #"{"id":"ch_2","object":"charge","customer":{"id":"cus_2","object":"customer"},"amount_refunded":500,"#
+                + #""currency":"eur","refunded":true,"payment_intent":null}"#)
+        let refund = try Self.refund(event)
+        #expect(refund.transactionID == "ch_2")
+        #expect(refund.refundedAt == Date(timeIntervalSince1970: 1_780_000_100))
+        #expect(refund.amount == 5 && refund.currency == "EUR")
+        let expanded = try Self.decode(
+            #"{"id":"ch_3","object":"charge","customer":"cus_3","amount_refunded":500,"currency":"eur","refunded":true,"#
+                + #""payment_intent":{"id":"pi_3","object":"payment_intent"}}"#)
+        #expect(try Self.refund(expanded).transactionID == "pi_3", "an expanded payment intent's id")
+    }
+
+    @Test("JPY has no minor unit and KWD three: amounts exact in the currency's exponent")
+    func zeroAndThreeDecimalCurrencies() throws {
+        let yen = try Self.decode(
+            #"{"id":"ch_y","object":"charge","customer":"cus_y","amount_refunded":1200,"currency":"jpy","refunded":true}"#)
+        #expect(try Self.refund(yen).amount == 1200)
+        #expect(try Self.refund(yen).currency == "JPY")
+        let dinar = try Self.decode(
+            #"{"id":"ch_k","object":"charge","customer":"cus_k","amount_refunded":3250,"currency":"kwd","refunded":true}"#)
+        #expect(try Self.refund(dinar).amount == Decimal(string: "3.25"))
+        #expect(try Self.refund(dinar).currency == "KWD")
+        let unknownCurrency = try Self.decode(
+            #"{"id":"ch_u","object":"charge","customer":"cus_u","amount_refunded":3250,"currency":"dollars","refunded":true}"#)
+        #expect(try Self.refund(unknownCurrency).amount == nil, "an unknown currency leaves the amount unknown")
+    }
+
+    @Test("a partial refund, a missing or non-boolean refunded, another event type or object states no refund")
+    func notARefund() throws {
+        let partial = try Self.decode(
+            #"{"id":"ch_p","object":"charge","customer":"cus_p","amount":1999,"amount_refunded":500,"currency":"usd","refunded":false}"#)
+        #expect(partial.refundedPurchase == nil)
+        #expect(partial.customer == "cus_p", "still names its customer")
+        let missing = try Self.decode(
+            #"{"id":"ch_m","object":"charge","customer":"cus_m","amount_refunded":1999,"currency":"usd"}"#)
+        #expect(missing.refundedPurchase == nil)
+        let text = try Self.decode(
+            #"{"id":"ch_t","object":"charge","customer":"cus_t","amount_refunded":1999,"currency":"usd","refunded":"true"}"#)
+        #expect(text.refundedPurchase == nil)
+        let otherType = try Self.decode(
+            #"{"id":"ch_o","object":"charge","customer":"cus_o","amount_refunded":1999,"currency":"usd","refunded":true}"#,
+            type: "charge.succeeded")
+        #expect(otherType.refundedPurchase == nil)
+        let notCharge = try Self.decode(#"{"id":"sub_1","object":"subscription","customer":"cus_s","refunded":true}"#)
+        #expect(notCharge.refundedPurchase == nil)
+        let noID = try Self.decode(#"{"object":"charge","customer":"cus_n","refunded":true,"amount_refunded":1,"currency":"usd"}"#)
+        #expect(noID.refundedPurchase == nil, "neither a payment intent nor a charge id: no key")
+    }
+
+    @Test("a test-mode charge is a sandbox refund; a hostile refunds list decodes leniently")
+    func sandboxAndHostile() throws {
+        let test = try Self.decode(
+            #"{"id":"ch_s","object":"charge","customer":"cus_s","amount_refunded":100,"currency":"usd","refunded":true,"livemode":false}"#)
+        #expect(test.refundedPurchase?.isSandbox == true)
+        let eventMode = try Self.decode(
+            #"{"id":"ch_e","object":"charge","customer":"cus_e","amount_refunded":100,"currency":"usd","refunded":true}"#,
+            livemode: "false")
+        #expect(eventMode.refundedPurchase?.isSandbox == true, "the event's livemode when the charge does not say")
+        let hostile = try Self.decode(
+            #"{"id":"ch_h","object":"charge","customer":"cus_h","amount_refunded":-5,"currency":"usd","refunded":true,"#
+                + #""refunds":{"data":"x"}}"#)
+        #expect(try Self.refund(hostile).amount == nil, "a negative amount is unknown")
+        let weird = try Self.decode(
+            #"{"id":"ch_w","object":"charge","customer":"cus_w","refunded":true,"refunds":{"data":[null,"x",[1],{"created":1e300,"status":"succeeded"}]}}"#)
+        #expect(try Self.refund(weird).refundedAt == Date(timeIntervalSince1970: 1_780_000_100))
+    }
+
+    @Test("the feed over loopback lists the refunds of fully refunded charges with their customer; guest charges name none")
+    func feedOverLoopback() async throws {
+        try await StripeLoopback.run { loop in
+            await loop.simulator.setEvents([
+                SimulatedStripeEvent(
+                    id: "evt_full", type: "charge.refunded", created: since.addingTimeInterval(60), customer: "cus_f",
+                    amountRefunded: 500, currency: "jpy", paymentIntent: "pi_f", refundCreated: since.addingTimeInterval(30)),
+                SimulatedStripeEvent(
+                    id: "evt_partial", type: "charge.refunded", created: since.addingTimeInterval(70), customer: "cus_p",
+                    refunded: false, amountRefunded: 100),
+                SimulatedStripeEvent(id: "evt_guest", type: "charge.refunded", created: since.addingTimeInterval(80), customer: nil),
+            ])
+            let feed = try await loop.client.events(since: since, until: until).get()
+            #expect(feed.events == 3)
+            #expect(feed.refunds.map(\.customer) == ["cus_f"])
+            let refund = try #require(SeenRefund.of(feed.refunds.map(\.purchase), asOf: until).first)
+            #expect(refund.transactionID == "pi_f" && refund.amount == 500 && refund.currency == "JPY")
+            #expect(refund.refundedAt == since.addingTimeInterval(30))
+        }
+    }
+}
