@@ -244,7 +244,20 @@ private func googleVoided(_ body: Data) {
         check(purchase.kind, "voided kind")
         check(purchase.dedupeKey, "voided dedupe key")
         check(purchase.voidedTime, "voided time")
+        if let refund = purchase.refundedPurchase { checkRefund(refund, "voided refund") }
     }
+}
+
+/// A refund a feed states: keyed (`SeenRefund.of` gives exactly one), dated in 1970...9999, never a negative amount.
+private func checkRefund(_ purchase: PurchaseFact, _ what: String) {
+    precondition(purchase.refundedAt != nil, "\(what) without a date")
+    check(purchase.refundedAt, "feed refund date")
+    check(purchase.storeTransactionID, "feed refund transaction id")
+    check(purchase.refundTransactionID, "feed refund key")
+    let refunds = SeenRefund.of([purchase], asOf: .distantFuture)
+    precondition(refunds.count == 1, "\(what) not kept once")
+    precondition(refunds.allSatisfy { !$0.transactionID.isEmpty }, "\(what) without a key")
+    if let amount = purchase.price?.amount { precondition(!amount.isNaN && amount >= 0, "\(what) amount out of range") }
 }
 
 private func text(_ body: Data) {
@@ -317,5 +330,14 @@ private func stripeEvents(_ body: Data) {
         }
         precondition(event.customer?.isEmpty != true, "an empty customer id kept")
         check(event.created, "event created")
+        if let charge = event.charge {
+            check(charge.currency, "charge currency")
+            check(charge.paymentIntent, "charge payment intent")
+            for date in charge.succeededRefundDates { check(date, "charge refund created") }
+        }
+        if let refund = event.refundedPurchase {
+            precondition(event.type == "charge.refunded" && event.charge?.refunded == true, "a refund that is not a full refund")
+            checkRefund(refund, "charge refund")
+        }
     }
 }
