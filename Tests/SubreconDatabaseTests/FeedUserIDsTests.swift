@@ -1,0 +1,44 @@
+import Foundation
+import PostgresNIO
+import SubreconCore
+import SubreconDatabase
+import SubreconTestSupport
+import Testing
+
+/// Whom a feed's refunds belong to (SPEC 5.7): the users whose row holds each identifier in the feed's column.
+@Suite("Feed identifiers to user ids (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
+struct FeedUserIDsTests {
+    @Test("each identifier maps to the users holding it, sorted; unmatched and empty identifiers are absent; nothing is written")
+    func mapping() async throws {
+        try await TestDatabase.withDatabase { store, client in
+            try await store.insertUsers([
+                UserRow(id: "u-b", currentTier: 1, status: "active", originalTransactionID: "o-1", googlePurchaseToken: "tok-1"),
+                UserRow(id: "u-a", currentTier: 1, status: "active", originalTransactionID: "o-1", stripeCustomerID: "cus_a"),
+                UserRow(id: "u-c", currentTier: 0, status: "none", googlePurchaseToken: "tok-2"),
+            ])
+            #expect(
+                try await store.feedUserIDs(column: .appleOriginalTransactionID, identifiers: ["o-1", "o-1", "o-none", ""])
+                    == ["o-1": ["u-a", "u-b"]])
+            #expect(
+                try await store.feedUserIDs(column: .googlePurchaseToken, identifiers: ["tok-2", "tok-1"])
+                    == ["tok-1": ["u-b"], "tok-2": ["u-c"]])
+            #expect(try await store.feedUserIDs(column: .stripeCustomerID, identifiers: ["cus_a"]) == ["cus_a": ["u-a"]])
+            #expect(try await store.feedUserIDs(column: .stripeCustomerID, identifiers: []) == [:])
+            #expect(try await TestDatabase.scalar(client, "select count(*)::int from reconcile_run_candidates", as: Int.self) == 0)
+        }
+    }
+
+    @Test("an app's users without the feed's column matches nothing (the Apple column is always there)")
+    func missingColumn() async throws {
+        try await TestDatabase.withDatabase(migrated: false) { store, client in
+            try await client.query(PostgresQuery(unsafeSQL: OwnUsersTests.appTable))
+            try await store.migrate()
+            try await client.query(
+                "insert into users (id, email, iap_original_transaction_id) values ('u-1', 'a@example.com', 'o-1')")
+            let reader = store.with(users: try await store.checkUsers(requiring: []))
+            #expect(try await reader.feedUserIDs(column: .googlePurchaseToken, identifiers: ["tok-1"]) == [:])
+            #expect(try await reader.feedUserIDs(column: .stripeCustomerID, identifiers: ["cus_1"]) == [:])
+            #expect(try await reader.feedUserIDs(column: .appleOriginalTransactionID, identifiers: ["o-1"]) == ["o-1": ["u-1"]])
+        }
+    }
+}
