@@ -9,7 +9,7 @@ import Testing
 
 /// Refunds seen only in a store feed are kept in `refunds_seen` like those a lookup states (SPEC 5.7, issue 13): one
 /// row per store transaction, for the shard's users, never in a dry run, never a sandbox refund in a production run.
-@Suite("Refunds seen only in the store feeds", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("Refunds the store feeds state, kept in refunds_seen", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct FeedRefundTests {
     /// A harness with Apple (and its notification history), Google Play and Stripe; RevenueCat off.
     static func withAllStores(_ body: (Harness, GooglePlaySimulator, StripeSimulator) async throws -> Void) async throws {
@@ -137,6 +137,31 @@ struct FeedRefundTests {
             #expect(again.summary.refundReview?.users == 1)
             #expect((again.summary.feeds ?? [:]).values.allSatisfy { $0.refundsNew == 0 })
             #expect(again.summary.feeds?["google_play"]?.refunds == 1)
+        }
+    }
+
+    @Test("a refund seen in Apple's history and in Apple's answer for the same transaction is one row, at the same amount")
+    func feedAndLookupAgree() async throws {
+        try await Harness.with(apple: true, revenueCat: false) { h in
+            try await h.store.insertUsers([h.row("both", tier: 1, "active", end: 300, txn: "o-both")])
+            // The lookup states the refund (status 5, revoked) as the feed does, each priced from the transaction.
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "o-both", transactionID: "t-both", productID: "premium_monthly", status: 5,
+                    purchaseDate: Harness.day(-60), expiresDate: Harness.day(300), revocationDate: Harness.day(-1),
+                    revocationReason: 0, price: 9_990, currency: "USD"))
+            await h.history.add(
+                AppleHistoryNotification(
+                    type: "REFUND", originalTransactionID: "o-both", sentAt: Harness.day(-1), transactionID: "t-both",
+                    revocationDate: Harness.day(-1), price: 9_990, currency: "USD"))
+            let result = try await h.run(Self.window)
+            #expect(try h.report(result)["both"]?.action == "downgrade")
+            #expect(result.summary.feeds?["app_store"]?.refundsNew == 1)
+            #expect(result.summary.refundReview?.newRefunds == 1, "the lookup's refund is the feed's row")
+            #expect(try await h.count("select count(*)::int from refunds_seen") == 1)
+            #expect(
+                try await Self.kept(h, store: "app_store", id: "t-both", user: "both", at: Harness.day(-1), amount: "9.99", currency: "USD")
+                    == 1)
         }
     }
 
