@@ -16,8 +16,8 @@ public struct AppleNotificationEntry: Sendable, Hashable {
     /// The verified signed transaction inside (`signedTransactionInfo`).
     public var transaction: JWSTransactionDecodedPayload? = nil
 
-    /// The notification types that state a refunded or revoked purchase (SPEC 5.7). `REFUND_REVERSED` is not one:
-    /// and a refund kept in `refunds_seen` stays there (a history of refunds seen, not a state).
+    /// The notification types that state a refunded or revoked purchase (SPEC 5.7). `REFUND_REVERSED` is not one,
+    /// and it removes nothing: `refunds_seen` is a history of the refunds seen, not a state.
     public static let refundTypes: Set<String> = ["REFUND", "REVOKE"]
 
     /// The refunded purchase a `REFUND` or `REVOKE` entry states (its transaction has a `revocationDate`), mapped by
