@@ -77,16 +77,17 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
     /// (`refunded: true`) is a refunded purchase: a partial refund is not. Keyed by the charge's payment intent
     /// (`pi_…`), else the charge (`ch_…`), the id the Stripe lookup keys the same refund by (`refundTransactionID`);
     /// refunded at the latest `created` of its `succeeded` refunds, else the event's `created`; the amount is
-    /// `amount_refunded` in the currency's minor units (unknown without a known currency); `isSandbox` is
-    /// `!livemode` (the charge's, else the event's; unknown when neither says).
+    /// `amount_refunded` in the currency's minor units (unknown without a known currency or out of the range the
+    /// lookup accepts, `0...StripeMapping.maxUnitAmount`); `isSandbox` is `!livemode` (the charge's, else the
+    /// event's; unknown when neither says).
     public var refundedPurchase: PurchaseFact? {
         guard type == "charge.refunded", let charge, charge.refunded == true else { return nil }
         let chargeID = objectID.flatMap { $0.isEmpty ? nil : $0 }
         guard let key = charge.paymentIntent.flatMap({ $0.isEmpty ? nil : $0 }) ?? chargeID else { return nil }
         guard let refundedAt = charge.succeededRefundDates.max() ?? created else { return nil }
         var price: Money?
-        if let units = charge.amountRefunded, units >= 0, let currency = charge.currency,
-            let exponent = StripeCurrency.exponent(currency)
+        if let units = charge.amountRefunded, (0...StripeMapping.maxUnitAmount).contains(units),
+            let currency = charge.currency, let exponent = StripeCurrency.exponent(currency)
         {
             price = StripeCurrency.money(minorUnits: Decimal(units), currency: currency.uppercased(), exponent: exponent)
         }

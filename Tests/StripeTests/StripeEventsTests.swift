@@ -274,6 +274,9 @@ struct StripeChargeRefundedTests {
             #"{"id":"ch_h","object":"charge","customer":"cus_h","amount_refunded":-5,"currency":"usd","refunded":true,"#
                 + #""refunds":{"data":"x"}}"#)
         #expect(try Self.refund(hostile).amount == nil, "a negative amount is unknown")
+        let huge = try Self.decode(
+            #"{"id":"ch_x","object":"charge","customer":"cus_x","amount_refunded":9000000000000000000,"currency":"usd","refunded":true}"#)
+        #expect(try Self.refund(huge).amount == nil, "beyond the range the lookup accepts: unknown")
         let weird = try Self.decode(
             #"{"id":"ch_w","object":"charge","customer":"cus_w","refunded":true,"refunds":{"data":[null,"x",[1],{"created":1e300,"status":"succeeded"}]}}"#)
         #expect(try Self.refund(weird).refundedAt == Date(timeIntervalSince1970: 1_780_000_100))
