@@ -13,7 +13,7 @@ import SubreconCore
 /// - 404 with Stripe's `resource_missing`: absence (no subscriptions); any other 404 is an error.
 /// - 401/403: the key was refused (the error names `STRIPE_API_KEY`, never the key).
 /// - 429: Stripe names no wait: the own exponential backoff, bounded by the lookup's 429 budget.
-/// - 5xx, timeouts, network errors: retried up to `maxAttempts`, then an error.
+/// - 5xx, timeouts, network errors: retried up to `requestPolicy.maxAttempts`, then an error.
 public struct StripeClient: Sendable {
     /// The name given to the `RequestObserver`.
     public static let sourceName = "stripe"
@@ -33,12 +33,7 @@ public struct StripeClient: Sendable {
         self.logger = logger
         self.transport = SourceTransport(
             source: Self.sourceName, httpClient: httpClient,
-            policy: SourceRequestPolicy(
-                requestTimeout: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes,
-                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
-                maxBackoff: configuration.maxBackoff, maxRateLimitWait: configuration.max429Wait,
-                rateLimitBudget: configuration.rateLimitBudget),
-            observer: observer, gate: gate, sleep: sleep)
+            policy: configuration.requestPolicy, observer: observer, gate: gate, sleep: sleep)
     }
 
     /// Every subscription of `customerID`, whatever its status; empty when Stripe does not know the customer.
@@ -110,7 +105,7 @@ public struct StripeClient: Sendable {
         case 429:
             // Stripe sends no Retry-After; one that is there is honoured, else the own backoff.
             let asked = answer.headers.first(name: "retry-after").flatMap { WaitText.number($0) }
-            return .rateLimited(asked.map { .seconds($0, cap: configuration.max429Wait) } ?? .unspecified)
+            return .rateLimited(asked.map { .seconds($0, cap: configuration.requestPolicy.maxRateLimitWait) } ?? .unspecified)
         case 500...599:
             return .retry(problem: "HTTP \(answer.status)")
         default:
