@@ -100,6 +100,8 @@ public struct SimulatedStripeInvoice: Sendable, Hashable {
     public var amountPaid: Int64
     public var currency: String
     public var status: String
+    /// `subscription_cycle` unless told.
+    public var billingReason: String
     public var created: Date
     public var payments: [SimulatedStripeInvoicePayment]
     /// false: `latest_invoice` is always written as the id, even when expansion is asked (the client must list
@@ -108,13 +110,14 @@ public struct SimulatedStripeInvoice: Sendable, Hashable {
 
     public init(
         id: String, amountDue: Int64, amountPaid: Int64? = nil, currency: String = "usd", status: String = "paid",
-        created: Date, payments: [SimulatedStripeInvoicePayment], expandable: Bool = true
+        billingReason: String = "subscription_cycle", created: Date, payments: [SimulatedStripeInvoicePayment], expandable: Bool = true
     ) {
         self.id = id
         self.amountDue = amountDue
         self.amountPaid = amountPaid ?? amountDue
         self.currency = currency
         self.status = status
+        self.billingReason = billingReason
         self.created = created
         self.payments = payments
         self.expandable = expandable
@@ -143,7 +146,7 @@ enum StripeWireValues {
             "id": invoice.id, "object": "invoice", "amount_due": invoice.amountDue, "amount_paid": invoice.amountPaid,
             "amount_remaining": max(0, invoice.amountDue - invoice.amountPaid), "total": invoice.amountDue,
             "subtotal": invoice.amountDue, "currency": invoice.currency, "customer": customerID, "status": invoice.status,
-            "created": seconds(invoice.created), "livemode": livemode, "billing_reason": "subscription_cycle",
+            "created": seconds(invoice.created), "livemode": livemode, "billing_reason": invoice.billingReason,
             "collection_method": "charge_automatically",
             "parent": [
                 "type": "subscription_details", "quote_details": NSNull(),

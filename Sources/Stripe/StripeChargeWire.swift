@@ -26,13 +26,17 @@ public struct StripeInvoice: Decodable, Sendable, Hashable {
     public var amountDue: Int64?
     public var total: Int64?
     public var currency: String?
+    /// Why the invoice was made: `subscription_create`, `subscription_cycle` (a period's own invoice),
+    /// `subscription_update` (a plan change, often a proration), `manual`, ...
+    public var billingReason: String?
     /// The invoice's payments when `payments` was expanded and readable; nil otherwise (then listed by
     /// `GET /v1/invoice_payments?invoice=…`).
     public var payments: StripeList<StripeInvoicePayment>?
 
     public init(
         id: String?, expanded: Bool = true, status: String? = "paid", amountPaid: Int64? = nil, amountDue: Int64? = nil,
-        total: Int64? = nil, currency: String? = nil, payments: StripeList<StripeInvoicePayment>? = nil
+        total: Int64? = nil, currency: String? = nil, billingReason: String? = nil,
+        payments: StripeList<StripeInvoicePayment>? = nil
     ) {
         self.id = id
         self.expanded = expanded
@@ -41,6 +45,7 @@ public struct StripeInvoice: Decodable, Sendable, Hashable {
         self.amountDue = amountDue
         self.total = total
         self.currency = currency
+        self.billingReason = billingReason
         self.payments = payments
     }
 
@@ -48,6 +53,7 @@ public struct StripeInvoice: Decodable, Sendable, Hashable {
         case id, status, total, currency, payments
         case amountPaid = "amount_paid"
         case amountDue = "amount_due"
+        case billingReason = "billing_reason"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +66,7 @@ public struct StripeInvoice: Decodable, Sendable, Hashable {
             id: container.lenientString(.id), expanded: true, status: container.lenientString(.status),
             amountPaid: container.lenientInteger(.amountPaid), amountDue: container.lenientInteger(.amountDue),
             total: container.lenientInteger(.total), currency: container.lenientString(.currency),
+            billingReason: container.lenientString(.billingReason),
             payments: (try? container.decodeIfPresent(StripeList<StripeInvoicePayment>.self, forKey: .payments)) ?? nil)
     }
 }

@@ -25,8 +25,10 @@ extension StripeClient {
             guard let invoice = StripeRefundMapping.invoiceToAsk(subscription), let invoiceID = invoice.id,
                 let subscriptionID = subscription.id, !subscriptionID.isEmpty
             else { continue }
-            var payments = StripeRefundMapping.statedPayments(of: invoice) ?? []
-            if StripeRefundMapping.statedPayments(of: invoice) == nil {
+            let payments: [StripeInvoicePayment]
+            if let stated = StripeRefundMapping.statedPayments(of: invoice) {
+                payments = stated
+            } else {
                 switch await invoicePayments(invoiceID: invoiceID) {
                 case .failure(let error): return failure(error)
                 case .success(let listed): payments = listed

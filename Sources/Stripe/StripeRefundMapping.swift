@@ -45,7 +45,9 @@ public enum StripeChargeLookup: Sendable, Hashable {
 ///
 /// Asked only for a subscription whose status entitles or is a billing issue (`active`, `trialing`, `past_due`) and
 /// whose `latest_invoice` is known; an expanded invoice with `amount_paid` 0 (a trial, a free period) asks nothing
-/// more. The invoice's payments that are `paid` with `amount_paid` > 0 (or unstated) are the period's payments;
+/// more, and so does an expanded invoice whose `billing_reason` is not a period's own (`subscription_create`,
+/// `subscription_cycle`): refunding a plan change's proration invoice does not give back the period (a plain id
+/// states no reason and is asked about). The invoice's payments that are `paid` with `amount_paid` > 0 (or unstated) are the period's payments;
 /// each one's charges are read.
 ///
 /// | the period's paid payments                                          | result                                      |
@@ -59,6 +61,8 @@ public enum StripeChargeLookup: Sendable, Hashable {
 public enum StripeRefundMapping {
     /// The statuses whose latest invoice is looked at.
     public static let statusesAsked: Set<String> = ["active", "trialing", "past_due"]
+    /// The `billing_reason`s of an invoice that pays for a period of its own.
+    public static let periodBillingReasons: Set<String> = ["subscription_create", "subscription_cycle"]
 
     /// The latest invoice whose payments are asked about; nil when nothing more is asked.
     public static func invoiceToAsk(_ subscription: StripeSubscription) -> StripeInvoice? {
@@ -66,6 +70,7 @@ public enum StripeRefundMapping {
             let id = invoice.id, !id.isEmpty
         else { return nil }
         if invoice.expanded, invoice.amountPaid == 0 { return nil }
+        if invoice.expanded, let reason = invoice.billingReason, !periodBillingReasons.contains(reason) { return nil }
         return invoice
     }
 

@@ -16,7 +16,7 @@ struct StripeRefundDecodingTests {
             "current_period_end": 1782592000, "quantity": 1,
             "price": {"id": "price_1", "product": "prod_1", "unit_amount": 999, "currency": "usd"}}]},
           "latest_invoice": {"id": "in_1", "object": "invoice", "status": "paid", "amount_due": 999, "amount_paid": 999,
-            "total": 999, "currency": "usd",
+            "total": 999, "currency": "usd", "billing_reason": "subscription_cycle",
             "parent": {"type": "subscription_details", "subscription_details": {"subscription": "sub_1"}},
             "payments": {"object": "list", "has_more": false, "url": "/v1/invoice_payments", "data": [
               {"id": "inpay_1", "object": "invoice_payment", "amount_paid": 999, "amount_requested": 999, "currency": "usd",
@@ -31,6 +31,7 @@ struct StripeRefundDecodingTests {
         let list = try StripeSubscriptionList.decode(body: Data(Self.expandedList.utf8))
         let invoice = try #require(list.data.first?.latestInvoice)
         #expect(invoice.id == "in_1" && invoice.expanded && invoice.status == "paid" && invoice.amountPaid == 999)
+        #expect(invoice.billingReason == "subscription_cycle")
         let payments = try #require(StripeRefundMapping.statedPayments(of: invoice))
         #expect(
             payments == [
@@ -272,6 +273,14 @@ struct StripeRefundMappingTests {
         #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: nil)) == nil)
         #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("trialing", invoice: StripeInvoice(id: "in_t", amountPaid: 0))) == nil)
         #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: StripeInvoice(id: "", amountPaid: 9))) == nil)
+        for reason in ["subscription_create", "subscription_cycle"] {
+            let invoice = StripeInvoice(id: "in_r", amountPaid: 9, billingReason: reason)
+            #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: invoice)) == invoice, "\(reason)")
+        }
+        for reason in ["subscription_update", "manual", "subscription_threshold"] {
+            let invoice = StripeInvoice(id: "in_r", amountPaid: 9, billingReason: reason)
+            #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: invoice)) == nil, "\(reason): not the period's own invoice")
+        }
         let plain = StripeInvoice(id: "in_2", expanded: false, status: nil)
         #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: plain)) == plain)
         #expect(StripeRefundMapping.isPaid(StripeRefundMappingTests.payment(paid: 0)) == false)
@@ -376,9 +385,17 @@ struct StripeRefundClientTests {
         }
     }
 
-    @Test("a partial refund is no period refund; a canceled subscription asks nothing more")
+    @Test("a partial refund is no period refund; a canceled subscription and a plan change's invoice ask nothing more")
     func partialAndCanceled() async throws {
         try await StripeLoopback.run { loop in
+            await Self.seed(loop, "upgrade")
+            var upgraded = StripeLoopback.subscription("sub_upgrade")
+            upgraded.latestInvoice = .paid(id: "in_upgrade", amount: 999, currency: "eur", paymentIntent: "pi_upgrade", created: Self.start)
+            upgraded.latestInvoice?.billingReason = "subscription_update"
+            await loop.simulator.setSubscriptions([upgraded], forCustomer: "cus_upgrade")
+            let upgrade = try await Self.refunds(loop, "cus_upgrade").get()
+            let asked = await loop.simulator.requestCount()
+            #expect(upgrade.isEmpty && asked == 1, "a refunded proration invoice is not the period's")
             await Self.seed(loop, "partial", refunded: 300)
             let partial = try await Self.refunds(loop, "cus_partial").get()
             #expect(partial.isEmpty)
