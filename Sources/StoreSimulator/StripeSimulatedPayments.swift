@@ -185,18 +185,30 @@ enum StripeWireValues {
         ]
         if let refunded = charge.refunded { object["refunded"] = refunded }
         if withRefunds, let refunds = charge.refunds {
+            // An expanded sublist holds the newest 10; `has_more` says there are more.
+            let newest = newestFirst(refunds)
             object["refunds"] = list(
-                refunds.map { refund in
-                    var encoded: [String: Any] = [
-                        "id": refund.id, "object": "refund", "amount": refund.amount, "charge": charge.id,
-                        "currency": charge.currency, "payment_intent": charge.paymentIntentID.map { $0 as Any } ?? NSNull(),
-                        "status": refund.status, "reason": NSNull(), "metadata": [String: String](),
-                    ]
-                    if let created = refund.created { encoded["created"] = seconds(created) }
-                    return encoded
-                }, url: "/v1/charges/\(charge.id)/refunds")
+                newest.prefix(10).map { refund($0, of: charge) }, url: "/v1/charges/\(charge.id)/refunds", hasMore: newest.count > 10)
         }
         return object
+    }
+
+    /// Refunds newest first (undated ones last), ties in reverse order given.
+    static func newestFirst(_ refunds: [SimulatedStripeRefund]) -> [SimulatedStripeRefund] {
+        refunds.enumerated().sorted {
+            let (a, b) = ($0.element.created ?? .distantPast, $1.element.created ?? .distantPast)
+            return a != b ? a > b : $0.offset > $1.offset
+        }.map(\.element)
+    }
+
+    static func refund(_ refund: SimulatedStripeRefund, of charge: SimulatedStripeCharge) -> [String: Any] {
+        var encoded: [String: Any] = [
+            "id": refund.id, "object": "refund", "amount": refund.amount, "charge": charge.id, "currency": charge.currency,
+            "payment_intent": charge.paymentIntentID.map { $0 as Any } ?? NSNull(), "status": refund.status,
+            "reason": NSNull(), "metadata": [String: String](),
+        ]
+        if let created = refund.created { encoded["created"] = seconds(created) }
+        return encoded
     }
 
     static func list(_ data: [[String: Any]], url: String, hasMore: Bool = false) -> [String: Any] {

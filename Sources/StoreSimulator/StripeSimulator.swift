@@ -102,8 +102,9 @@ public struct StripeRecordedRequest: Sendable, Hashable {
 /// `GET /v1/subscriptions/{id}` on loopback, speaking Stripe's shapes (`object`, `livemode`, `items.data[].price`,
 /// `has_more`), with scripted faults. The latest invoice is expanded with its payments when asked
 /// (`expand[]=data.latest_invoice.payments`, `expand[]=latest_invoice.payments`); `GET /v1/invoice_payments?invoice=…`,
-/// `GET /v1/charges?payment_intent=…` and `GET /v1/charges/{id}` (`expand[]=data.refunds` / `refunds`) serve the
-/// invoices' payments and the charges given with `setCharges`.
+/// `GET /v1/charges?payment_intent=…` and `GET /v1/charges/{id}` (`expand[]=data.refunds` / `refunds`: the newest
+/// 10, `has_more` beyond) and `GET /v1/refunds?charge=…` serve the invoices' payments and the charges given with
+/// `setCharges`.
 ///
 /// Checks `Authorization: Bearer <apiKey>` (401 with Stripe's error body otherwise) and, when `apiVersion` is set,
 /// the `Stripe-Version` header (400 otherwise). Unknown customers and subscriptions are 404 `resource_missing`.
@@ -155,7 +156,8 @@ public actor StripeSimulator: SimulatorRoute {
 
     /// Queues `fault` for requests about `key` (a customer id for lists, a subscription id for retrievals,
     /// `StripeSimulator.eventsKey` for `GET /v1/events`, an invoice id for `GET /v1/invoice_payments`, a payment
-    /// intent id for `GET /v1/charges?payment_intent=`, a charge id for `GET /v1/charges/{id}`) for the next `times` requests (nil: forever); queued faults apply in order.
+    /// intent id for `GET /v1/charges?payment_intent=`, a charge id for `GET /v1/charges/{id}`,
+    /// `StripeSimulator.refundsKey(charge:)` for `GET /v1/refunds?charge=`) for the next `times` requests (nil: forever); queued faults apply in order.
     public func setFault(_ fault: StripeFault, for key: String, times: Int? = nil) {
         faults[key, default: []].append((fault, times))
     }
@@ -174,12 +176,16 @@ public actor StripeSimulator: SimulatorRoute {
     /// The fault key of `GET /v1/events`.
     public static let eventsKey = "events"
 
+    /// The fault key of `GET /v1/refunds?charge=…`.
+    public static func refundsKey(charge: String) -> String { "refunds/\(charge)" }
+
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         let segments = request.pathSegments
         let isEvents = segments == ["v1", "events"]
         let isPayments = segments == ["v1", "invoice_payments"]
         let isCharges = (segments.count == 2 || segments.count == 3) && segments[0] == "v1" && segments[1] == "charges"
-        guard isEvents || isPayments || isCharges
+        let isRefunds = segments == ["v1", "refunds"]
+        guard isEvents || isPayments || isCharges || isRefunds
             || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
@@ -199,6 +205,12 @@ public actor StripeSimulator: SimulatorRoute {
                 return error(400, type: "invalid_request_error", code: "parameter_missing", "invoice is required here", param: "invoice")
             }
             return serve(key: invoice) { listPayments(invoice, request.query) }
+        }
+        if isRefunds {
+            guard let charge = request.query["charge"] else {
+                return error(400, type: "invalid_request_error", code: "parameter_missing", "charge is required here", param: "charge")
+            }
+            return serve(key: Self.refundsKey(charge: charge)) { listRefunds(charge, request.query) }
         }
         if isCharges {
             if segments.count == 3 {
@@ -360,6 +372,16 @@ public actor StripeSimulator: SimulatorRoute {
             .map(\.element)
         let encoded = selected.map { StripeWireValues.charge($0, customerID: customerID(ofCharge: $0), withRefunds: withRefunds) }
         return page(encoded, ids: selected.map(\.id), query: query, url: "/v1/charges")
+    }
+
+    /// `GET /v1/refunds?charge=…` (`limit`, `starting_after`), newest first; an unknown charge is 404.
+    private func listRefunds(_ chargeID: String, _ query: [String: String]) -> SimulatorResponse {
+        guard let charge = charges.first(where: { $0.id == chargeID }) else {
+            return error(404, type: "invalid_request_error", code: "resource_missing", "No such charge: '\(chargeID)'", param: "charge")
+        }
+        let refunds = StripeWireValues.newestFirst(charge.refunds ?? [])
+        let encoded = refunds.map { StripeWireValues.refund($0, of: charge) }
+        return page(encoded, ids: refunds.map(\.id), query: query, url: "/v1/refunds")
     }
 
     private func retrieveCharge(_ id: String, withRefunds: Bool) -> SimulatorResponse {

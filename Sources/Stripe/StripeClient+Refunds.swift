@@ -14,13 +14,14 @@ extension StripeClient {
     /// For each subscription `StripeRefundMapping.invoiceToAsk` selects: the latest invoice's payments (the expanded
     /// `payments` when complete, else `GET /v1/invoice_payments?invoice=…`, every page), then for each paid payment
     /// its charges with their refunds (`GET /v1/charges?payment_intent=…&expand[]=data.refunds`, every page, or
-    /// `GET /v1/charges/{id}?expand[]=refunds`). Any request failing, any unreadable answer and any charge the
-    /// mapping cannot judge is an error: the user is left untouched.
+    /// `GET /v1/charges/{id}?expand[]=refunds`); a refunded charge whose expanded refunds are cut (`has_more`) or
+    /// missing has them listed (`GET /v1/refunds?charge=…`, every page). Any request failing, any unreadable answer
+    /// and any charge the mapping cannot judge is an error: the user is left untouched.
     public func periodRefunds(of subscriptions: [StripeSubscription]) async -> Result<[String: StripePeriodRefund], SourceError> {
         func failure(_ error: StripeError) -> Result<[String: StripePeriodRefund], SourceError> {
             .failure(SourceError(origin: .stripe, kind: .fetch, message: error.description))
         }
-        var refunds: [String: StripePeriodRefund] = [:]
+        var found: [String: StripePeriodRefund] = [:]
         for subscription in subscriptions {
             guard let invoice = StripeRefundMapping.invoiceToAsk(subscription), let invoiceID = invoice.id,
                 let subscriptionID = subscription.id, !subscriptionID.isEmpty
@@ -36,22 +37,32 @@ extension StripeClient {
             }
             var paid: [StripePaidPayment] = []
             for payment in payments where StripeRefundMapping.isPaid(payment) {
-                var found: [StripeCharge] = []
+                var read: [StripeCharge] = []
                 switch StripeRefundMapping.chargeLookup(payment) {
                 case .paymentIntent(let intent)?:
                     switch await charges(paymentIntentID: intent) {
                     case .failure(let error): return failure(error)
-                    case .success(let listed): found = listed
+                    case .success(let listed): read = listed
                     }
                 case .charge(let id)?:
                     switch await charge(id: id) {
                     case .failure(let error): return failure(error)
-                    case .success(let charge): found = [charge]
+                    case .success(let charge): read = [charge]
                     }
                 case nil:
                     break
                 }
-                paid.append(StripePaidPayment(payment: payment, charges: found))
+                for (index, charge) in read.enumerated()
+                where charge.refunded == true && (charge.refunds == nil || charge.refundsHaveMore != false) {
+                    guard let id = charge.id, !id.isEmpty else { continue }
+                    switch await refunds(chargeID: id) {
+                    case .failure(let error): return failure(error)
+                    case .success(let listed):
+                        read[index].refunds = listed
+                        read[index].refundsHaveMore = false
+                    }
+                }
+                paid.append(StripePaidPayment(payment: payment, charges: read))
             }
             switch StripeRefundMapping.periodRefund(subscription: subscriptionID, payments: paid) {
             case .failure(let error): return .failure(error)
@@ -60,10 +71,10 @@ extension StripeClient {
                 logger.debug(
                     "stripe period refunded",
                     metadata: ["stripe.subscription": "\(subscriptionID)", "stripe.refund": "\(refund.transactionID)"])
-                refunds[subscriptionID] = refund
+                found[subscriptionID] = refund
             }
         }
-        return .success(refunds)
+        return .success(found)
     }
 
     /// Every payment of `invoiceID`: `GET /v1/invoice_payments?invoice=…&limit=100`, every page (at most `maxPages`).
@@ -80,6 +91,13 @@ extension StripeClient {
             base: "/v1/charges?payment_intent=\(Self.encoded(paymentIntentID))&limit=\(Self.pageSize)&"
                 + "\(Self.encoded("expand[]"))=\(Self.encoded("data.refunds"))",
             id: paymentIntentID, what: "charges", decode: StripeChargeList.decode(body:), elementID: \.id)
+    }
+
+    /// Every refund of `chargeID`: `GET /v1/refunds?charge=…&limit=100`, every page (at most `maxPages`).
+    public func refunds(chargeID: String) async -> Result<[StripeRefund], StripeError> {
+        await everyPage(
+            base: "/v1/refunds?charge=\(Self.encoded(chargeID))&limit=\(Self.pageSize)", id: chargeID, what: "refunds",
+            decode: StripeList<StripeRefund>.decode(body:), elementID: \.id)
     }
 
     /// One charge with its refunds: `GET /v1/charges/{id}?expand[]=refunds`. A charge an invoice payment names and

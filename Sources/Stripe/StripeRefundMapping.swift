@@ -57,7 +57,7 @@ public enum StripeChargeLookup: Sendable, Hashable {
 /// | some charge `refunded: false` (partial refund: proration, goodwill) | no refund: the tier logic ignores partial refunds; the facts are untouched |
 /// | a payment without any charge (out of band)                          | no refund (nothing says it was given back)  |
 /// | a charge with `refunded` missing or not a boolean and `amount_refunded` not 0 | error for the user: full cannot be told from partial |
-/// | a fully refunded charge without a dated `succeeded` refund, or whose refunds list is cut (`has_more`) | error for the user: never a guessed date |
+/// | a fully refunded charge without a dated `succeeded` refund, or whose refunds list is still cut or missing after `GET /v1/refunds` | error for the user: never a guessed date |
 public enum StripeRefundMapping {
     /// The statuses whose latest invoice is looked at.
     public static let statusesAsked: Set<String> = ["active", "trialing", "past_due"]
@@ -120,7 +120,7 @@ public enum StripeRefundMapping {
                     if charge.amountRefunded == 0 { continue }
                     return failure("charge \(chargeName) states a refunded amount without saying whether it was refunded in full")
                 case true?:
-                    if charge.refundsHaveMore != false {
+                    if charge.refunds == nil || charge.refundsHaveMore != false {
                         return failure("charge \(chargeName) is refunded, but its refunds list is missing or incomplete")
                     }
                     let dates = (charge.refunds ?? []).filter { $0.status == "succeeded" }.compactMap(\.created)

@@ -459,3 +459,28 @@ struct StripeRefundClientTests {
         }
     }
 }
+
+extension StripeRefundClientTests {
+    @Test("a refunded charge whose expanded refunds are cut (more than 10) has them listed: the succeeded one further on dates it")
+    func refundsListed() async throws {
+        try await StripeLoopback.run { loop in
+            let older = [
+                SimulatedStripeRefund(id: "re_ok1", amount: 500, created: Self.start.addingTimeInterval(100)),
+                SimulatedStripeRefund(id: "re_ok2", amount: 499, created: Self.start.addingTimeInterval(200)),
+            ]
+            let failed = (0..<10).map {
+                SimulatedStripeRefund(id: "re_failed\($0)", amount: 999, created: Self.start.addingTimeInterval(Double(1000 + $0)), status: "failed")
+            }
+            await Self.seed(loop, "cut", refunds: older + failed)
+            let refunds = try await Self.refunds(loop, "cus_cut").get()
+            #expect(refunds["sub_cut"]?.refundedAt == Self.start.addingTimeInterval(200))
+            let requests = await loop.simulator.recordedRequests()
+            #expect(requests.map(\.path) == ["/v1/subscriptions", "/v1/charges", "/v1/refunds"])
+            #expect(requests.last?.query["charge"] == "ch_cut")
+
+            await loop.simulator.setFault(.status(500), for: StripeSimulator.refundsKey(charge: "ch_cut"))
+            guard case .failure(let error) = try await Self.refunds(loop, "cus_cut") else { Issue.record("succeeded"); return }
+            #expect(error.message.contains("HTTP 500"))
+        }
+    }
+}
