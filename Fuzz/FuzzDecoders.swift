@@ -9,7 +9,7 @@
 // Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
 // token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
 // voided purchases page; 'S' a Stripe events list (the events feed); 'C' a Stripe charges list (refunds expanded)
-// -> a period refund; 'P' a Stripe invoice payments list.
+// -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list.
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -355,6 +355,7 @@ private func stripeCharges(_ body: Data) {
             check(refund.created, "refund created")
         }
     }
+    _ = (try? StripeList<StripeRefund>.decode(body: body))?.data.map { check($0.created, "listed refund created") }
     let payment = StripeInvoicePayment(id: "inpay", amountPaid: 1, currency: "usd", status: "paid", paymentType: "payment_intent", paymentIntent: "pi")
     switch StripeRefundMapping.periodRefund(subscription: "sub", payments: [StripePaidPayment(payment: payment, charges: list.data)]) {
     case .failure(let error): check(error.message, "stripe refund error")
