@@ -87,6 +87,7 @@ struct StripeRefundJobTests {
             let paths = await stripe.recordedRequests().map(\.path)
             #expect(!paths.contains("/v1/invoice_payments"), "the payments came expanded on the subscriptions list")
             #expect(paths.filter { $0 == "/v1/charges" }.count >= 4, "one charges call per paid invoice payment (retries included)")
+            #expect(result.summary.requests["stripe"]?.requests == paths.count, "the charges calls are counted in the request stats")
 
             // A rerun (the charges call now answers) changes nothing more for the refunded user and keeps one row per refund.
             await stripe.clearFaults()
