@@ -130,4 +130,39 @@ struct StripeRefundJobTests {
             #expect(result.exitStatus == .ok)
         }
     }
+
+    @Test("RevenueCat says active, Stripe states the period refunded in full (by customer and by RevenueCat's sub_ id): Stripe wins, source_conflict")
+    func refundRevenueCatMissed() async throws {
+        try await StripeJobTests.with(revenueCat: true) { h, stripe in
+            for (id, customer) in [("x-customer", "cus_x"), ("x-subid", nil)] as [(String, String?)] {
+                let name = id.replacingOccurrences(of: "-", with: "_")
+                try await h.store.insertUsers([StripeJobTests.row(id, tier: 1, "active", end: -1, customer: customer)])
+                await h.revenueCat.setSubscriber(
+                    SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: [
+                        SimulatedSubscription(
+                            productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
+                            storeTransactionID: "sub_\(name)")
+                    ]), for: id)
+                var subscription = StripeJobTests.subscription("sub_\(name)", "active", from: -1, to: 29)
+                subscription.latestInvoice = .paid(id: "in_\(name)", amount: 999, paymentIntent: "pi_\(name)", created: Harness.day(-1))
+                await stripe.setSubscriptions([subscription], forCustomer: customer ?? "cus_other_\(name)")
+                await stripe.addCharges([
+                    SimulatedStripeCharge(
+                        id: "ch_\(name)", paymentIntentID: "pi_\(name)", amount: 999, amountRefunded: 999, created: Harness.day(-1),
+                        refunds: [SimulatedStripeRefund(id: "re_\(name)", amount: 999, created: Harness.day(-0.25))])
+                ])
+            }
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            for id in ["x-customer", "x-subid"] {
+                let row = try #require(try await h.user(id))
+                #expect(row.currentTier == 0 && row.statusText == "refunded", "\(id): Stripe's refund decides")
+                #expect(rows[id]?.drift.contains("source_conflict") == true, "\(id)")
+                #expect(rows[id]?.sources == ["revenuecat", "stripe"])
+                #expect([rows[id]?.priceAmount, rows[id]?.priceCurrency, rows[id]?.priceBasis] == ["9.99", "USD", "paid"])
+            }
+            #expect(try await h.count("select count(*)::int from refunds_seen where store = 'stripe' and transaction_id in ('pi_x_customer', 'pi_x_subid')") == 2)
+            #expect(result.exitStatus == .ok)
+        }
+    }
 }
