@@ -290,7 +290,7 @@ struct StripeRefundMappingTests {
         #expect(StripeRefundMapping.isPaid(open) == false)
     }
 
-    @Test("a full refund makes the purchase refunded at the refund (paid price, refund keyed by pi_); a partial one leaves the facts as they were")
+    @Test("a full refund makes the purchase refunded at the refund (paid price, refund keyed by pi_); another subscription's refund leaves the facts as they were")
     func applied() throws {
         let facts = try StripeMapping.storeFacts(Self.subscription("active", invoice: nil)).get()
         let refund = StripePeriodRefund(refundedAt: Self.at(100), price: Money(amount: Decimal(string: "9.99")!, currency: "usd"), transactionID: "pi_1")
