@@ -6,7 +6,8 @@ import SourceHTTP
 import SubreconCore
 
 /// Client for Stripe's subscriptions: `GET /v1/subscriptions?customer=…&status=all&limit=100` (every page, by
-/// `has_more` and `starting_after`) and `GET /v1/subscriptions/{id}`. Builds the request, classifies the answer,
+/// `has_more` and `starting_after`) and `GET /v1/subscriptions/{id}`, each latest invoice expanded with its payments;
+/// the refunds of the current period (`StripeClient+Refunds.swift`). Builds the request, classifies the answer,
 /// decodes; `SourceTransport` does the rest (gate, deadline, body limit, retries, observer).
 ///
 /// - 2xx: decoded; a body that is not the expected JSON is an error.
@@ -41,7 +42,7 @@ public struct StripeClient: Sendable {
         var all: [StripeSubscription] = []
         var after: String?
         for _ in 0..<configuration.maxPages {
-            var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)"
+            var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)&\(Self.listExpansion)"
             if let after { query += "&starting_after=\(Self.encoded(after))" }
             let page: StripeSubscriptionList
             // Absence only on the first page: a 404 further on (the cursor vanished) is an error.
@@ -66,7 +67,7 @@ public struct StripeClient: Sendable {
 
     /// One subscription by id (`sub_…`); nil when Stripe does not know it.
     public func subscription(id: String) async -> Result<StripeSubscription?, StripeError> {
-        switch await get(path: "/v1/subscriptions/" + Self.encoded(id), id: id, absenceIsAnswer: true) {
+        switch await get(path: "/v1/subscriptions/" + Self.encoded(id) + "?" + Self.subscriptionExpansion, id: id, absenceIsAnswer: true) {
         case .failure(let error): return .failure(error)
         case .success(nil): return .success(nil)
         case .success(let body?):
