@@ -5,8 +5,8 @@ import SubreconDatabase
 
 /// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
-/// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or subscription Stripe does not know is absence (`unknownTo`), an
-/// unknown status or any failure an error for the user. A current period whose latest invoice Stripe states fully
+/// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or
+/// subscription Stripe does not know is absence (`unknownTo`), an unknown status or any failure an error for the user. A current period whose latest invoice Stripe states fully
 /// refunded is a refunded purchase (SPEC 5.7); a partial refund changes nothing.
 struct StripeSource: StoreSource {
     let client: StripeClient
@@ -19,7 +19,9 @@ struct StripeSource: StoreSource {
             httpClient: context.httpClient, configuration: stripe, logger: context.logger, observer: context.stats,
             gate: context.gates[.stripe])
         return StripeSource(
-            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids; events feed (GET /v1/events)")
+            client: client,
+            note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or "
+                + "RevenueCat's sub_ ids, the current period's refunds from its invoice's charges; events feed (GET /v1/events)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
