@@ -242,7 +242,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
-            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore",
+            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore", "SourceHTTP",
+                           "Stripe",
                            "SubreconDemo", "SubreconTestSupport",
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),

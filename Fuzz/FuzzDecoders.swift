@@ -8,7 +8,8 @@
 //   6 verifyReceipt body -> facts      7 text through SourceText / SourceNumber
 // Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
 // token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
-// voided purchases page; 'S' a Stripe events list (the events feed).
+// voided purchases page; 'S' a Stripe events list (the events feed); 'C' a Stripe charges list (refunds expanded)
+// -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list.
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -35,6 +36,12 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         return 0
     case UInt8(ascii: "S"):
         stripeEvents(body)
+        return 0
+    case UInt8(ascii: "C"):
+        stripeCharges(body)
+        return 0
+    case UInt8(ascii: "P"):
+        stripeInvoicePayments(body)
         return 0
     default: break
     }
@@ -296,6 +303,11 @@ private func checkStripe(_ subscription: StripeSubscription) {
         subscription.cancelAt, subscription.canceledAt, subscription.endedAt, subscription.trialEnd, subscription.startDate,
         subscription.currentPeriodStart, subscription.currentPeriodEnd,
     ] { check(date, "subscription date") }
+    if let invoice = subscription.latestInvoice {
+        for text in [invoice.id, invoice.status, invoice.currency] { check(text, "invoice text") }
+        _ = StripeRefundMapping.invoiceToAsk(subscription)
+        for payment in StripeRefundMapping.statedPayments(of: invoice) ?? [] { checkPayment(payment) }
+    }
     for item in subscription.items ?? [] {
         check(item.id, "item id")
         check(item.price?.id, "price id")
@@ -339,5 +351,40 @@ private func stripeEvents(_ body: Data) {
             precondition(event.type == "charge.refunded" && event.charge?.refunded == true, "a refund that is not a full refund")
             checkRefund(refund, "charge refund")
         }
+    }
+}
+
+private func checkPayment(_ payment: StripeInvoicePayment) {
+    for text in [payment.id, payment.invoice, payment.currency, payment.status, payment.paymentType, payment.paymentIntent, payment.charge] {
+        check(text, "invoice payment text")
+    }
+    _ = StripeRefundMapping.isPaid(payment)
+    _ = StripeRefundMapping.chargeLookup(payment)
+}
+
+private func stripeInvoicePayments(_ body: Data) {
+    guard let list = try? StripeInvoicePaymentList.decode(body: body) else { return }
+    for payment in list.data { checkPayment(payment) }
+}
+
+private func stripeCharges(_ body: Data) {
+    guard let list = try? StripeChargeList.decode(body: body) else { return }
+    for charge in list.data {
+        for text in [charge.id, charge.currency, charge.paymentIntent, charge.status] { check(text, "charge text") }
+        for refund in charge.refunds ?? [] {
+            check(refund.id, "refund id")
+            check(refund.status, "refund status")
+            check(refund.created, "refund created")
+        }
+    }
+    _ = (try? StripeList<StripeRefund>.decode(body: body))?.data.map { check($0.created, "listed refund created") }
+    let payment = StripeInvoicePayment(id: "inpay", amountPaid: 1, currency: "usd", status: "paid", paymentType: "payment_intent", paymentIntent: "pi")
+    switch StripeRefundMapping.periodRefund(subscription: "sub", payments: [StripePaidPayment(payment: payment, charges: list.data)]) {
+    case .failure(let error): check(error.message, "stripe refund error")
+    case .success(let refund?):
+        check(refund.refundedAt, "stripe refund date")
+        check(refund.transactionID, "stripe refund id")
+        if let price = refund.price { precondition(!price.amount.isNaN && price.amount >= 0, "stripe refund out of range") }
+    case .success(nil): break
     }
 }

@@ -14,7 +14,6 @@ import SubreconCore
 public struct AppStoreClient: Sendable {
     /// The name used in observer calls and logs.
     public static let source = "app_store"
-    static let maxBodyBytes = 1 << 20
 
     public let configuration: AppStoreConfiguration
     let logger: Logger
@@ -36,12 +35,7 @@ public struct AppStoreClient: Sendable {
         self.logger = logger
         self.transport = SourceTransport(
             source: Self.source, httpClient: httpClient,
-            policy: SourceRequestPolicy(
-                requestTimeout: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes,
-                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
-                maxBackoff: configuration.maxRetryWait, maxRateLimitWait: configuration.maxRateLimitWait,
-                rateLimitBudget: configuration.rateLimitBudget),
-            observer: observer, gate: gate, sleep: sleep)
+            policy: configuration.requestPolicy, observer: observer, gate: gate, sleep: sleep)
         self.verifier = JWSVerifier(rootCertificates: configuration.rootCertificates, bundleID: configuration.bundleID)
         self.tokens = AppStoreTokenCache(signer: try AppStoreJWTSigner(configuration: configuration))
         self.now = now

@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import SubreconCore
 import SwiftASN1
 import X509
@@ -23,20 +24,12 @@ public struct AppStoreConfiguration: Sendable, CustomStringConvertible {
     public var sandboxBaseURLOverride: String?
     /// Roots trusted for JWS `x5c` chains. Default: the bundled Apple Root CA - G3.
     public var rootCertificates: [Certificate]
-    /// Timeout of one HTTP request.
-    public var requestTimeout: Duration
-    /// Attempts per environment for retryable failures (5xx, network, retryable error codes). 429 answers do not
-    /// count: they are flow control, bounded by `maxRateLimitWait` and `rateLimitBudget`.
-    public var maxAttempts: Int
-    /// First backoff step; doubles per attempt, with jitter.
-    public var baseBackoff: Duration
-    /// Upper bound of one backoff.
-    public var maxRetryWait: Duration
-    /// Longest wait a 429's `Retry-After` may ask for: a longer one gives the user up for this run (a fetch error
-    /// saying Apple asked for too long a wait), never a sleep that long.
-    public var maxRateLimitWait: Duration
-    /// Total time one lookup may spend waiting on 429s before the user is given up for this run.
-    public var rateLimitBudget: Duration
+    /// Deadline, body limit, attempts per environment for retryable failures (5xx, network, retryable error codes)
+    /// and their backoff, and the bounds of 429 waits (a longer `Retry-After` than `maxRateLimitWait` gives the user
+    /// up for this run, never a sleep that long).
+    public var requestPolicy: SourceRequestPolicy
+    /// Largest response body accepted by default: a page of signed transactions or notifications.
+    public static let defaultMaxBodyBytes = 1 << 20
 
     /// Apple's production host.
     public static let productionURL = "https://api.storekit.itunes.apple.com"
@@ -47,9 +40,7 @@ public struct AppStoreConfiguration: Sendable, CustomStringConvertible {
         issuerID: String, keyID: String, privateKeyPEM: String, bundleID: String,
         environment: StoreEnvironment = .production, baseURLOverride: String? = nil,
         sandboxBaseURLOverride: String? = nil, rootCertificates: [Certificate]? = nil,
-        requestTimeout: Duration = .seconds(30), maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(250),
-        maxRetryWait: Duration = .seconds(30), maxRateLimitWait: Duration = .seconds(60),
-        rateLimitBudget: Duration = .seconds(300)
+        requestPolicy: SourceRequestPolicy = SourceRequestPolicy(maxBodyBytes: AppStoreConfiguration.defaultMaxBodyBytes)
     ) throws(AppStoreConfigurationError) {
         self.issuerID = issuerID
         self.keyID = keyID
@@ -63,12 +54,7 @@ public struct AppStoreConfiguration: Sendable, CustomStringConvertible {
         } else {
             self.rootCertificates = [try Self.appleRootCAG3()]
         }
-        self.requestTimeout = requestTimeout
-        self.maxAttempts = max(1, maxAttempts)
-        self.baseBackoff = baseBackoff
-        self.maxRetryWait = maxRetryWait
-        self.maxRateLimitWait = maxRateLimitWait
-        self.rateLimitBudget = rateLimitBudget
+        self.requestPolicy = requestPolicy
     }
 
     /// The base URL (no trailing slash) used for `environment`.

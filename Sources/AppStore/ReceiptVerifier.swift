@@ -18,11 +18,11 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
     /// Asked when production answers 21007. Equal to `productionURL` when one URL serves both (then the
     /// answer's `environment` says which one answered).
     public var sandboxURL: String
-    public var requestTimeout: Duration
-    /// Attempts per URL for 5xx, network errors, timeouts and the retryable statuses 21005, 21009 and 211xx.
-    public var maxAttempts: Int
-    public var baseBackoff: Duration
-    public var maxRetryWait: Duration
+    /// Deadline, body limit, attempts per URL for 5xx, network errors, timeouts and the retryable statuses 21005,
+    /// 21009 and 211xx, and their backoff.
+    public var requestPolicy: SourceRequestPolicy
+    /// Largest response body accepted by default: a receipt's answer lists every transaction of the app.
+    public static let defaultMaxBodyBytes = 1 << 22
 
     public static let productionEndpoint = "https://buy.itunes.apple.com/verifyReceipt"
     public static let sandboxEndpoint = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -30,17 +30,13 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
     /// - Parameter urlOverride: one URL serving both environments (`APPLE_VERIFY_RECEIPT_URL`); nil = Apple's.
     public init(
         sharedSecret: String, bundleID: String, urlOverride: String? = nil, sandboxURLOverride: String? = nil,
-        requestTimeout: Duration = .seconds(30), maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(250),
-        maxRetryWait: Duration = .seconds(30)
+        requestPolicy: SourceRequestPolicy = SourceRequestPolicy(maxBodyBytes: ReceiptVerifierConfiguration.defaultMaxBodyBytes)
     ) {
         self.sharedSecret = sharedSecret
         self.bundleID = bundleID
         self.productionURL = urlOverride ?? Self.productionEndpoint
         self.sandboxURL = sandboxURLOverride ?? urlOverride ?? Self.sandboxEndpoint
-        self.requestTimeout = requestTimeout
-        self.maxAttempts = max(1, maxAttempts)
-        self.baseBackoff = baseBackoff
-        self.maxRetryWait = maxRetryWait
+        self.requestPolicy = requestPolicy
     }
 
     public var description: String {
@@ -56,8 +52,6 @@ public struct ReceiptVerifierConfiguration: Sendable, CustomStringConvertible {
 public struct ReceiptVerifier: Sendable {
     /// The name used in observer calls (the run summary's request counts).
     public static let source = "app_store_receipt"
-    static let maxBodyBytes = 1 << 22
-
     public let configuration: ReceiptVerifierConfiguration
     let logger: Logger
     let transport: SourceTransport
@@ -71,11 +65,7 @@ public struct ReceiptVerifier: Sendable {
         self.logger = logger
         self.transport = SourceTransport(
             source: Self.source, httpClient: httpClient,
-            policy: SourceRequestPolicy(
-                requestTimeout: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes,
-                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
-                maxBackoff: configuration.maxRetryWait),
-            observer: observer, sleep: sleep)
+            policy: configuration.requestPolicy, observer: observer, sleep: sleep)
     }
 
     /// Verifies `receiptData` and reads the latest transaction of each subscription in it.

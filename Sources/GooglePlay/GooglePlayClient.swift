@@ -15,7 +15,6 @@ import SubreconCore
 public struct GooglePlayClient: Sendable {
     /// The name used in observer calls and logs (the `sources` column's).
     public static let source = FactOrigin.googlePlay.rawValue
-    static let maxBodyBytes = 1 << 20
 
     public let configuration: GooglePlayConfiguration
     let logger: Logger
@@ -46,11 +45,7 @@ public struct GooglePlayClient: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
-        let policy = SourceRequestPolicy(
-            requestTimeout: configuration.requestTimeout, maxBodyBytes: Self.maxBodyBytes,
-            maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
-            maxBackoff: configuration.maxRetryWait, maxRateLimitWait: configuration.maxRateLimitWait,
-            rateLimitBudget: configuration.rateLimitBudget)
+        let policy = configuration.requestPolicy
         self.transport = SourceTransport(
             source: Self.source, httpClient: httpClient, policy: policy, observer: observer, gate: gate, sleep: sleep)
         let tokenTransport = SourceTransport(

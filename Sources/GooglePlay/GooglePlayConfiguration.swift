@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import SubreconCore
 import _CryptoExtras
 
@@ -79,20 +80,15 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
     public var packageName: String
     /// Base URL of the Android Publisher API, no trailing slash.
     public var baseURL: String
-    public var requestTimeout: Duration
-    /// Attempts for transient failures (5xx, network errors, timeouts); 429 answers do not count.
-    public var maxAttempts: Int
-    public var baseBackoff: Duration
-    public var maxRetryWait: Duration
-    /// Longest wait a 429's `Retry-After` may ask for; a longer one gives the user up for this run.
-    public var maxRateLimitWait: Duration
-    /// Total time one lookup may spend waiting on 429s.
-    public var rateLimitBudget: Duration
+    /// Deadline, body limit, attempts and backoff for transient failures, and the bounds of 429 waits (a longer
+    /// `Retry-After` than `maxRateLimitWait` gives the user up for this run). The token endpoint uses it too.
+    public var requestPolicy: SourceRequestPolicy
+    /// Largest response body accepted by default: a subscription or a page of voided purchases.
+    public static let defaultMaxBodyBytes = 1 << 20
 
     public init(
         serviceAccount: GoogleServiceAccount, packageName: String, baseURL: String = Self.defaultBaseURL,
-        requestTimeout: Duration = .seconds(30), maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(250),
-        maxRetryWait: Duration = .seconds(30), maxRateLimitWait: Duration = .seconds(60), rateLimitBudget: Duration = .seconds(300)
+        requestPolicy: SourceRequestPolicy = SourceRequestPolicy(maxBodyBytes: GooglePlayConfiguration.defaultMaxBodyBytes)
     ) throws(GooglePlayConfigurationError) {
         guard !packageName.isEmpty,
             packageName.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "_") })
@@ -100,12 +96,7 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
         self.serviceAccount = serviceAccount
         self.packageName = packageName
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.requestTimeout = requestTimeout
-        self.maxAttempts = max(1, maxAttempts)
-        self.baseBackoff = baseBackoff
-        self.maxRetryWait = maxRetryWait
-        self.maxRateLimitWait = maxRateLimitWait
-        self.rateLimitBudget = rateLimitBudget
+        self.requestPolicy = requestPolicy
     }
 
     /// Parses the JSON key text, then as the memberwise initializer.

@@ -17,8 +17,8 @@ public struct RevenueCatFetchResult: Sendable, Hashable {
 /// Client for RevenueCat's v1 `GET /v1/subscribers/{app_user_id}`: builds the request, classifies the answer,
 /// decodes; `SourceTransport` does the rest.
 ///
-/// Retries 5xx, network errors and timeouts (at most `maxAttempts` tries) with exponential backoff and full jitter;
-/// honours 429 waits without counting them as attempts (bounded by `max429Wait` per wait and `rateLimitBudget` in
+/// Retries 5xx, network errors and timeouts (at most `requestPolicy.maxAttempts` tries) with exponential backoff and full jitter;
+/// honours 429 waits without counting them as attempts (bounded by the policy's `maxRateLimitWait` per wait and `rateLimitBudget` in
 /// total); never retries other 4xx. Does not send `X-Platform` (it would touch `last_seen`). The caller owns the
 /// `HTTPClient`. Never logs or reports the API key.
 public struct RevenueCatClient: Sendable {
@@ -37,12 +37,7 @@ public struct RevenueCatClient: Sendable {
         self.logger = logger
         self.transport = SourceTransport(
             source: Self.sourceName, httpClient: httpClient,
-            policy: SourceRequestPolicy(
-                requestTimeout: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes,
-                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
-                maxBackoff: configuration.maxBackoff, maxRateLimitWait: configuration.max429Wait,
-                rateLimitBudget: configuration.rateLimitBudget),
-            observer: observer, gate: gate)
+            policy: configuration.requestPolicy, observer: observer, gate: gate)
     }
 
     /// What RevenueCat says about `appUserID`. Never throws: a failure becomes `SourceFacts.failed` with an
@@ -90,7 +85,7 @@ public struct RevenueCatClient: Sendable {
             return .rateLimited(
                 RetryPolicy.rateLimitWait(
                     backoffMS: errorBody?.backoffMS, retryAfter: answer.headers.first(name: "retry-after"), now: Date(),
-                    cap: configuration.max429Wait))
+                    cap: configuration.requestPolicy.maxRateLimitWait))
         case 500...599:
             return .retry(problem: "HTTP \(answer.status)")
         default:
@@ -107,7 +102,7 @@ public struct RevenueCatClient: Sendable {
         case .exhausted(.network(let reason), let attempts):
             return .network(redact(reason), attempts: attempts)
         case .rateLimitWaitTooLong(let seconds, _, _, let attempts):
-            return .rateLimitWaitTooLong(seconds: seconds, cap: configuration.max429Wait, attempts: attempts)
+            return .rateLimitWaitTooLong(seconds: seconds, cap: configuration.requestPolicy.maxRateLimitWait, attempts: attempts)
         case .rateLimitBudgetSpent(_, let attempts):
             return .rateLimited(attempts: attempts)
         case .bodyTooLarge(let limit, _):

@@ -4,9 +4,9 @@ import SubreconCore
 public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A non-retryable HTTP status (or the last of several retryable ones), with RevenueCat's error code and message.
     case http(status: Int, code: String?, message: String?, attempts: Int)
-    /// Still rate limited (429) when the lookup's time budget for 429 waits (`rateLimitBudget`) ran out.
+    /// Still rate limited (429) when the lookup's time budget for 429 waits (`requestPolicy.rateLimitBudget`) ran out.
     case rateLimited(attempts: Int)
-    /// A 429 asked for a wait longer than `max429Wait` (`description` says how long): given up for this run.
+    /// A 429 asked for a wait longer than `requestPolicy.maxRateLimitWait` (`description` says how long): given up for this run.
     case rateLimitWaitTooLong(seconds: Double, cap: Duration, attempts: Int)
     /// The last attempt did not finish within the request timeout.
     case timedOut(attempts: Int)

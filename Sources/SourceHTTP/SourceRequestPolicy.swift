@@ -20,8 +20,11 @@ public struct SourceRequestPolicy: Sendable, Hashable {
     /// Total time one lookup may spend waiting on 429s (`RateLimitChain`).
     public var rateLimitBudget: Duration
 
+    /// The defaults are the production defaults of every source (`SUBRECON_HTTP_*`, README "Configuration"); each
+    /// source's configuration sets its own body limit.
     public init(
-        requestTimeout: Duration, maxBodyBytes: Int, maxAttempts: Int, baseBackoff: Duration, maxBackoff: Duration,
+        requestTimeout: Duration = .seconds(10), maxBodyBytes: Int = 4 * 1024 * 1024, maxAttempts: Int = 4,
+        baseBackoff: Duration = .milliseconds(500), maxBackoff: Duration = .seconds(30),
         maxRateLimitWait: Duration = .seconds(60), rateLimitBudget: Duration = .seconds(300)
     ) {
         self.requestTimeout = requestTimeout
@@ -31,6 +34,15 @@ public struct SourceRequestPolicy: Sendable, Hashable {
         self.maxBackoff = maxBackoff
         self.maxRateLimitWait = maxRateLimitWait
         self.rateLimitBudget = rateLimitBudget
+    }
+}
+
+extension SourceRequestPolicy {
+    /// The same policy with another body limit (each source knows how large its answers may be).
+    public func limitingBodies(to bytes: Int) -> SourceRequestPolicy {
+        var policy = self
+        policy.maxBodyBytes = max(0, bytes)
+        return policy
     }
 }
 

@@ -44,11 +44,13 @@ public struct SimulatedStripeSubscription: Sendable, Hashable {
     public var currentPeriodStart: Date
     public var currentPeriodEnd: Date
     public var items: [SimulatedStripeItem]
+    /// nil: `latest_invoice` is `null`.
+    public var latestInvoice: SimulatedStripeInvoice?
 
     public init(
         id: String, status: String, livemode: Bool? = true, cancelAtPeriodEnd: Bool = false, cancelAt: Date? = nil,
         canceledAt: Date? = nil, endedAt: Date? = nil, trialEnd: Date? = nil, created: Date? = nil,
-        currentPeriodStart: Date, currentPeriodEnd: Date, items: [SimulatedStripeItem]
+        currentPeriodStart: Date, currentPeriodEnd: Date, items: [SimulatedStripeItem], latestInvoice: SimulatedStripeInvoice? = nil
     ) {
         self.id = id
         self.status = status
@@ -62,6 +64,7 @@ public struct SimulatedStripeSubscription: Sendable, Hashable {
         self.currentPeriodStart = currentPeriodStart
         self.currentPeriodEnd = currentPeriodEnd
         self.items = items
+        self.latestInvoice = latestInvoice
     }
 }
 
@@ -97,7 +100,11 @@ public struct StripeRecordedRequest: Sendable, Hashable {
 
 /// Stripe's `GET /v1/subscriptions` (list by customer, `status=all`, `limit`, `starting_after`) and
 /// `GET /v1/subscriptions/{id}` on loopback, speaking Stripe's shapes (`object`, `livemode`, `items.data[].price`,
-/// `has_more`), with scripted faults.
+/// `has_more`), with scripted faults. The latest invoice is expanded with its payments when asked
+/// (`expand[]=data.latest_invoice.payments`, `expand[]=latest_invoice.payments`); `GET /v1/invoice_payments?invoice=…`,
+/// `GET /v1/charges?payment_intent=…` and `GET /v1/charges/{id}` (`expand[]=data.refunds` / `refunds`: the newest
+/// 10, `has_more` beyond) and `GET /v1/refunds?charge=…` serve the invoices' payments and the charges given with
+/// `setCharges`.
 ///
 /// Checks `Authorization: Bearer <apiKey>` (401 with Stripe's error body otherwise) and, when `apiVersion` is set,
 /// the `Stripe-Version` header (400 otherwise). Unknown customers and subscriptions are 404 `resource_missing`.
@@ -108,6 +115,7 @@ public actor StripeSimulator: SimulatorRoute {
     public let apiVersion: String?
     private var customers: [String: [SimulatedStripeSubscription]] = [:]
     private var events: [SimulatedStripeEvent] = []
+    private var charges: [SimulatedStripeCharge] = []
     private var layout: StripePeriodLayout = .items
     private var livemodeDefault = true
     private var faults: [String: [(fault: StripeFault, remaining: Int?)]] = [:]
@@ -135,10 +143,21 @@ public actor StripeSimulator: SimulatorRoute {
     /// Adds events to the list.
     public func addEvents(_ events: [SimulatedStripeEvent]) { self.events += events }
 
+    /// Replaces the charges `GET /v1/charges` serves (listed newest first by `created`).
+    public func setCharges(_ charges: [SimulatedStripeCharge]) { self.charges = charges }
+
+    /// Adds charges, replacing any with the same id.
+    public func addCharges(_ more: [SimulatedStripeCharge]) {
+        let ids = Set(more.map(\.id))
+        charges = charges.filter { !ids.contains($0.id) } + more
+    }
+
     public func setPeriodLayout(_ layout: StripePeriodLayout) { self.layout = layout }
 
     /// Queues `fault` for requests about `key` (a customer id for lists, a subscription id for retrievals,
-    /// `StripeSimulator.eventsKey` for `GET /v1/events`) for the next `times` requests (nil: forever); queued faults apply in order.
+    /// `StripeSimulator.eventsKey` for `GET /v1/events`, an invoice id for `GET /v1/invoice_payments`, a payment
+    /// intent id for `GET /v1/charges?payment_intent=`, a charge id for `GET /v1/charges/{id}`,
+    /// `StripeSimulator.refundsKey(charge:)` for `GET /v1/refunds?charge=`) for the next `times` requests (nil: forever); queued faults apply in order.
     public func setFault(_ fault: StripeFault, for key: String, times: Int? = nil) {
         faults[key, default: []].append((fault, times))
     }
@@ -157,10 +176,17 @@ public actor StripeSimulator: SimulatorRoute {
     /// The fault key of `GET /v1/events`.
     public static let eventsKey = "events"
 
+    /// The fault key of `GET /v1/refunds?charge=…`.
+    public static func refundsKey(charge: String) -> String { "refunds/\(charge)" }
+
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         let segments = request.pathSegments
         let isEvents = segments == ["v1", "events"]
-        guard isEvents || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
+        let isPayments = segments == ["v1", "invoice_payments"]
+        let isCharges = (segments.count == 2 || segments.count == 3) && segments[0] == "v1" && segments[1] == "charges"
+        let isRefunds = segments == ["v1", "refunds"]
+        guard isEvents || isPayments || isCharges || isRefunds
+            || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
         recorded.append(StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers))
@@ -173,9 +199,32 @@ public actor StripeSimulator: SimulatorRoute {
             return error(400, type: "invalid_request_error", code: "invalid_request", "Stripe-Version \(apiVersion) expected")
         }
         if isEvents { return serve(key: Self.eventsKey) { listEvents(request.query) } }
+        let expand = request.query["expand[]"]
+        if isPayments {
+            guard let invoice = request.query["invoice"] else {
+                return error(400, type: "invalid_request_error", code: "parameter_missing", "invoice is required here", param: "invoice")
+            }
+            return serve(key: invoice) { listPayments(invoice, request.query) }
+        }
+        if isRefunds {
+            guard let charge = request.query["charge"] else {
+                return error(400, type: "invalid_request_error", code: "parameter_missing", "charge is required here", param: "charge")
+            }
+            return serve(key: Self.refundsKey(charge: charge)) { listRefunds(charge, request.query) }
+        }
+        if isCharges {
+            if segments.count == 3 {
+                let id = segments[2]
+                return serve(key: id) { retrieveCharge(id, withRefunds: expand == "refunds") }
+            }
+            guard let intent = request.query["payment_intent"] else {
+                return error(400, type: "invalid_request_error", code: "parameter_missing", "payment_intent is required here", param: "payment_intent")
+            }
+            return serve(key: intent) { listCharges(intent, request.query, withRefunds: expand == "data.refunds") }
+        }
         if segments.count == 3 {
             let id = segments[2]
-            return serve(key: id) { retrieve(id) }
+            return serve(key: id) { retrieve(id, expand: expand) }
         }
         guard let customer = request.query["customer"] else {
             return error(400, type: "invalid_request_error", code: "parameter_missing", "customer is required here")
@@ -186,7 +235,7 @@ public actor StripeSimulator: SimulatorRoute {
         }
         let statusFilter = request.query["status"]
         let after = request.query["starting_after"]
-        return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after) }
+        return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after, expand: expand) }
     }
 
     private func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
@@ -216,7 +265,7 @@ public actor StripeSimulator: SimulatorRoute {
         }
     }
 
-    private func list(_ customer: String, limit: Int, status: String?, after: String?) -> SimulatorResponse {
+    private func list(_ customer: String, limit: Int, status: String?, after: String?, expand: String?) -> SimulatorResponse {
         guard let all = customers[customer] else {
             return error(404, type: "invalid_request_error", code: "resource_missing", "No such customer: '\(customer)'", param: "customer")
         }
@@ -233,7 +282,7 @@ public actor StripeSimulator: SimulatorRoute {
         let page = Array(selected.prefix(limit))
         let object: [String: Any] = [
             "object": "list", "url": "/v1/subscriptions", "has_more": selected.count > limit,
-            "data": page.map(encode),
+            "data": page.map { encode($0, expand: expand.flatMap { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : nil }) },
         ]
         return json(200, object)
     }
@@ -293,9 +342,9 @@ public actor StripeSimulator: SimulatorRoute {
         }
     }
 
-    private func retrieve(_ id: String) -> SimulatorResponse {
+    private func retrieve(_ id: String, expand: String?) -> SimulatorResponse {
         for (_, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
-            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found)) }
+            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found, expand: expand)) }
         }
         return error(404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(id)'", param: "id")
     }
@@ -304,7 +353,79 @@ public actor StripeSimulator: SimulatorRoute {
         customers.first { $0.value.contains { $0.id == subscription.id } }?.key ?? "cus_unknown"
     }
 
-    private func encode(_ subscription: SimulatedStripeSubscription) -> [String: Any] {
+    /// `GET /v1/invoice_payments?invoice=…` (`limit`, `starting_after`); an invoice no subscription has is 404.
+    private func listPayments(_ invoiceID: String, _ query: [String: String]) -> SimulatorResponse {
+        let owner = customers.sorted(by: { $0.key < $1.key }).lazy.flatMap(\.value).first { $0.latestInvoice?.id == invoiceID }
+        guard let owner, let invoice = owner.latestInvoice else {
+            return error(404, type: "invalid_request_error", code: "resource_missing", "No such invoice: '\(invoiceID)'", param: "invoice")
+        }
+        let encoded = invoice.payments.map {
+            StripeWireValues.payment($0, invoiceID: invoice.id, livemode: owner.livemode ?? true, created: invoice.created)
+        }
+        return page(encoded, ids: invoice.payments.map(\.id), query: query, url: "/v1/invoice_payments")
+    }
+
+    /// `GET /v1/charges?payment_intent=…` (`limit`, `starting_after`), newest first.
+    private func listCharges(_ intent: String, _ query: [String: String], withRefunds: Bool) -> SimulatorResponse {
+        let selected = charges.enumerated().filter { $0.element.paymentIntentID == intent }
+            .sorted { $0.element.created != $1.element.created ? $0.element.created > $1.element.created : $0.offset > $1.offset }
+            .map(\.element)
+        let encoded = selected.map { StripeWireValues.charge($0, customerID: customerID(ofCharge: $0), withRefunds: withRefunds) }
+        return page(encoded, ids: selected.map(\.id), query: query, url: "/v1/charges")
+    }
+
+    /// `GET /v1/refunds?charge=…` (`limit`, `starting_after`), newest first; an unknown charge is 404.
+    private func listRefunds(_ chargeID: String, _ query: [String: String]) -> SimulatorResponse {
+        guard let charge = charges.first(where: { $0.id == chargeID }) else {
+            return error(404, type: "invalid_request_error", code: "resource_missing", "No such charge: '\(chargeID)'", param: "charge")
+        }
+        let refunds = StripeWireValues.newestFirst(charge.refunds ?? [])
+        let encoded = refunds.map { StripeWireValues.refund($0, of: charge) }
+        return page(encoded, ids: refunds.map(\.id), query: query, url: "/v1/refunds")
+    }
+
+    private func retrieveCharge(_ id: String, withRefunds: Bool) -> SimulatorResponse {
+        guard let charge = charges.first(where: { $0.id == id }) else {
+            return error(404, type: "invalid_request_error", code: "resource_missing", "No such charge: '\(id)'", param: "id")
+        }
+        return json(200, StripeWireValues.charge(charge, customerID: customerID(ofCharge: charge), withRefunds: withRefunds))
+    }
+
+    /// One page of a list by `limit` (default 10, 1...100) and `starting_after`.
+    private func page(_ encoded: [[String: Any]], ids: [String], query: [String: String], url: String) -> SimulatorResponse {
+        let limit = Int(query["limit"] ?? "10") ?? 0
+        guard (1...100).contains(limit) else {
+            return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit", param: "limit")
+        }
+        var start = 0
+        if let after = query["starting_after"] {
+            guard let index = ids.firstIndex(of: after) else {
+                return error(404, type: "invalid_request_error", code: "resource_missing", "No such object: '\(after)'", param: "starting_after")
+            }
+            start = index + 1
+        }
+        let rest = Array(encoded[start...])
+        return json(200, StripeWireValues.list(Array(rest.prefix(limit)), url: url, hasMore: rest.count > limit))
+    }
+
+    /// The customer of the subscription whose latest invoice a charge paid.
+    private func customerID(ofCharge charge: SimulatedStripeCharge) -> String? {
+        for (customer, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
+            for subscription in subscriptions {
+                for payment in subscription.latestInvoice?.payments ?? [] {
+                    switch payment.target {
+                    case .paymentIntent(let intent) where intent == charge.paymentIntentID: return customer
+                    case .charge(let id) where id == charge.id: return customer
+                    default: continue
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`).
+    private func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil) -> [String: Any] {
         func seconds(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? NSNull() }
         var object: [String: Any] = [
             "id": subscription.id, "object": "subscription", "customer": customerID(of: subscription),
@@ -313,10 +434,19 @@ public actor StripeSimulator: SimulatorRoute {
             "ended_at": seconds(subscription.endedAt), "trial_end": seconds(subscription.trialEnd),
             "created": seconds(subscription.created), "start_date": seconds(subscription.created),
             "currency": subscription.items.first?.currency ?? "usd", "collection_method": "charge_automatically",
-            "latest_invoice": "in_\(subscription.id.dropFirst(4))", "metadata": [String: String](),
+            "latest_invoice": NSNull(), "metadata": [String: String](),
             "pause_collection": NSNull(),
         ]
         if let livemode = subscription.livemode { object["livemode"] = livemode }
+        if let invoice = subscription.latestInvoice {
+            if invoice.expandable, expand == "latest_invoice" || expand == "latest_invoice.payments" {
+                object["latest_invoice"] = StripeWireValues.invoice(
+                    invoice, subscriptionID: subscription.id, customerID: customerID(of: subscription),
+                    livemode: subscription.livemode ?? true, withPayments: expand == "latest_invoice.payments")
+            } else {
+                object["latest_invoice"] = invoice.id
+            }
+        }
         var items: [[String: Any]] = []
         for item in subscription.items {
             var price: [String: Any] = [

@@ -6,14 +6,15 @@ import SourceHTTP
 import SubreconCore
 
 /// Client for Stripe's subscriptions: `GET /v1/subscriptions?customer=…&status=all&limit=100` (every page, by
-/// `has_more` and `starting_after`) and `GET /v1/subscriptions/{id}`. Builds the request, classifies the answer,
+/// `has_more` and `starting_after`) and `GET /v1/subscriptions/{id}`, each latest invoice expanded with its payments;
+/// the refunds of the current period (`StripeClient+Refunds.swift`). Builds the request, classifies the answer,
 /// decodes; `SourceTransport` does the rest (gate, deadline, body limit, retries, observer).
 ///
 /// - 2xx: decoded; a body that is not the expected JSON is an error.
 /// - 404 with Stripe's `resource_missing`: absence (no subscriptions); any other 404 is an error.
 /// - 401/403: the key was refused (the error names `STRIPE_API_KEY`, never the key).
 /// - 429: Stripe names no wait: the own exponential backoff, bounded by the lookup's 429 budget.
-/// - 5xx, timeouts, network errors: retried up to `maxAttempts`, then an error.
+/// - 5xx, timeouts, network errors: retried up to `requestPolicy.maxAttempts`, then an error.
 public struct StripeClient: Sendable {
     /// The name given to the `RequestObserver`.
     public static let sourceName = "stripe"
@@ -33,12 +34,7 @@ public struct StripeClient: Sendable {
         self.logger = logger
         self.transport = SourceTransport(
             source: Self.sourceName, httpClient: httpClient,
-            policy: SourceRequestPolicy(
-                requestTimeout: configuration.requestTimeout, maxBodyBytes: configuration.maxBodyBytes,
-                maxAttempts: configuration.maxAttempts, baseBackoff: configuration.baseBackoff,
-                maxBackoff: configuration.maxBackoff, maxRateLimitWait: configuration.max429Wait,
-                rateLimitBudget: configuration.rateLimitBudget),
-            observer: observer, gate: gate, sleep: sleep)
+            policy: configuration.requestPolicy, observer: observer, gate: gate, sleep: sleep)
     }
 
     /// Every subscription of `customerID`, whatever its status; empty when Stripe does not know the customer.
@@ -46,7 +42,7 @@ public struct StripeClient: Sendable {
         var all: [StripeSubscription] = []
         var after: String?
         for _ in 0..<configuration.maxPages {
-            var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)"
+            var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)&\(Self.listExpansion)"
             if let after { query += "&starting_after=\(Self.encoded(after))" }
             let page: StripeSubscriptionList
             // Absence only on the first page: a 404 further on (the cursor vanished) is an error.
@@ -71,7 +67,7 @@ public struct StripeClient: Sendable {
 
     /// One subscription by id (`sub_…`); nil when Stripe does not know it.
     public func subscription(id: String) async -> Result<StripeSubscription?, StripeError> {
-        switch await get(path: "/v1/subscriptions/" + Self.encoded(id), id: id, absenceIsAnswer: true) {
+        switch await get(path: "/v1/subscriptions/" + Self.encoded(id) + "?" + Self.subscriptionExpansion, id: id, absenceIsAnswer: true) {
         case .failure(let error): return .failure(error)
         case .success(nil): return .success(nil)
         case .success(let body?):
@@ -110,7 +106,7 @@ public struct StripeClient: Sendable {
         case 429:
             // Stripe sends no Retry-After; one that is there is honoured, else the own backoff.
             let asked = answer.headers.first(name: "retry-after").flatMap { WaitText.number($0) }
-            return .rateLimited(asked.map { .seconds($0, cap: configuration.max429Wait) } ?? .unspecified)
+            return .rateLimited(asked.map { .seconds($0, cap: configuration.requestPolicy.maxRateLimitWait) } ?? .unspecified)
         case 500...599:
             return .retry(problem: "HTTP \(answer.status)")
         default:

@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 
 /// How the Stripe client reaches the API and how hard it tries.
 ///
@@ -11,20 +12,8 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
     public var apiKey: String
     /// The `Stripe-Version` every request pins, so the answer's layout does not follow the account's default.
     public var apiVersion: String
-    /// Time one HTTP attempt (head and body) may take.
-    public var requestTimeout: Duration
-    /// Attempts per lookup for 5xx, network errors and timeouts, first try included (at least 1). 429 answers do
-    /// not count: they are bounded by `rateLimitBudget`.
-    public var maxAttempts: Int
-    /// First backoff ceiling for 5xx, network errors, timeouts and 429s (Stripe names no wait); doubles, full jitter.
-    public var baseBackoff: Duration
-    public var maxBackoff: Duration
-    /// Longest single 429 wait.
-    public var max429Wait: Duration
-    /// Total time one lookup may spend waiting on 429s before the user is given up for this run.
-    public var rateLimitBudget: Duration
-    /// Largest response body accepted.
-    public var maxBodyBytes: Int
+    /// Deadline, body limit, attempts and backoff (also for 429s: Stripe names no wait), and the bounds of 429 waits.
+    public var requestPolicy: SourceRequestPolicy
     /// Most list pages read for one customer (100 subscriptions a page); more is a fetch error.
     public var maxPages: Int
     /// Most pages of `GET /v1/events` (100 events a page) the store feed reads over one window; more is a feed
@@ -37,29 +26,19 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
 
     public init(
         baseURL: String = StripeConfiguration.defaultBaseURL, apiKey: String,
-        apiVersion: String = StripeConfiguration.pinnedAPIVersion, requestTimeout: Duration = .seconds(10),
-        maxAttempts: Int = 4, baseBackoff: Duration = .milliseconds(500), maxBackoff: Duration = .seconds(30),
-        max429Wait: Duration = .seconds(60), rateLimitBudget: Duration = .seconds(300), maxBodyBytes: Int = 4 * 1024 * 1024,
+        apiVersion: String = StripeConfiguration.pinnedAPIVersion, requestPolicy: SourceRequestPolicy = SourceRequestPolicy(),
         maxPages: Int = 20, maxEventPages: Int = 1000
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.apiKey = apiKey
         self.apiVersion = apiVersion
-        self.requestTimeout = requestTimeout
-        self.maxAttempts = max(1, maxAttempts)
-        self.baseBackoff = baseBackoff
-        self.maxBackoff = maxBackoff
-        self.max429Wait = max429Wait
-        self.rateLimitBudget = rateLimitBudget
-        self.maxBodyBytes = maxBodyBytes
+        self.requestPolicy = requestPolicy
         self.maxPages = max(1, maxPages)
         self.maxEventPages = max(1, maxEventPages)
     }
 
     public var description: String {
         "StripeConfiguration(baseURL: \(baseURL), apiKey: <redacted>, apiVersion: \(apiVersion), "
-            + "requestTimeout: \(requestTimeout), maxAttempts: \(maxAttempts), baseBackoff: \(baseBackoff), "
-            + "maxBackoff: \(maxBackoff), max429Wait: \(max429Wait), rateLimitBudget: \(rateLimitBudget), "
-            + "maxBodyBytes: \(maxBodyBytes), maxPages: \(maxPages), maxEventPages: \(maxEventPages))"
+            + "requestPolicy: \(requestPolicy), maxPages: \(maxPages), maxEventPages: \(maxEventPages))"
     }
 }

@@ -70,12 +70,14 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var currency: String?
     /// nil when `items` was missing or not a list.
     public var items: [StripeSubscriptionItem]?
+    /// `latest_invoice`: an id, or the expanded invoice; nil when missing, null or unreadable.
+    public var latestInvoice: StripeInvoice?
 
     public init(
         id: String?, object: String? = "subscription", customer: String? = nil, status: String?, livemode: Bool? = nil,
         cancelAtPeriodEnd: Bool? = nil, cancelAt: Date? = nil, canceledAt: Date? = nil, endedAt: Date? = nil,
         trialEnd: Date? = nil, startDate: Date? = nil, currentPeriodStart: Date? = nil, currentPeriodEnd: Date? = nil,
-        currency: String? = nil, items: [StripeSubscriptionItem]?
+        currency: String? = nil, items: [StripeSubscriptionItem]?, latestInvoice: StripeInvoice? = nil
     ) {
         self.id = id
         self.object = object
@@ -92,10 +94,12 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         self.currentPeriodEnd = currentPeriodEnd
         self.currency = currency
         self.items = items
+        self.latestInvoice = latestInvoice
     }
 
     enum CodingKeys: String, CodingKey {
         case id, object, customer, status, livemode, currency, items
+        case latestInvoice = "latest_invoice"
         case cancelAtPeriodEnd = "cancel_at_period_end"
         case cancelAt = "cancel_at"
         case canceledAt = "canceled_at"
@@ -129,6 +133,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         } else {
             items = nil
         }
+        latestInvoice = (try? container.decodeIfPresent(StripeInvoice.self, forKey: .latestInvoice)) ?? nil
     }
 
     /// Decodes a subscription body after `SourceText.sanitizedJSON`.

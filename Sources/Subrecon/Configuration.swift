@@ -4,6 +4,7 @@ import Foundation
 import GooglePlay
 import RevenueCat
 import Stripe
+import SourceHTTP
 import SubreconCore
 import SubreconDatabase
 import X509
@@ -47,23 +48,15 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         case "sandbox": environment = .sandbox
         default: throw ConfigError("APP_STORE_ENVIRONMENT", "must be production or sandbox")
         }
-        let timeout = try env.number("SUBRECON_HTTP_TIMEOUT_SECONDS", default: 10, range: 0.01...600)
-        let attempts = Int(try env.number("SUBRECON_HTTP_MAX_ATTEMPTS", default: 4, range: 1...20))
-        let backoff = try env.number("SUBRECON_HTTP_BACKOFF_SECONDS", default: 0.5, range: 0...60)
-        // 429: the longest single wait a source may ask for, and the total a lookup may spend waiting on 429s.
-        let maxRateLimitWait = try env.number("SUBRECON_HTTP_MAX_429_WAIT_SECONDS", default: 60, range: 0...3600)
-        let rateLimitBudget = try env.number("SUBRECON_HTTP_429_BUDGET_SECONDS", default: 300, range: 0...86_400)
+        let policy = try requestPolicy(env)
         var revenueCat: RevenueCatConfiguration?
         if let key = try env.secret("REVENUECAT_API_KEY") {
             let base = try env.baseURL("REVENUECAT_BASE_URL", default: RevenueCatConfiguration.defaultBaseURL)!
             revenueCat = RevenueCatConfiguration(
-                baseURL: base, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
-                baseBackoff: .milliseconds(Int64(backoff * 1000)), max429Wait: .milliseconds(Int64(maxRateLimitWait * 1000)),
-                rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
+                baseURL: base, apiKey: key, requestPolicy: policy.limitingBodies(to: RevenueCatConfiguration.defaultMaxBodyBytes))
         }
-        var apple = try appStoreConfiguration(env, environment: environment, timeout: timeout, attempts: attempts, backoff: backoff)
-        apple?.maxRateLimitWait = .milliseconds(Int64(maxRateLimitWait * 1000))
-        apple?.rateLimitBudget = .milliseconds(Int64(rateLimitBudget * 1000))
+        let apple = try appStoreConfiguration(
+            env, environment: environment, policy: policy.limitingBodies(to: AppStoreConfiguration.defaultMaxBodyBytes))
         var receipts: ReceiptVerifierConfiguration?
         let receiptURL = try env.baseURL("APPLE_VERIFY_RECEIPT_URL", default: nil)
         if let secret = try env.secret("APPLE_SHARED_SECRET") {
@@ -72,27 +65,37 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
                     "APP_STORE_BUNDLE_ID", "is not set (APPLE_SHARED_SECRET is: a receipt is believed only for the app's own bundle id)")
             }
             receipts = ReceiptVerifierConfiguration(
-                sharedSecret: secret, bundleID: bundle, urlOverride: receiptURL, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-                maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)))
+                sharedSecret: secret, bundleID: bundle, urlOverride: receiptURL,
+                requestPolicy: policy.limitingBodies(to: ReceiptVerifierConfiguration.defaultMaxBodyBytes))
         } else if receiptURL != nil {
             throw ConfigError("APPLE_SHARED_SECRET", "is not set (APPLE_VERIFY_RECEIPT_URL is; or APPLE_SHARED_SECRET_FILE)")
         }
         var configuration = SubreconConfiguration(
             database: database, revenueCat: revenueCat, appStore: apple, receipts: receipts, environment: environment)
         configuration.googlePlay = try googlePlayConfiguration(
-            env, timeout: timeout, attempts: attempts, backoff: backoff, maxRateLimitWait: maxRateLimitWait,
-            rateLimitBudget: rateLimitBudget)
-        configuration.stripe = try stripeConfiguration(
-            env, timeout: timeout, attempts: attempts, backoff: backoff, maxRateLimitWait: maxRateLimitWait,
-            rateLimitBudget: rateLimitBudget)
+            env, policy: policy.limitingBodies(to: GooglePlayConfiguration.defaultMaxBodyBytes))
+        configuration.stripe = try stripeConfiguration(env, policy: policy)
         if requireSource && !configuration.hasSource { throw ConfigError.noSource }
         return configuration
+    }
+
+    /// How hard every source tries (`SUBRECON_HTTP_*`): one policy for all of them; each source sets its own body
+    /// limit.
+    static func requestPolicy(_ env: ProcessEnvironment) throws(ConfigError) -> SourceRequestPolicy {
+        func duration(_ seconds: Double) -> Duration { .milliseconds(Int64(seconds * 1000)) }
+        // 429: the longest single wait a source may ask for, and the total a lookup may spend waiting on 429s.
+        return SourceRequestPolicy(
+            requestTimeout: duration(try env.number("SUBRECON_HTTP_TIMEOUT_SECONDS", default: 10, range: 0.01...600)),
+            maxAttempts: Int(try env.number("SUBRECON_HTTP_MAX_ATTEMPTS", default: 4, range: 1...20)),
+            baseBackoff: duration(try env.number("SUBRECON_HTTP_BACKOFF_SECONDS", default: 0.5, range: 0...60)),
+            maxRateLimitWait: duration(try env.number("SUBRECON_HTTP_MAX_429_WAIT_SECONDS", default: 60, range: 0...3600)),
+            rateLimitBudget: duration(try env.number("SUBRECON_HTTP_429_BUDGET_SECONDS", default: 300, range: 0...86_400)))
     }
 
     /// `GOOGLE_PLAY_SERVICE_ACCOUNT` (JSON key text, or `_FILE`) + `GOOGLE_PLAY_PACKAGE_NAME` (+ optional
     /// `GOOGLE_PLAY_BASE_URL`); nil when neither is set, a `ConfigError` naming the missing or unusable one otherwise.
     static func googlePlayConfiguration(
-        _ env: ProcessEnvironment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+        _ env: ProcessEnvironment, policy: SourceRequestPolicy
     ) throws(ConfigError) -> GooglePlayConfiguration? {
         let key = try env.secret("GOOGLE_PLAY_SERVICE_ACCOUNT")
         let package = env.string("GOOGLE_PLAY_PACKAGE_NAME")
@@ -114,9 +117,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         do {
             return try GooglePlayConfiguration(
                 serviceAccount: account, packageName: package, baseURL: base ?? GooglePlayConfiguration.defaultBaseURL,
-                requestTimeout: .milliseconds(Int64(timeout * 1000)), maxAttempts: attempts,
-                baseBackoff: .milliseconds(Int64(backoff * 1000)), maxRateLimitWait: .milliseconds(Int64(maxRateLimitWait * 1000)),
-                rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
+                requestPolicy: policy)
         } catch {
             throw ConfigError("GOOGLE_PLAY_PACKAGE_NAME", "is not usable: \(error)")
         }
@@ -152,7 +153,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
 
     /// Stripe from `STRIPE_API_KEY` (or `_FILE`) and `STRIPE_BASE_URL`; nil when neither is set.
     static func stripeConfiguration(
-        _ env: ProcessEnvironment, timeout: Double, attempts: Int, backoff: Double, maxRateLimitWait: Double, rateLimitBudget: Double
+        _ env: ProcessEnvironment, policy: SourceRequestPolicy
     ) throws(ConfigError) -> StripeConfiguration? {
         let base = try env.baseURL("STRIPE_BASE_URL", default: nil)
         guard let key = try env.secret("STRIPE_API_KEY") else {
@@ -160,13 +161,11 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             return nil
         }
         return StripeConfiguration(
-            baseURL: base ?? StripeConfiguration.defaultBaseURL, apiKey: key, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-            maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)),
-            max429Wait: .milliseconds(Int64(maxRateLimitWait * 1000)), rateLimitBudget: .milliseconds(Int64(rateLimitBudget * 1000)))
+            baseURL: base ?? StripeConfiguration.defaultBaseURL, apiKey: key, requestPolicy: policy)
     }
 
     static func appStoreConfiguration(
-        _ env: ProcessEnvironment, environment: StoreEnvironment, timeout: Double, attempts: Int, backoff: Double
+        _ env: ProcessEnvironment, environment: StoreEnvironment, policy: SourceRequestPolicy
     ) throws(ConfigError) -> AppStoreConfiguration? {
         let issuer = env.string("APP_STORE_ISSUER_ID")
         let keyID = env.string("APP_STORE_KEY_ID")
@@ -201,8 +200,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         do {
             return try AppStoreConfiguration(
                 issuerID: issuer, keyID: keyID, privateKeyPEM: key, bundleID: bundle, environment: environment,
-                baseURLOverride: base, rootCertificates: roots, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-                maxAttempts: attempts, baseBackoff: .milliseconds(Int64(backoff * 1000)))
+                baseURLOverride: base, rootCertificates: roots, requestPolicy: policy)
         } catch {
             throw ConfigError("APP_STORE_PRIVATE_KEY", "is not usable: \(error)")
         }

@@ -58,6 +58,7 @@ public enum DemoRunner {
                 if let token = user.row.googlePurchaseToken, let purchase = user.google { await google.setPurchase(purchase, token: token) }
                 for purchase in user.voided { await google.addVoided(purchase) }
                 if !user.stripeEvents.isEmpty { await stripe.addEvents(user.stripeEvents) }
+                if !user.stripeCharges.isEmpty { await stripe.addCharges(user.stripeCharges) }
             }
         }
     }

@@ -158,7 +158,24 @@ extension DemoScenario {
                 row: m.row("demo-54-google-direct", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap", token: "demo-token-54"),
                 google: m.play("ACTIVE", start: -32, expiry: 28),
                 shows: "Google Play asked directly by purchase token → extend"),
+            stripeRefund(m),
         ]
+    }
+
+    /// A web subscriber whose renewal Stripe charged and then refunded in full (SPEC 5.7: `amount_refunded`): the
+    /// subscription is still `active` in Stripe, the period's invoice payment's charge says `refunded`.
+    static func stripeRefund(_ m: Make) -> DemoUser {
+        var subscription = m.stripe("sub_demo55", "active", from: -1, to: 29, product: "prod_web_pro", amount: 2400)
+        subscription.latestInvoice = .paid(id: "in_demo55", amount: 2400, paymentIntent: "pi_demo55", created: m.d(-1))
+        return DemoUser(
+            row: m.row("demo-55-stripe-refund", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo55"),
+            stripe: [subscription],
+            stripeCharges: [
+                SimulatedStripeCharge(
+                    id: "ch_demo55", paymentIntentID: "pi_demo55", amount: 2400, amountRefunded: 2400, created: m.d(-1),
+                    refunds: [SimulatedStripeRefund(id: "re_demo55", amount: 2400, created: m.d(-0.5))])
+            ],
+            shows: "web renewal charged, then refunded in full (Stripe still says active) → downgrade, refunded value 24.00 USD")
     }
 
     /// The finance figures' own cases (SPEC 5.7): a family member's refund (revoked, never revenue), a trial whose

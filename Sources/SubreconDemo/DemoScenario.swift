@@ -22,6 +22,8 @@ struct DemoUser {
     var voided: [SimulatedVoidedPurchase] = []
     /// Stripe events naming the row's customer (the Stripe feed).
     var stripeEvents: [SimulatedStripeEvent] = []
+    /// The charges (and their refunds) paying the latest invoices of `stripe`'s subscriptions.
+    var stripeCharges: [SimulatedStripeCharge] = []
     /// What the demo shows with this user.
     var shows: String
     /// Folded with its kind into one line of the story (the ordinary renewals).
@@ -32,9 +34,11 @@ struct DemoUser {
         apple: [AppStoreScenario] = [], appleFault: (transactionID: String, fault: AppStoreFault)? = nil,
         receipt: AppleReceiptScenario? = nil, notifications: [AppleHistoryNotification] = [],
         stripe: [SimulatedStripeSubscription] = [], google: SimulatedPlaySubscription? = nil, voided: [SimulatedVoidedPurchase] = [],
-        stripeEvents: [SimulatedStripeEvent] = [], shows: String, folded: Bool = false
+        stripeEvents: [SimulatedStripeEvent] = [], stripeCharges: [SimulatedStripeCharge] = [], shows: String,
+        folded: Bool = false
     ) {
         self.stripeEvents = stripeEvents
+        self.stripeCharges = stripeCharges
         self.row = row
         self.subscriber = subscriber
         self.revenueCatFault = revenueCatFault

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
+import SourceHTTP
 import StoreSimulator
 import SubreconCore
 import Testing
@@ -35,7 +36,9 @@ struct AppStoreHarness {
             issuerID: "issuer-uuid", keyID: keyID, privateKeyPEM: apiKey.pemRepresentation, bundleID: Self.bundleID,
             baseURLOverride: split ? server.baseURL + "/production" : server.baseURL,
             sandboxBaseURLOverride: split ? server.baseURL + "/sandbox" : nil, rootCertificates: [pki.root],
-            requestTimeout: .seconds(10), maxAttempts: 3, baseBackoff: .milliseconds(10), maxRetryWait: .seconds(5))
+            requestPolicy: SourceRequestPolicy(
+                maxBodyBytes: AppStoreConfiguration.defaultMaxBodyBytes, maxAttempts: 3, baseBackoff: .milliseconds(10),
+                maxBackoff: .seconds(5)))
         let sleeper = self.sleeper
         // Our own client: `SimulatorServer.shutdown()` waits for open keep-alive connections, so they are closed first.
         httpClient = HTTPClient(eventLoopGroupProvider: .singleton)

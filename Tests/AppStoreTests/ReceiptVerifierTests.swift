@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import SourceHTTP
 import StoreSimulator
 import SubreconCore
 import Testing
@@ -26,8 +27,9 @@ struct ReceiptHarness {
     func verifier(secret: String = ReceiptHarness.secret, split: Bool = true) -> ReceiptVerifier {
         let configuration = ReceiptVerifierConfiguration(
             sharedSecret: secret, bundleID: Self.bundleID, urlOverride: server.baseURL + (split ? "/production/verifyReceipt" : "/verifyReceipt"),
-            sandboxURLOverride: split ? server.baseURL + "/sandbox/verifyReceipt" : nil, requestTimeout: .seconds(10),
-            maxAttempts: 3, baseBackoff: .milliseconds(10))
+            sandboxURLOverride: split ? server.baseURL + "/sandbox/verifyReceipt" : nil,
+            requestPolicy: SourceRequestPolicy(
+                maxBodyBytes: ReceiptVerifierConfiguration.defaultMaxBodyBytes, maxAttempts: 3, baseBackoff: .milliseconds(10)))
         let sleeper = self.sleeper
         return ReceiptVerifier(
             configuration: configuration, httpClient: httpClient, logger: Logger(label: "test.receipts"), observer: observer,

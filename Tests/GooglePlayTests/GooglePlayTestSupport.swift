@@ -45,9 +45,11 @@ struct PlayLoopback {
                 clientEmail: account.clientEmail, privateKeyPEM: signingKeyPEM ?? account.privateKeyPEM,
                 privateKeyID: account.keyID, tokenURI: server.baseURL + "/token")
             let configuration = try GooglePlayConfiguration(
-                serviceAccount: serviceAccount, packageName: package, baseURL: server.baseURL, requestTimeout: requestTimeout,
-                maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxRetryWait: .milliseconds(20),
-                maxRateLimitWait: maxRateLimitWait, rateLimitBudget: .seconds(5))
+                serviceAccount: serviceAccount, packageName: package, baseURL: server.baseURL,
+                requestPolicy: SourceRequestPolicy(
+                    requestTimeout: requestTimeout, maxBodyBytes: GooglePlayConfiguration.defaultMaxBodyBytes,
+                    maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20),
+                    maxRateLimitWait: maxRateLimitWait, rateLimitBudget: .seconds(5)))
             let client = try GooglePlayClient(
                 configuration: configuration, httpClient: http, logger: Logger(label: "google-play-tests"), observer: observer)
             try await body(PlayLoopback(simulator: simulator, client: client, observer: observer, server: server))

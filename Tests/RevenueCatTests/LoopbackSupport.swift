@@ -52,9 +52,11 @@ struct Loopback {
         let server = try await SimulatorServer.start(routes: [simulator])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let configuration = RevenueCatConfiguration(
-            baseURL: server.baseURL, apiKey: apiKey, requestTimeout: requestTimeout, maxAttempts: maxAttempts,
-            baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20), max429Wait: max429Wait,
-            rateLimitBudget: rateLimitBudget)
+            baseURL: server.baseURL, apiKey: apiKey,
+            requestPolicy: SourceRequestPolicy(
+                requestTimeout: requestTimeout, maxBodyBytes: RevenueCatConfiguration.defaultMaxBodyBytes,
+                maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20),
+                maxRateLimitWait: max429Wait, rateLimitBudget: rateLimitBudget))
         let observer = RecordingObserver()
         let gate = RecordingGate()
         let client = RevenueCatClient(

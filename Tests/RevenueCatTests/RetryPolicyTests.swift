@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import SubreconCore
 import Testing
 
@@ -69,8 +70,8 @@ struct RetryPolicyTests {
         let configuration = RevenueCatConfiguration(apiKey: "sk_live_TOPSECRET")
         #expect(!configuration.description.contains("TOPSECRET"))
         #expect(configuration.description.contains("api.revenuecat.com"))
-        #expect(configuration.maxAttempts == 4)
-        #expect(configuration.requestTimeout == .seconds(10))
+        #expect(configuration.requestPolicy.maxAttempts == 4)
+        #expect(configuration.requestPolicy.requestTimeout == .seconds(10))
     }
 
     @Test("user ids are percent-encoded as one path segment")

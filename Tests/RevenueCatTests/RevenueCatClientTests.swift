@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import SourceHTTP
 import StoreSimulator
 import SubreconCore
 import Testing
@@ -245,8 +246,8 @@ struct RevenueCatClientTests {
         let client = RevenueCatClient(
             httpClient: http,
             configuration: RevenueCatConfiguration(
-                baseURL: "http://127.0.0.1:1", apiKey: "k", requestTimeout: .seconds(5), maxAttempts: 2,
-                baseBackoff: .milliseconds(1)),
+                baseURL: "http://127.0.0.1:1", apiKey: "k", 
+                requestPolicy: SourceRequestPolicy(requestTimeout: .seconds(5), maxAttempts: 2, baseBackoff: .milliseconds(1))),
             logger: Logger(label: "test.revenuecat"), observer: observer)
         let facts = await client.facts(for: "u")
         try await http.shutdown()

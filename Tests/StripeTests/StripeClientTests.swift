@@ -32,9 +32,11 @@ struct StripeLoopback {
         let server = try await SimulatorServer.start(routes: [simulator])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let configuration = StripeConfiguration(
-            baseURL: server.baseURL, apiKey: apiKey, requestTimeout: requestTimeout, maxAttempts: maxAttempts,
-            baseBackoff: .milliseconds(2), maxBackoff: .milliseconds(10), max429Wait: .seconds(1),
-            rateLimitBudget: rateLimitBudget, maxPages: maxPages, maxEventPages: maxEventPages)
+            baseURL: server.baseURL, apiKey: apiKey,
+            requestPolicy: SourceRequestPolicy(
+                requestTimeout: requestTimeout, maxAttempts: maxAttempts, baseBackoff: .milliseconds(2),
+                maxBackoff: .milliseconds(10), maxRateLimitWait: .seconds(1), rateLimitBudget: rateLimitBudget),
+            maxPages: maxPages, maxEventPages: maxEventPages)
         let observer = CountingObserver()
         let client = StripeClient(
             httpClient: http, configuration: configuration, logger: Logger(label: "stripe-test"), observer: observer)

@@ -86,6 +86,8 @@ struct DemoTests {
         .init("demo-52-apple-only-lapsed", "downgrade", ["missed_expiration"], ["expired"], ["app_store"]),
         .init("demo-53-stripe-web", "extend", ["missed_renewal"], ["expired"], ["stripe"]),
         .init("demo-54-google-direct", "extend", ["missed_renewal"], ["expired"], ["google_play"]),
+        // The period's charge refunded in full: refunded, whatever the subscription's status says.
+        .init("demo-55-stripe-refund", "downgrade", ["missed_refund"], ["expired"], ["stripe"]),
     ]
 
     static func rows(_ result: RunResult) throws -> [String: ReportRow] {
@@ -172,7 +174,7 @@ struct DemoTests {
         #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
         #expect(lines[4] == TerminalSummary.text(result.allSources.summary, folder: result.allSources.folder))
         #expect(lines[5].hasPrefix("demo: run 2 of 2, no RevenueCat"))
-        #expect(lines[5].hasSuffix(": seeded 4 users; running `subrecon run` against them"))
+        #expect(lines[5].hasSuffix(": seeded 5 users; running `subrecon run` against them"))
         #expect(lines[6].hasPrefix("demo: run 2, no RevenueCat: what each sample user shows (from drift.json)\n"))
         #expect(lines[7] == TerminalSummary.text(result.withoutRevenueCat.summary, folder: result.withoutRevenueCat.folder))
         #expect(result.exitStatus == .ok)
@@ -228,6 +230,12 @@ struct DemoTests {
         #expect(second.summary.requests["revenuecat"] == nil)
         #expect(try Self.rows(second)["demo-53-stripe-web"]?.truthStatus == "canceled")
         #expect(try Self.rows(second)["demo-52-apple-only-lapsed"]?.pushIntent == ["expired"])
+        let stripeRefund = try #require(try Self.rows(second)["demo-55-stripe-refund"])
+        #expect(stripeRefund.truthStatus == "refunded" && stripeRefund.truthTier == 0 && stripeRefund.applied)
+        #expect(
+            [stripeRefund.priceAmount, stripeRefund.priceCurrency, stripeRefund.priceBasis] == ["24", "USD", "paid"],
+            "the refunded value is Stripe's amount_refunded")
+        #expect(second.summary.refundReview?.newRefunds == 1, "the Stripe refund is kept in refunds_seen")
     }
 
     @Test("--explain with an id no sample user has fails the demo with exit 66 before any run")

@@ -2,6 +2,8 @@ import AppStore
 import Crypto
 import Foundation
 import RevenueCat
+import SourceHTTP
+import Stripe
 import Subrecon
 import Testing
 
@@ -16,18 +18,33 @@ struct RateLimitConfigurationTests {
     @Test("defaults: a single 429 wait above 60 s gives the user up; a lookup may wait 300 s in all on 429s")
     func defaults() throws {
         let config = try SubreconConfiguration.load(ProcessEnvironment(base), requireSource: true)
-        #expect(config.revenueCat?.max429Wait == .seconds(60) && config.revenueCat?.rateLimitBudget == .seconds(300))
-        #expect(config.appStore?.maxRateLimitWait == .seconds(60) && config.appStore?.rateLimitBudget == .seconds(300))
+        #expect(config.revenueCat?.requestPolicy.maxRateLimitWait == .seconds(60) && config.revenueCat?.requestPolicy.rateLimitBudget == .seconds(300))
+        #expect(config.appStore?.requestPolicy.maxRateLimitWait == .seconds(60) && config.appStore?.requestPolicy.rateLimitBudget == .seconds(300))
     }
 
-    @Test("both sources take the configured values")
+    @Test("every configured source takes the same SUBRECON_HTTP_* values, and keeps its own body limit")
     func configured() throws {
         var env = base
         env["SUBRECON_HTTP_MAX_429_WAIT_SECONDS"] = "12.5"
         env["SUBRECON_HTTP_429_BUDGET_SECONDS"] = "90"
+        env["SUBRECON_HTTP_TIMEOUT_SECONDS"] = "7"
+        env["SUBRECON_HTTP_MAX_ATTEMPTS"] = "2"
+        env["SUBRECON_HTTP_BACKOFF_SECONDS"] = "0.25"
+        env["STRIPE_API_KEY"] = "sk_test_abc"
+        env["APPLE_SHARED_SECRET"] = "shared"
         let config = try SubreconConfiguration.load(ProcessEnvironment(env), requireSource: true)
-        #expect(config.revenueCat?.max429Wait == .milliseconds(12_500) && config.revenueCat?.rateLimitBudget == .seconds(90))
-        #expect(config.appStore?.maxRateLimitWait == .milliseconds(12_500) && config.appStore?.rateLimitBudget == .seconds(90))
+        let expected = SourceRequestPolicy(
+            requestTimeout: .seconds(7), maxAttempts: 2, baseBackoff: .milliseconds(250), maxRateLimitWait: .milliseconds(12_500),
+            rateLimitBudget: .seconds(90))
+        let policies: [(String, SourceRequestPolicy?, Int)] = [
+            ("revenuecat", config.revenueCat?.requestPolicy, RevenueCatConfiguration.defaultMaxBodyBytes),
+            ("app_store", config.appStore?.requestPolicy, AppStoreConfiguration.defaultMaxBodyBytes),
+            ("receipts", config.receipts?.requestPolicy, ReceiptVerifierConfiguration.defaultMaxBodyBytes),
+            ("stripe", config.stripe?.requestPolicy, expected.maxBodyBytes),
+        ]
+        for (name, policy, bodyLimit) in policies {
+            #expect(policy == expected.limitingBodies(to: bodyLimit), "\(name)")
+        }
     }
 
     @Test(

@@ -5,8 +5,9 @@ import SubreconDatabase
 
 /// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
-/// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or subscription Stripe does not know is absence (`unknownTo`), an
-/// unknown status or any failure an error for the user.
+/// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or
+/// subscription Stripe does not know is absence (`unknownTo`), an unknown status or any failure an error for the user. A current period whose latest invoice Stripe states fully
+/// refunded is a refunded purchase (SPEC 5.7); a partial refund changes nothing.
 struct StripeSource: StoreSource {
     let client: StripeClient
     let note: String
@@ -18,7 +19,9 @@ struct StripeSource: StoreSource {
             httpClient: context.httpClient, configuration: stripe, logger: context.logger, observer: context.stats,
             gate: context.gates[.stripe])
         return StripeSource(
-            client: client, note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or RevenueCat's sub_ ids; events feed (GET /v1/events)")
+            client: client,
+            note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or "
+                + "RevenueCat's sub_ ids, the current period's refunds from its invoice's charges; events feed (GET /v1/events)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
@@ -28,7 +31,7 @@ struct StripeSource: StoreSource {
             asked = true
             facts.noteAsked(.stripe)
             let answer = await client.subscriptions(customerID: customer)
-            guard record(answer, into: &found, facts: &facts) else { return }
+            guard await record(answer, into: &found, facts: &facts) else { return }
         }
         // RevenueCat's Stripe subscriptions the customer's list did not include (every one, without a customer id).
         let listed = Set(found.flatMap(\.identifiers))
@@ -36,7 +39,7 @@ struct StripeSource: StoreSource {
             asked = true
             facts.noteAsked(.stripe)
             let answer = await client.subscription(id: id)
-            guard record(answer.map { $0.map { [$0] } ?? [] }, into: &found, facts: &facts) else { return }
+            guard await record(answer.map { $0.map { [$0] } ?? [] }, into: &found, facts: &facts) else { return }
         }
         facts.stores += found
         // Nothing Stripe knows (a 404, or a customer without subscriptions): absence, not evidence.
@@ -60,10 +63,11 @@ struct StripeSource: StoreSource {
         return FeedRead(source: .stripe, reason: .stripeEvent, column: .stripeCustomerID, result: result)
     }
 
-    /// Maps an answer into `found`; false (with the error recorded) when the user must be left untouched.
+    /// Maps an answer into `found`, with the full refund of each current period Stripe states (its latest invoice's
+    /// charges, `StripeClient.periodRefunds`); false (with the error recorded) when the user must be left untouched.
     private func record(
         _ answer: Result<[StripeSubscription], StripeError>, into found: inout [StoreFact], facts: inout SourceFacts
-    ) -> Bool {
+    ) async -> Bool {
         switch answer {
         case .failure(let error):
             facts.errors.append(SourceError(origin: .stripe, kind: .fetch, message: error.description))
@@ -73,7 +77,16 @@ struct StripeSource: StoreSource {
             case .failure(let error):
                 facts.errors.append(error)
                 return false
-            case .success(let mapped):
+            case .success(var mapped):
+                switch await client.periodRefunds(of: subscriptions) {
+                case .failure(let error):
+                    facts.errors.append(error)
+                    return false
+                case .success(let refunds):
+                    for (id, refund) in refunds.sorted(by: { $0.key < $1.key }) {
+                        mapped = StripeRefundMapping.apply(refund, subscriptionID: id, to: mapped)
+                    }
+                }
                 found += mapped
                 return true
             }
