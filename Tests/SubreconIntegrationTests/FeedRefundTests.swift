@@ -165,6 +165,28 @@ struct FeedRefundTests {
         }
     }
 
+    @Test("a Stripe refund in a charge.refunded event and in the Stripe lookup's latest invoice is one row, at the same amount")
+    func stripeFeedAndLookupAgree() async throws {
+        try await StripeJobTests.with { h, stripe in
+            try await StripeRefundJobTests.seed(
+                h, stripe, "both", amount: 1200, currency: "jpy", refunded: 1200,
+                refunds: [SimulatedStripeRefund(id: "re_both", amount: 1200, created: Harness.day(-0.5))])
+            await stripe.setEvents([
+                SimulatedStripeEvent(
+                    id: "evt_both", type: "charge.refunded", created: Harness.day(-0.4), customer: "cus_both", objectID: "ch_both",
+                    amountRefunded: 1200, currency: "jpy", paymentIntent: "pi_both", refundCreated: Harness.day(-0.5))
+            ])
+            let result = try await h.run(Self.window)
+            #expect(try h.report(result)["r-both"]?.truthStatus == "refunded", "the lookup states the refund too")
+            #expect(result.summary.feeds?["stripe"]?.refundsNew == 1)
+            #expect(result.summary.refundReview?.newRefunds == 1, "the lookup's refund is the feed's row")
+            #expect(try await h.count("select count(*)::int from refunds_seen") == 1)
+            #expect(
+                try await Self.kept(
+                    h, store: "stripe", id: "pi_both", user: "r-both", at: Harness.day(-0.5), amount: "1200", currency: "JPY") == 1)
+        }
+    }
+
     @Test("a feed's refund is kept only for a user of the run's shard")
     func shard() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
