@@ -345,7 +345,7 @@ private func stripeEvents(_ body: Data) {
         if let charge = event.charge {
             check(charge.currency, "charge currency")
             check(charge.paymentIntent, "charge payment intent")
-            for date in charge.succeededRefundDates { check(date, "charge refund created") }
+            for refund in charge.refunds ?? [] { check(refund.created, "charge refund created") }
         }
         if let refund = event.refundedPurchase {
             precondition(event.type == "charge.refunded" && event.charge?.refunded == true, "a refund that is not a full refund")

@@ -4,9 +4,9 @@ import SubreconCore
 // Stripe's events list (`GET /v1/events`), decoded leniently for the store feed (SPEC 5.1).
 //
 // Only what finds the user is read: the event's `id` (deduplication), `type`, `created`, `livemode`, and from
-// `data.object` its `object`, `id` and `customer` (a `cus_…` string, or an expanded customer's `id`); for a charge
-// also what states a refund (`StripeEventCharge`: `refunded`, `amount_refunded`, `currency`, `payment_intent`,
-// `livemode`, `refunds.data[].created`/`status`). Every field is
+// `data.object` its `object`, `id` and `customer` (a `cus_…` string, or an expanded customer's `id`); a charge is
+// also read whole (`StripeCharge`, as the refund lookup reads it: `refunded`, `amount_refunded`, `currency`,
+// `payment_intent`, `livemode`, `refunds`). Every field is
 // optional: missing, null or of another type is nil. `created` is read like every Stripe timestamp (saturating,
 // 1970...9999, else nil). Only a body that is not JSON, a list without `data`, or an element of `data` that is not
 // an object fails the decode.
@@ -33,11 +33,11 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
     /// (a guest charge, a dispute).
     public var customer: String?
     /// What a charge's snapshot (`data.object` of a `charge.*` event) states about its refunds; nil for other objects.
-    public var charge: StripeEventCharge?
+    public var charge: StripeCharge?
 
     public init(
         id: String?, object: String? = "event", type: String?, created: Date?, livemode: Bool? = true, objectType: String?,
-        objectID: String?, customer: String?, charge: StripeEventCharge? = nil
+        objectID: String?, customer: String?, charge: StripeCharge? = nil
     ) {
         self.id = id
         self.object = object
@@ -69,7 +69,7 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
         charge =
             objectType == "charge"
             ? (try? container.nestedContainer(keyedBy: DataKeys.self, forKey: .data))
-                .flatMap { (try? $0.decodeIfPresent(StripeEventCharge.self, forKey: .object)) ?? nil }
+                .flatMap { (try? $0.decodeIfPresent(StripeCharge.self, forKey: .object)) ?? nil }
             : nil
     }
 
@@ -82,82 +82,15 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
     /// event's; unknown when neither says).
     public var refundedPurchase: PurchaseFact? {
         guard type == "charge.refunded", let charge, charge.refunded == true else { return nil }
-        let chargeID = objectID.flatMap { $0.isEmpty ? nil : $0 }
+        let chargeID = (charge.id ?? objectID).flatMap { $0.isEmpty ? nil : $0 }
         guard let key = charge.paymentIntent.flatMap({ $0.isEmpty ? nil : $0 }) ?? chargeID else { return nil }
-        guard let refundedAt = charge.succeededRefundDates.max() ?? created else { return nil }
-        var price: Money?
-        if let units = charge.amountRefunded, (0...StripeMapping.maxUnitAmount).contains(units),
-            let currency = charge.currency, let exponent = StripeCurrency.exponent(currency)
-        {
-            price = StripeCurrency.money(minorUnits: Decimal(units), currency: currency.uppercased(), exponent: exponent)
-        }
+        let succeeded = (charge.refunds ?? []).filter { $0.status == "succeeded" }.compactMap(\.created)
+        guard let refundedAt = succeeded.max() ?? created else { return nil }
+        let price = StripeRefundMapping.price(of: [charge])
         var fact = PurchaseFact(
             origin: .stripe, productID: "", store: .stripe, kind: .unstated, isSandbox: (charge.livemode ?? livemode).map { !$0 },
             refundedAt: refundedAt, storeTransactionID: chargeID, price: price)
         fact.refundTransactionID = key
         return fact
     }
-}
-
-/// The refund fields of a Charge as a `charge.*` event's `data.object` carries it, decoded leniently (each nil when
-/// missing, null or of another type).
-public struct StripeEventCharge: Decodable, Sendable, Hashable {
-    /// Stripe's "fully refunded" flag.
-    public var refunded: Bool?
-    /// Minor units of `currency` refunded so far.
-    public var amountRefunded: Int64?
-    public var currency: String?
-    /// `pi_…` (or an expanded payment intent's `id`).
-    public var paymentIntent: String?
-    public var livemode: Bool?
-    /// The `created` of each refund in `refunds.data` whose `status` is `succeeded`.
-    public var succeededRefundDates: [Date]
-
-    public init(
-        refunded: Bool?, amountRefunded: Int64?, currency: String?, paymentIntent: String? = nil, livemode: Bool? = nil,
-        succeededRefundDates: [Date] = []
-    ) {
-        self.refunded = refunded
-        self.amountRefunded = amountRefunded
-        self.currency = currency
-        self.paymentIntent = paymentIntent
-        self.livemode = livemode
-        self.succeededRefundDates = succeededRefundDates
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case refunded, amountRefunded = "amount_refunded", currency, paymentIntent = "payment_intent", livemode, refunds
-    }
-    enum ListKeys: String, CodingKey { case data }
-    enum RefundKeys: String, CodingKey { case created, status }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        refunded = container.lenientBool(.refunded)
-        amountRefunded = container.lenientInteger(.amountRefunded)
-        currency = container.lenientString(.currency)
-        paymentIntent = container.lenientID(.paymentIntent)
-        livemode = container.lenientBool(.livemode)
-        var dates: [Date] = []
-        if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .refunds),
-            var items = try? list.nestedUnkeyedContainer(forKey: .data)
-        {
-            while !items.isAtEnd {
-                guard let refund = try? items.nestedContainer(keyedBy: RefundKeys.self) else {
-                    // Skip an element that is not an object (never loop on it).
-                    if (try? items.decode(IgnoredValue.self)) == nil { break }
-                    continue
-                }
-                if refund.lenientString(.status) == "succeeded", let created = refund.lenientTimestamp(.created) {
-                    dates.append(created)
-                }
-            }
-        }
-        succeededRefundDates = dates
-    }
-}
-
-/// Any JSON value, read and dropped.
-private struct IgnoredValue: Decodable {
-    init(from decoder: any Decoder) throws {}
 }

@@ -199,7 +199,7 @@ struct StripeChargeRefundedTests {
                 + #""refunded":true,"payment_intent":"pi_1","livemode":true,"refunds":{"object":"list","data":["#
                 + #"{"id":"re_0","object":"refund","created":1780000050,"status":"failed"},"#
                 + #"{"id":"re_1","object":"refund","created":1780000090,"status":"succeeded"},"#
-                + #"{"id":"re_2","object":"refund","created":1780000095,"status":"pending"}, 7]}}"#)
+                + #"{"id":"re_2","object":"refund","created":1780000095,"status":"pending"}]}}"#)
         let refund = try Self.refund(event)
         #expect(refund.store == "stripe")
         #expect(refund.transactionID == "pi_1")
@@ -207,6 +207,12 @@ struct StripeChargeRefundedTests {
         #expect(refund.refundedAt == Date(timeIntervalSince1970: 1_780_000_090), "the latest succeeded refund, not a failed or pending one")
         #expect(event.refundedPurchase?.isSandbox == false)
         #expect(event.customer == "cus_1")
+        // A refunds list with an element that is not a refund cannot be read (as in the lookup): the event's own time.
+        let unreadable = try Self.decode(
+            #"{"id":"ch_1","object":"charge","customer":"cus_1","amount":1999,"amount_refunded":1999,"currency":"usd","#
+                + #""refunded":true,"payment_intent":"pi_1","refunds":{"object":"list","data":["#
+                + #"{"id":"re_1","object":"refund","created":1780000090,"status":"succeeded"}, 7]}}"#)
+        #expect(try Self.refund(unreadable).refundedAt == Date(timeIntervalSince1970: 1_780_000_100))
     }
 
     @Test("without a payment intent the charge id keys it; without a refunds list the event's created dates it")
