@@ -153,6 +153,16 @@ public struct FeedRefund: Sendable, Hashable {
         self.refund = refund
         self.isSandbox = isSandbox
     }
+
+    /// The refunds feed entries state, each entry given as the identifier that finds its user and the refunded
+    /// purchase built by the same mapping a lookup uses: keyed and priced by `SeenRefund.of`, as a lookup's are.
+    public static func of(_ entries: [(identifier: String, purchase: PurchaseFact)], asOf: Date) -> [FeedRefund] {
+        entries.flatMap { entry in
+            SeenRefund.of([entry.purchase], asOf: asOf).map {
+                FeedRefund(identifier: entry.identifier, refund: $0, isSandbox: entry.purchase.isSandbox)
+            }
+        }
+    }
 }
 
 /// Where legacy App Store receipts are kept (`apple_receipts`), and which rows hold which Apple original

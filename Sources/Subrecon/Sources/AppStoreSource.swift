@@ -69,20 +69,12 @@ struct AppStoreSource: StoreSource {
         let result = await appStore.notificationHistory(since: since, until: until).map { feed in
             FeedEntries(
                 identifiers: feed.entries.map(\.originalTransactionID), entries: feed.entries.count, rejected: feed.rejected,
-                refunds: Self.refunds(feed.entries, asOf: until))
+                // `REFUND`/`REVOKE` entries, by the original transaction id.
+                refunds: FeedRefund.of(
+                    feed.entries.compactMap { entry in entry.refundedPurchase.map { (entry.originalTransactionID, $0) } },
+                    asOf: until))
         }
         return FeedRead(source: .appStore, reason: .appleNotification, column: .appleOriginalTransactionID, result: result)
-    }
-
-    /// The refunds `REFUND`/`REVOKE` entries state, keyed and priced by `SeenRefund.of` from the same fact a lookup
-    /// builds (identifier: the original transaction id).
-    static func refunds(_ entries: [AppleNotificationEntry], asOf: Date) -> [FeedRefund] {
-        entries.flatMap { entry -> [FeedRefund] in
-            guard let fact = entry.refundedPurchase else { return [] }
-            return SeenRefund.of([fact], asOf: asOf).map {
-                FeedRefund(identifier: entry.originalTransactionID, refund: $0, isSandbox: fact.isSandbox)
-            }
-        }
     }
 
     /// An Apple original transaction id the sources revealed for this user, but that another user's row already

@@ -44,17 +44,13 @@ struct GooglePlaySource: StoreSource {
         let result = await client.voidedPurchases(since: since, until: until).map { feed in
             FeedEntries(
                 identifiers: feed.purchaseTokens, entries: feed.entries.count, rejected: feed.rejected,
-                refunds: Self.refunds(feed.entries, asOf: until))
+                // Voids with an order id and a readable voided time, by the purchase token.
+                refunds: FeedRefund.of(
+                    feed.entries.compactMap { entry in
+                        guard let token = entry.purchaseToken, !token.isEmpty, let fact = entry.refundedPurchase else { return nil }
+                        return (token, fact)
+                    }, asOf: until))
         }
         return FeedRead(source: .googlePlay, reason: .googleVoided, column: .googlePurchaseToken, result: result)
-    }
-
-    /// The refunds the voids state (each with an order id and a readable voided time), keyed and priced by
-    /// `SeenRefund.of` (identifier: the purchase token).
-    static func refunds(_ entries: [VoidedPurchase], asOf: Date) -> [FeedRefund] {
-        entries.flatMap { entry -> [FeedRefund] in
-            guard let token = entry.purchaseToken, !token.isEmpty, let fact = entry.refundedPurchase else { return [] }
-            return SeenRefund.of([fact], asOf: asOf).map { FeedRefund(identifier: token, refund: $0, isSandbox: fact.isSandbox) }
-        }
     }
 }

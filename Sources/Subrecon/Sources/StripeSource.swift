@@ -53,11 +53,7 @@ struct StripeSource: StoreSource {
             .map { feed in
                 FeedEntries(
                     identifiers: feed.customerIDs, entries: feed.events, rejected: 0,
-                    refunds: feed.refunds.flatMap { entry in
-                        SeenRefund.of([entry.purchase], asOf: until).map {
-                            FeedRefund(identifier: entry.customer, refund: $0, isSandbox: entry.purchase.isSandbox)
-                        }
-                    })
+                    refunds: FeedRefund.of(feed.refunds.map { ($0.customer, $0.purchase) }, asOf: until))
             }
             .mapError { SourceError(origin: .stripe, kind: .fetch, message: "events feed: \($0.description)") }
         return FeedRead(source: .stripe, reason: .stripeEvent, column: .stripeCustomerID, result: result)
