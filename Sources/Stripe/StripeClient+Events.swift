@@ -47,27 +47,17 @@ extension StripeClient {
     public func events(since: Date, until: Date) async -> Result<StripeEventFeed, StripeError> {
         var feed = StripeEventFeed()
         var seen = Set<String>()
-        var after: String?
         let gte = SourceNumber.saturatingInt64(since.timeIntervalSince1970.rounded(.down)) ?? 0
         let lt = SourceNumber.saturatingInt64(until.timeIntervalSince1970.rounded(.up)) ?? 0
-        var base = "\(Self.encoded("created[gte]"))=\(gte)&\(Self.encoded("created[lt]"))=\(lt)&limit=\(Self.pageSize)"
+        var base = "/v1/events?\(Self.encoded("created[gte]"))=\(gte)&\(Self.encoded("created[lt]"))=\(lt)&limit=\(Self.pageSize)"
         for (index, type) in Self.feedEventTypes.enumerated() {
             base += "&\(Self.encoded("types[\(index)]"))=\(Self.encoded(type))"
         }
-        for _ in 0..<configuration.maxEventPages {
-            var query = base
-            if let after { query += "&starting_after=\(Self.encoded(after))" }
-            let page: StripeEventList
-            switch await get(path: "/v1/events?" + query, id: "events", absenceIsAnswer: false) {
-            case .failure(let error): return .failure(error)
-            case .success(nil): return .failure(.malformed("events list without a body"))
-            case .success(let body?):
-                do { page = try StripeEventList.decode(body: body) } catch {
-                    return .failure(.malformed("events: " + explain(error)))
-                }
-            }
-            feed.pages += 1
-            for event in page.data {
+        let read = await everyPage(
+            base: base, id: "events", what: "events", decode: StripeEventList.decode(body:), elementID: \.id,
+            maxPages: configuration.maxEventPages, tooMany: .tooManyEventPages(configuration.maxEventPages)
+        ) { events in
+            for event in events {
                 if let id = event.id, !id.isEmpty, !seen.insert(id).inserted { continue }
                 feed.events += 1
                 if let customer = event.customer {
@@ -77,22 +67,16 @@ extension StripeClient {
                     feed.withoutCustomer += 1
                 }
             }
-            guard let hasMore = page.hasMore else { return .failure(.malformed("events list without has_more")) }
-            guard hasMore else {
-                logger.debug(
-                    "stripe events read",
-                    metadata: [
-                        "stripe.events": "\(feed.events)", "stripe.events.without_customer": "\(feed.withoutCustomer)",
-                        "stripe.pages": "\(feed.pages)",
-                    ])
-                return .success(feed)
-            }
-            guard let last = page.data.last?.id, !last.isEmpty else {
-                return .failure(.malformed("has_more without a last event id to continue after"))
-            }
-            if last == after { return .failure(.malformed("has_more but the page ended on the event it started after")) }
-            after = last
         }
-        return .failure(.tooManyEventPages(configuration.maxEventPages))
+        return read.map { pages in
+            feed.pages = pages
+            logger.debug(
+                "stripe events read",
+                metadata: [
+                    "stripe.events": "\(feed.events)", "stripe.events.without_customer": "\(feed.withoutCustomer)",
+                    "stripe.pages": "\(pages)",
+                ])
+            return feed
+        }
     }
 }

@@ -79,7 +79,7 @@ extension StripeClient {
 
     /// Every payment of `invoiceID`: `GET /v1/invoice_payments?invoice=…&limit=100`, every page (at most `maxPages`).
     public func invoicePayments(invoiceID: String) async -> Result<[StripeInvoicePayment], StripeError> {
-        await everyPage(
+        await everyElement(
             base: "/v1/invoice_payments?invoice=\(Self.encoded(invoiceID))&limit=\(Self.pageSize)", id: invoiceID,
             what: "invoice payments", decode: StripeInvoicePaymentList.decode(body:), elementID: \.id)
     }
@@ -87,7 +87,7 @@ extension StripeClient {
     /// Every charge of `paymentIntentID` with its refunds: `GET /v1/charges?payment_intent=…&limit=100&expand[]=data.refunds`,
     /// every page (at most `maxPages`).
     public func charges(paymentIntentID: String) async -> Result<[StripeCharge], StripeError> {
-        await everyPage(
+        await everyElement(
             base: "/v1/charges?payment_intent=\(Self.encoded(paymentIntentID))&limit=\(Self.pageSize)&"
                 + "\(Self.encoded("expand[]"))=\(Self.encoded("data.refunds"))",
             id: paymentIntentID, what: "charges", decode: StripeChargeList.decode(body:), elementID: \.id)
@@ -95,7 +95,7 @@ extension StripeClient {
 
     /// Every refund of `chargeID`: `GET /v1/refunds?charge=…&limit=100`, every page (at most `maxPages`).
     public func refunds(chargeID: String) async -> Result<[StripeRefund], StripeError> {
-        await everyPage(
+        await everyElement(
             base: "/v1/refunds?charge=\(Self.encoded(chargeID))&limit=\(Self.pageSize)", id: chargeID, what: "refunds",
             decode: StripeList<StripeRefund>.decode(body:), elementID: \.id)
     }
@@ -112,33 +112,5 @@ extension StripeClient {
                 return .failure(.malformed("charge: " + explain(error)))
             }
         }
-    }
-
-    /// Every element of a Stripe list by `has_more` and `starting_after`; absence (404) is an error.
-    private func everyPage<Element>(
-        base: String, id: String, what: String, decode: (Data) throws -> StripeList<Element>,
-        elementID: KeyPath<Element, String?>
-    ) async -> Result<[Element], StripeError> {
-        var all: [Element] = []
-        var after: String?
-        for _ in 0..<configuration.maxPages {
-            var path = base
-            if let after { path += "&starting_after=\(Self.encoded(after))" }
-            let page: StripeList<Element>
-            switch await get(path: path, id: id, absenceIsAnswer: false) {
-            case .failure(let error): return .failure(error)
-            case .success(nil): return .failure(.malformed("\(what) list without a body"))
-            case .success(let body?):
-                do { page = try decode(body) } catch { return .failure(.malformed("\(what): " + explain(error))) }
-            }
-            all += page.data
-            guard let hasMore = page.hasMore else { return .failure(.malformed("\(what) list without has_more")) }
-            guard hasMore else { return .success(all) }
-            guard let last = page.data.last?[keyPath: elementID], !last.isEmpty, last != after else {
-                return .failure(.malformed("\(what): has_more without a new last id to continue after"))
-            }
-            after = last
-        }
-        return .failure(.request("more than \(configuration.maxPages) pages of \(what); not judged"))
     }
 }

@@ -39,30 +39,55 @@ public struct StripeClient: Sendable {
 
     /// Every subscription of `customerID`, whatever its status; empty when Stripe does not know the customer.
     public func subscriptions(customerID: String) async -> Result<[StripeSubscription], StripeError> {
-        var all: [StripeSubscription] = []
+        await everyElement(
+            base: "/v1/subscriptions?customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)&\(Self.listExpansion)",
+            id: customerID, what: "subscriptions", decode: StripeSubscriptionList.decode(body:), elementID: \.id,
+            absenceOnFirstPage: true, tooMany: .tooManyPages(configuration.maxPages))
+    }
+
+    /// Every element of a Stripe list (`everyPage`), in order.
+    func everyElement<Element>(
+        base: String, id: String, what: String, decode: (Data) throws -> StripeList<Element>, elementID: KeyPath<Element, String?>,
+        absenceOnFirstPage: Bool = false, tooMany: StripeError? = nil
+    ) async -> Result<[Element], StripeError> {
+        var all: [Element] = []
+        return await everyPage(
+            base: base, id: id, what: what, decode: decode, elementID: elementID, absenceOnFirstPage: absenceOnFirstPage,
+            tooMany: tooMany, onPage: { all += $0 }
+        ).map { _ in all }
+    }
+
+    /// Reads a Stripe list page by page (`has_more`, `starting_after`), handing each page's elements to `onPage`;
+    /// returns the pages read. At most `maxPages` (default `configuration.maxPages`), beyond is `tooMany`. A 404 is
+    /// an error, except Stripe's `resource_missing` on the first page when `absenceOnFirstPage` (then the list is
+    /// empty; further on, the cursor vanished). A page without `has_more`, or with `has_more` and no new last id to
+    /// continue after, is an error: a list is never taken in part.
+    func everyPage<Element>(
+        base: String, id: String, what: String, decode: (Data) throws -> StripeList<Element>, elementID: KeyPath<Element, String?>,
+        maxPages: Int? = nil, absenceOnFirstPage: Bool = false, tooMany: StripeError? = nil, onPage: ([Element]) -> Void
+    ) async -> Result<Int, StripeError> {
+        let maxPages = max(1, maxPages ?? configuration.maxPages)
         var after: String?
-        for _ in 0..<configuration.maxPages {
-            var query = "customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)&\(Self.listExpansion)"
-            if let after { query += "&starting_after=\(Self.encoded(after))" }
-            let page: StripeSubscriptionList
-            // Absence only on the first page: a 404 further on (the cursor vanished) is an error.
-            switch await get(path: "/v1/subscriptions?" + query, id: customerID, absenceIsAnswer: after == nil) {
+        for pages in 1...maxPages {
+            var path = base
+            if let after { path += "&starting_after=\(Self.encoded(after))" }
+            let page: StripeList<Element>
+            switch await get(path: path, id: id, absenceIsAnswer: absenceOnFirstPage && after == nil) {
             case .failure(let error): return .failure(error)
-            case .success(nil): return .success(all)
+            case .success(nil) where absenceOnFirstPage && after == nil: return .success(pages)
+            case .success(nil): return .failure(.malformed("\(what) list without a body"))
             case .success(let body?):
-                do { page = try StripeSubscriptionList.decode(body: body) } catch {
-                    return .failure(.malformed(explain(error)))
-                }
+                do { page = try decode(body) } catch { return .failure(.malformed("\(what): " + explain(error))) }
             }
-            all += page.data
-            guard let hasMore = page.hasMore else { return .failure(.malformed("list without has_more")) }
-            guard hasMore else { return .success(all) }
-            guard let last = page.data.last?.id, !last.isEmpty else {
-                return .failure(.malformed("has_more without a last subscription id to continue after"))
+            onPage(page.data)
+            guard let hasMore = page.hasMore else { return .failure(.malformed("\(what) list without has_more")) }
+            guard hasMore else { return .success(pages) }
+            guard let last = page.data.last?[keyPath: elementID], !last.isEmpty, last != after else {
+                return .failure(.malformed("\(what): has_more without a new last id to continue after"))
             }
             after = last
         }
-        return .failure(.tooManyPages(configuration.maxPages))
+        return .failure(tooMany ?? .request("more than \(maxPages) pages of \(what); not judged"))
     }
 
     /// One subscription by id (`sub_…`); nil when Stripe does not know it.

@@ -6,8 +6,9 @@ import SubreconDatabase
 /// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
 /// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or
-/// subscription Stripe does not know is absence (`unknownTo`), an unknown status or any failure an error for the user. A current period whose latest invoice Stripe states fully
-/// refunded is a refunded purchase (SPEC 5.7); a partial refund changes nothing.
+/// subscription Stripe does not know is absence (`unknownTo`), an unknown status or any failure an error for the
+/// user. A current period whose latest invoice Stripe states fully refunded is a refunded purchase (SPEC 5.7); a
+/// partial refund changes nothing.
 struct StripeSource: StoreSource {
     let client: StripeClient
     let note: String
