@@ -52,7 +52,9 @@ extension AppStoreClient {
         if code == AppStoreErrorPayload.transactionIDNotFound { return .success(.notFound) }
         if status == 429 {
             return .rateLimited(
-                Self.requestedWait(retryAfter: answer.headers.first(name: "Retry-After"), now: now(), cap: configuration.requestPolicy.maxRateLimitWait))
+                Self.requestedWait(
+                    retryAfter: answer.headers.first(name: "Retry-After"), now: now(),
+                    cap: configuration.requestPolicy.maxRateLimitWait))
         }
         let named = Self.named(status: status, code: code)
         if status >= 500 || code.map(AppStoreErrorPayload.retryableCodes.contains) == true { return .retry(problem: named) }
