@@ -113,9 +113,9 @@ public actor StripeSimulator: SimulatorRoute {
     public let apiKey: String
     /// The `Stripe-Version` requests must carry; nil accepts any (or none).
     public let apiVersion: String?
-    private var customers: [String: [SimulatedStripeSubscription]] = [:]
+    var customers: [String: [SimulatedStripeSubscription]] = [:]
     private var events: [SimulatedStripeEvent] = []
-    private var charges: [SimulatedStripeCharge] = []
+    var charges: [SimulatedStripeCharge] = []
     private var layout: StripePeriodLayout = .items
     private var livemodeDefault = true
     private var faults: [String: [(fault: StripeFault, remaining: Int?)]] = [:]
@@ -353,77 +353,6 @@ public actor StripeSimulator: SimulatorRoute {
         customers.first { $0.value.contains { $0.id == subscription.id } }?.key ?? "cus_unknown"
     }
 
-    /// `GET /v1/invoice_payments?invoice=…` (`limit`, `starting_after`); an invoice no subscription has is 404.
-    private func listPayments(_ invoiceID: String, _ query: [String: String]) -> SimulatorResponse {
-        let owner = customers.sorted(by: { $0.key < $1.key }).lazy.flatMap(\.value).first { $0.latestInvoice?.id == invoiceID }
-        guard let owner, let invoice = owner.latestInvoice else {
-            return error(404, type: "invalid_request_error", code: "resource_missing", "No such invoice: '\(invoiceID)'", param: "invoice")
-        }
-        let encoded = invoice.payments.map {
-            StripeWireValues.payment($0, invoiceID: invoice.id, livemode: owner.livemode ?? true, created: invoice.created)
-        }
-        return page(encoded, ids: invoice.payments.map(\.id), query: query, url: "/v1/invoice_payments")
-    }
-
-    /// `GET /v1/charges?payment_intent=…` (`limit`, `starting_after`), newest first.
-    private func listCharges(_ intent: String, _ query: [String: String], withRefunds: Bool) -> SimulatorResponse {
-        let selected = charges.enumerated().filter { $0.element.paymentIntentID == intent }
-            .sorted { $0.element.created != $1.element.created ? $0.element.created > $1.element.created : $0.offset > $1.offset }
-            .map(\.element)
-        let encoded = selected.map { StripeWireValues.charge($0, customerID: customerID(ofCharge: $0), withRefunds: withRefunds) }
-        return page(encoded, ids: selected.map(\.id), query: query, url: "/v1/charges")
-    }
-
-    /// `GET /v1/refunds?charge=…` (`limit`, `starting_after`), newest first; an unknown charge is 404.
-    private func listRefunds(_ chargeID: String, _ query: [String: String]) -> SimulatorResponse {
-        guard let charge = charges.first(where: { $0.id == chargeID }) else {
-            return error(404, type: "invalid_request_error", code: "resource_missing", "No such charge: '\(chargeID)'", param: "charge")
-        }
-        let refunds = StripeWireValues.newestFirst(charge.refunds ?? [])
-        let encoded = refunds.map { StripeWireValues.refund($0, of: charge) }
-        return page(encoded, ids: refunds.map(\.id), query: query, url: "/v1/refunds")
-    }
-
-    private func retrieveCharge(_ id: String, withRefunds: Bool) -> SimulatorResponse {
-        guard let charge = charges.first(where: { $0.id == id }) else {
-            return error(404, type: "invalid_request_error", code: "resource_missing", "No such charge: '\(id)'", param: "id")
-        }
-        return json(200, StripeWireValues.charge(charge, customerID: customerID(ofCharge: charge), withRefunds: withRefunds))
-    }
-
-    /// One page of a list by `limit` (default 10, 1...100) and `starting_after`.
-    private func page(_ encoded: [[String: Any]], ids: [String], query: [String: String], url: String) -> SimulatorResponse {
-        let limit = Int(query["limit"] ?? "10") ?? 0
-        guard (1...100).contains(limit) else {
-            return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit", param: "limit")
-        }
-        var start = 0
-        if let after = query["starting_after"] {
-            guard let index = ids.firstIndex(of: after) else {
-                return error(404, type: "invalid_request_error", code: "resource_missing", "No such object: '\(after)'", param: "starting_after")
-            }
-            start = index + 1
-        }
-        let rest = Array(encoded[start...])
-        return json(200, StripeWireValues.list(Array(rest.prefix(limit)), url: url, hasMore: rest.count > limit))
-    }
-
-    /// The customer of the subscription whose latest invoice a charge paid.
-    private func customerID(ofCharge charge: SimulatedStripeCharge) -> String? {
-        for (customer, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
-            for subscription in subscriptions {
-                for payment in subscription.latestInvoice?.payments ?? [] {
-                    switch payment.target {
-                    case .paymentIntent(let intent) where intent == charge.paymentIntentID: return customer
-                    case .charge(let id) where id == charge.id: return customer
-                    default: continue
-                    }
-                }
-            }
-        }
-        return nil
-    }
-
     /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`).
     private func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil) -> [String: Any] {
         func seconds(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? NSNull() }
@@ -490,14 +419,14 @@ public actor StripeSimulator: SimulatorRoute {
         return fault
     }
 
-    private func json(_ status: Int, _ object: [String: Any]) -> SimulatorResponse {
+    func json(_ status: Int, _ object: [String: Any]) -> SimulatorResponse {
         let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         var response = SimulatorResponse.json(status, body)
         response.headers["request-id"] = "req_sim\(requests)"
         return response
     }
 
-    private func error(_ status: Int, type: String, code: String?, _ message: String, param: String? = nil) -> SimulatorResponse {
+    func error(_ status: Int, type: String, code: String?, _ message: String, param: String? = nil) -> SimulatorResponse {
         var inner: [String: Any] = ["type": type, "message": message]
         if let code { inner["code"] = code }
         if let param { inner["param"] = param }
