@@ -15,35 +15,22 @@
 import Foundation
 import SubreconCore
 
+/// Store decoders chosen by a leading ASCII letter or digit (the others by the first byte modulo 8, below).
+private let byLetter: [UInt8: @Sendable (Data) -> Void] = [
+    UInt8(ascii: "G"): googlePlay, UInt8(ascii: "V"): googleVoided, UInt8(ascii: "8"): stripeList,
+    UInt8(ascii: "9"): stripeSubscription, UInt8(ascii: "S"): stripeEvents, UInt8(ascii: "C"): stripeCharges,
+    UInt8(ascii: "P"): stripeInvoicePayments,
+]
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     guard count > 0 else { return 0 }
     let bytes = Data(bytes: start, count: count)
     let selector = bytes[bytes.startIndex] % 8
     let body = Data(bytes.dropFirst())
-    switch bytes[bytes.startIndex] {
-    case UInt8(ascii: "G"):
-        googlePlay(body)
+    if let decoder = byLetter[bytes[bytes.startIndex]] {
+        decoder(body)
         return 0
-    case UInt8(ascii: "V"):
-        googleVoided(body)
-        return 0
-    case UInt8(ascii: "8"):
-        stripeList(body)
-        return 0
-    case UInt8(ascii: "9"):
-        stripeSubscription(body)
-        return 0
-    case UInt8(ascii: "S"):
-        stripeEvents(body)
-        return 0
-    case UInt8(ascii: "C"):
-        stripeCharges(body)
-        return 0
-    case UInt8(ascii: "P"):
-        stripeInvoicePayments(body)
-        return 0
-    default: break
     }
     switch selector {
     case 0: revenueCatSubscriber(body)
