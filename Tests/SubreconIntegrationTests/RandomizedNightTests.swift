@@ -9,8 +9,8 @@ import SubreconTestSupport
 import Testing
 
 /// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test
-/// --filter RandomizedNight`): users whose truth the stores state, users whose evidence is unusable, random source
-/// faults, a webhook writer racing the job, and the real binary stopped at a random moment (SIGTERM, kill -9, or
+/// --filter RandomizedNight`): users whose truth the stores state (RevenueCat, or Stripe with its period refunds),
+/// users whose evidence is unusable, random source faults, a webhook writer racing the job, and the real binary stopped at a random moment (SIGTERM, kill -9, or
 /// not at all) and resumed. Then the invariants: nobody ends below the tier the stores entitle,
 /// unusable evidence leaves the row untouched, one audit row and at most one intent of a kind per change, webhook
 /// writes win, and a rerun changes nothing.
@@ -48,12 +48,15 @@ struct RandomizedNightTests {
         var rng = SeededRandom(seed: seed)
         let replay = "replay with SUBRECON_E2E_SEED=\(seed)"
         print("randomized night: seed \(seed)")
-        try await Harness.with { h in
+        try await StripeJobTests.with(revenueCat: true) { h, stripe in
             await h.revenueCat.setLatency(.milliseconds(25))
             var users: [String: Generated] = [:]
             for index in 0..<60 {
                 let id = String(format: "n-%03d", index)
-                var generated = await Self.generate(id: id, rng: &rng, harness: h)
+                var generated =
+                    rng.chance(0.25)
+                    ? await Self.generateStripe(id: id, rng: &rng, harness: h, stripe: stripe)
+                    : await Self.generate(id: id, rng: &rng, harness: h)
                 try await h.store.insertUsers([generated.row])
                 generated.row = try #require(try await h.user(id))  // as stored, updated_at included
                 users[id] = generated
@@ -68,7 +71,7 @@ struct RandomizedNightTests {
             async let written: [String: Int64] = Self.webhookWrites(delays, client: h.client)
             let arguments = [
                 "run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1",
-                "--concurrency", "4", "--revenuecat-rps", "200", "--report-dir", h.reportDirectory.path,
+                "--concurrency", "4", "--revenuecat-rps", "200", "--stripe-rps", "200", "--report-dir", h.reportDirectory.path,
             ]
             let (process, _) = try SubreconBinary.start(arguments, environment: h.env.values, directory: h.reportDirectory)
             if interruption > 0 {
@@ -124,6 +127,7 @@ struct RandomizedNightTests {
             let second = try await h.run {
                 $0.maxDowngradeRatio = 1
                 $0.revenueCatRequestsPerSecond = 200
+                $0.stripeRequestsPerSecond = 200
             }
             let again = try h.report(second)
             for (id, row) in again where webhookVersions[id] == nil {
@@ -191,6 +195,53 @@ struct RandomizedNightTests {
             if rng.chance(0.2) { await h.revenueCat.setFault(.rateLimited(backoffMS: 20, retryAfter: nil), for: id, times: 1) }
             if rng.chance(0.1) { await h.revenueCat.setFault(.status(503), for: id, times: 1) }
         }
+        return Generated(row: row, truth: truth)
+    }
+
+    /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid
+    /// period, one refunded in full or in part, canceled, past due, or evidence that cannot be used (the charges call
+    /// failing, a full refund nobody dated); sometimes a transient 503 or 429 first.
+    static func generateStripe(id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator) async -> Generated {
+        let customer = "cus_\(id)", subscriptionID = "sub_\(id)", intent = "pi_\(id)"
+        let row =
+            rng.chance(0.5)
+            ? StripeJobTests.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
+            : StripeJobTests.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), customer: customer)
+        await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: id)
+        var subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: Double(rng.int(2...29)))
+        subscription.latestInvoice = .paid(id: "in_\(id)", amount: 999, paymentIntent: intent, created: Harness.day(-1))
+        func charge(refunded: Int64, dated: Bool = true) -> SimulatedStripeCharge {
+            let refunds = refunded == 0 ? [] : [SimulatedStripeRefund(id: "re_\(id)", amount: refunded, created: dated ? Harness.day(-0.5) : nil)]
+            return SimulatedStripeCharge(
+                id: "ch_\(id)", paymentIntentID: intent, amount: 999, amountRefunded: refunded, created: Harness.day(-1), refunds: refunds)
+        }
+        let truth: Truth
+        var charges = [charge(refunded: 0)]
+        switch rng.int(0...6) {
+        case 0: truth = .entitled(tier: 1)
+        case 1:
+            charges = [charge(refunded: 999)]
+            truth = .ended
+        case 2:
+            charges = [charge(refunded: Int64(rng.int(1...998)))]
+            truth = .entitled(tier: 1)
+        case 3:
+            subscription = StripeJobTests.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)
+            truth = .ended
+        case 4:
+            subscription.status = "past_due"
+            subscription.latestInvoice = nil
+            truth = .entitled(tier: 1)
+        case 5:
+            await stripe.setFault(.status(500), for: intent)
+            truth = .unusable("Stripe charges call failing")
+        default:
+            charges = [charge(refunded: 999, dated: false)]
+            truth = .unusable("a full Stripe refund nobody dated")
+        }
+        await stripe.setSubscriptions([subscription], forCustomer: customer)
+        await stripe.addCharges(charges)
+        if rng.chance(0.2) { await stripe.setFault(rng.chance(0.5) ? .status(503) : .rateLimited, for: customer, times: 1) }
         return Generated(row: row, truth: truth)
     }
 
