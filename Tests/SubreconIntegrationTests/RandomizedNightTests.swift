@@ -37,6 +37,8 @@ struct RandomizedNightTests {
     struct Generated {
         var row: UserRow
         var truth: Truth
+        /// The store transaction of the refund the stores state for this user, kept once in `refunds_seen`.
+        var refund: String?
     }
 
     static let seed: UInt64 = ProcessInfo.processInfo.environment["SUBRECON_E2E_SEED"].flatMap { UInt64($0) }
@@ -104,6 +106,14 @@ struct RandomizedNightTests {
                 let intentsByKind = try await Self.intentKinds(id, client: h.client)
                 #expect(intentsByKind.values.allSatisfy { $0 <= 1 }, "\(id): at most one intent of a kind — \(replay)")
 
+                let refunds = try await h.count("select count(*)::int from refunds_seen where user_id = \(id)")
+                if let key = generated.refund, webhookVersions[id] == nil {
+                    #expect(
+                        try await h.count("select count(*)::int from refunds_seen where user_id = \(id) and transaction_id = \(key)") == 1,
+                        "\(id): its refund is kept once — \(replay)")
+                } else {
+                    #expect(refunds <= (generated.refund == nil ? 0 : 1), "\(id): \(refunds) refunds kept — \(replay)")
+                }
                 if let version = webhookVersions[id] {
                     // Webhook writes win: the job never overwrites a version it did not read.
                     let jobSawIt = try await Self.auditBefore(id, client: h.client).contains(version)
@@ -153,6 +163,7 @@ struct RandomizedNightTests {
         default: row = h.row(id, tier: tier, "billing_issue", end: -Double(rng.int(1...5)), grace: Double(rng.int(-3...3)), product: product)
         }
         let truth: Truth
+        var refund: String?
         var subscriber: SimulatedSubscriber?
         switch rng.int(0...9) {
         case 0...2:
@@ -167,8 +178,11 @@ struct RandomizedNightTests {
         case 5:
             subscriber = SimulatedSubscriber(
                 firstSeen: Harness.day(-300),
-                subscriptions: [Harness.subscription(product, purchased: -3, expires: 27, refunded: -Double(rng.int(0...2)))])
+                subscriptions: [
+                    Harness.subscription(product, purchased: -3, expires: 27, refunded: -Double(rng.int(0...2)), txn: "txn-\(id)")
+                ])
             truth = .ended
+            refund = "txn-\(id)"
         case 6:
             subscriber = SimulatedSubscriber(
                 firstSeen: Harness.day(-300),
@@ -195,7 +209,7 @@ struct RandomizedNightTests {
             if rng.chance(0.2) { await h.revenueCat.setFault(.rateLimited(backoffMS: 20, retryAfter: nil), for: id, times: 1) }
             if rng.chance(0.1) { await h.revenueCat.setFault(.status(503), for: id, times: 1) }
         }
-        return Generated(row: row, truth: truth)
+        return Generated(row: row, truth: truth, refund: refund)
     }
 
     /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid
@@ -216,12 +230,14 @@ struct RandomizedNightTests {
                 id: "ch_\(id)", paymentIntentID: intent, amount: 999, amountRefunded: refunded, created: Harness.day(-1), refunds: refunds)
         }
         let truth: Truth
+        var refund: String?
         var charges = [charge(refunded: 0)]
         switch rng.int(0...6) {
         case 0: truth = .entitled(tier: 1)
         case 1:
             charges = [charge(refunded: 999)]
             truth = .ended
+            refund = intent
         case 2:
             charges = [charge(refunded: Int64(rng.int(1...998)))]
             truth = .entitled(tier: 1)
@@ -242,7 +258,7 @@ struct RandomizedNightTests {
         await stripe.setSubscriptions([subscription], forCustomer: customer)
         await stripe.addCharges(charges)
         if rng.chance(0.2) { await stripe.setFault(rng.chance(0.5) ? .status(503) : .rateLimited, for: customer, times: 1) }
-        return Generated(row: row, truth: truth)
+        return Generated(row: row, truth: truth, refund: refund)
     }
 
     /// Rewrites each racing user's row once after its delay, as a webhook handler would; returns the versions written.
