@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
 import NIOHTTP1
 import SourceHTTP
 import SubreconCore
@@ -136,16 +135,7 @@ extension AppStoreClient {
         guard let body = try? encoder.encode(query) else { return .failure(fetchError("notification history: request not encodable")) }
         let outcome = await transport.send(
             logger: logger,
-            request: { _ in
-                let token = try await tokens.token(now: now())
-                var request = HTTPClientRequest(url: url)
-                request.method = .POST
-                request.headers.add(name: "Authorization", value: "Bearer " + token.value)
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.headers.add(name: "Accept", value: "application/json")
-                request.body = .bytes(ByteBuffer(bytes: body))
-                return request
-            },
+            request: { _ in try await authorizedRequest(url: url, method: .POST, json: body) },
             classify: { answer in
                 switch classifyAnswer(answer) {
                 case .success(.body(let data)): .success(data)

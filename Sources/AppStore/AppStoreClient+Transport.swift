@@ -22,19 +22,27 @@ extension AppStoreClient {
         logger[metadataKey: "appstore.environment"] = "\(environment.rawValue)"
         let outcome = await transport.send(
             logger: logger,
-            request: { _ in
-                let token = try await tokens.token(now: now())
-                var request = HTTPClientRequest(url: url)
-                request.method = .GET
-                request.headers.add(name: "Authorization", value: "Bearer " + token.value)
-                request.headers.add(name: "Accept", value: "application/json")
-                return request
-            },
+            request: { _ in try await authorizedRequest(url: url, method: .GET) },
             classify: classifyAnswer)
         switch outcome {
         case .success(let delivery): return .success(delivery.value)
         case .failure(let failure): return .failure(fetchError(Self.message(for: failure)))
         }
+    }
+
+    /// A request to the App Store Server API under a fresh (cached) bearer token, asking for JSON; `json` is sent as
+    /// the body with its content type.
+    func authorizedRequest(url: String, method: HTTPMethod, json body: Data? = nil) async throws -> HTTPClientRequest {
+        let token = try await tokens.token(now: now())
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer " + token.value)
+        request.headers.add(name: "Accept", value: "application/json")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(body)
+        }
+        return request
     }
 
     /// 2xx is the body; 4040010 is "not in this environment"; 429 waits what `Retry-After` asks; 5xx and the
