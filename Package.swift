@@ -146,11 +146,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // What the test targets share (the throwaway schema, the Prometheus text parser); nothing in the product.
+        // What the test targets share (the throwaway schema, the Prometheus text parser, the loopback server and a
+        // recording request observer); nothing in the product.
         .target(
             name: "SubreconTestSupport",
             dependencies: [
-                "SubreconDatabase",
+                "SubreconDatabase", "SourceHTTP", "StoreSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -193,14 +195,14 @@ let package = Package(
         ),
         .testTarget(
             name: "RevenueCatTests",
-            dependencies: ["RevenueCat", "SourceHTTP", "StoreSimulator", "SubreconCore",
+            dependencies: ["RevenueCat", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "SourceHTTP", "StoreSimulator", "SubreconCore",
+            dependencies: ["AppStore", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "X509", package: "swift-certificates"),
@@ -209,7 +211,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GooglePlayTests",
-            dependencies: ["GooglePlay", "SourceHTTP", "StoreSimulator", "SubreconCore",
+            dependencies: ["GooglePlay", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -218,14 +220,14 @@ let package = Package(
         ),
         .testTarget(
             name: "StripeTests",
-            dependencies: ["Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore",
+            dependencies: ["Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SourceHTTPTests",
-            dependencies: ["SourceHTTP", "StoreSimulator", "SubreconCore",
+            dependencies: ["SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "NIOHTTP1", package: "swift-nio")],

@@ -5,6 +5,7 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import AppStore
@@ -130,7 +131,7 @@ struct AppStoreClientEndToEndTests {
         let facts = try await harness.client.subscriptionFacts(transactionID: "301").get()
         #expect(facts.map(\.purchase.isSandbox) == [true])
         #expect(await harness.simulator.requestCount(for: "301") == 2)
-        #expect(harness.observer.events.map(\.status) == [404, 200])
+        #expect(harness.observer.statuses == [404, 200])
         await harness.stop()
     }
 
@@ -159,8 +160,8 @@ struct AppStoreClientEndToEndTests {
         await harness.simulator.setFault(.rateLimited(after: .seconds(2), times: 1), for: "401")
         let facts = try await harness.client.subscriptionFacts(transactionID: "401").get()
         #expect(facts.count == 1)
-        #expect(harness.observer.events.map(\.status) == [429, 200])
-        #expect(harness.observer.events.map(\.retried) == [false, true])
+        #expect(harness.observer.statuses == [429, 200])
+        #expect(harness.observer.retried == [false, true])
         let waits = harness.sleeper.waits
         try #require(waits.count == 1)
         #expect(waits[0] > .milliseconds(500) && waits[0] <= .seconds(2))
@@ -236,7 +237,7 @@ struct AppStoreClientEndToEndTests {
         #expect(error.kind == .fetch)
         #expect(error.message == "App Store Server API: response body larger than 1048576 bytes")
         #expect(await harness.simulator.requestCount(for: "902") == 1)
-        #expect(harness.observer.events.map(\.status) == [nil])
+        #expect(harness.observer.statuses == [nil])
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import AppStore
@@ -55,7 +56,7 @@ struct AppStoreRateLimitTests {
         #expect(error.message.contains("rate limited") && error.message.contains(says), "\(error.message)")
         #expect(error.message.contains("60 s cap"))
         #expect(harness.sleeper.waits.isEmpty)
-        #expect(harness.observer.events.map(\.status) == [429])
+        #expect(harness.observer.statuses == [429])
     }
 
     @Test("more 429s than maxAttempts (3) still end in verified facts: 429 is flow control, not failure")
@@ -65,7 +66,7 @@ struct AppStoreRateLimitTests {
         let facts = try await harness.client.subscriptionFacts(transactionID: "802").get()
         await harness.stop()
         #expect(facts.count == 1)
-        #expect(harness.observer.events.map(\.status) == [429, 429, 429, 429, 429, 200])
+        #expect(harness.observer.statuses == [429, 429, 429, 429, 429, 200])
         #expect(harness.sleeper.waits.count == 5)
         #expect(harness.sleeper.waits.allSatisfy { $0 >= .milliseconds(50) && $0 <= .milliseconds(201) }, "\(harness.sleeper.waits)")
     }

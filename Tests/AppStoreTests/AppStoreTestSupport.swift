@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SourceHTTP
+import SubreconTestSupport
 import X509
 
 @testable import AppStore
@@ -45,16 +46,6 @@ extension Date {
     static let vectorValidationTime = Date(timeIntervalSince1970: 1_761_962_975)
     /// 2042, after every test certificate expired.
     static let afterTestChainExpiry = Date(timeIntervalSince1970: 2_280_946_846)
-}
-
-/// Collects what the client reports, for assertions.
-final class RecordingObserver: RequestObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var _events: [(status: Int?, retried: Bool)] = []
-    var events: [(status: Int?, retried: Bool)] { lock.withLock { _events } }
-    func requestFinished(source: String, status: Int?, retried: Bool) {
-        lock.withLock { _events.append((status, retried)) }
-    }
 }
 
 /// Records requested waits instead of sleeping.

@@ -4,6 +4,7 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import AppStore
@@ -93,7 +94,7 @@ struct ReceiptVerifierTests {
             #expect(main.billingIssueDetectedAt == Self.day(28) && main.autoRenew == true && main.refundedAt == nil)
             let refunded = try #require(answer.purchases.first { $0.originalTransactionID == "6000" })
             #expect(refunded.refundedAt == Self.day(-20) && refunded.autoRenew == false)
-            #expect(harness.observer.events.map(\.status) == [200])
+            #expect(harness.observer.statuses == [200])
             #expect(await harness.simulator.lastExcludeOldTransactions() == true)
         }
     }
@@ -105,7 +106,7 @@ struct ReceiptVerifierTests {
             #expect(answer.environment == .sandbox)
             #expect(answer.originalTransactionID == "5000", "without a product: the latest subscription")
             #expect(answer.purchases.allSatisfy { $0.isSandbox == true })
-            #expect(harness.observer.events.count == 2)
+            #expect(harness.observer.entries.count == 2)
             // One URL serving both: the answer's environment is believed.
             let shared = try await harness.verifier(split: false).verify(receiptData: "sandbox-receipt").get()
             #expect(shared.environment == .sandbox && shared.purchases.allSatisfy { $0.isSandbox == true })

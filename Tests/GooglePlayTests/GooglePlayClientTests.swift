@@ -2,6 +2,7 @@ import Foundation
 import GooglePlay
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @Suite("Google Play client over loopback against the simulator")

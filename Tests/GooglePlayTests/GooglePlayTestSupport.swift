@@ -5,6 +5,7 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 
 /// One RSA key for the whole test target (key generation is the slow part).
 enum TestKeys {
@@ -13,14 +14,6 @@ enum TestKeys {
             fatalError("cannot generate an RSA test key: \(error)")
         }
     }()
-}
-
-/// Records every attempt the client reports.
-final class RecordingObserver: RequestObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Int?] = []
-    func requestFinished(source: String, status: Int?, retried: Bool) { lock.withLock { storage.append(status) } }
-    var statuses: [Int?] { lock.withLock { storage } }
 }
 
 /// The Play simulator behind a real loopback server, and a client talking to it over a real `HTTPClient`.
@@ -37,10 +30,8 @@ struct PlayLoopback {
     ) async throws {
         let account = TestKeys.account
         let simulator = GooglePlaySimulator(account: account, packageName: package)
-        let server = try await SimulatorServer.start(routes: [simulator])
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let observer = RecordingObserver()
-        do {
+        try await withLoopback(routes: [simulator]) { server, http in
+            let observer = RecordingObserver()
             let serviceAccount = GoogleServiceAccount(
                 clientEmail: account.clientEmail, privateKeyPEM: signingKeyPEM ?? account.privateKeyPEM,
                 privateKeyID: account.keyID, tokenURI: server.baseURL + "/token")
@@ -53,13 +44,7 @@ struct PlayLoopback {
             let client = try GooglePlayClient(
                 configuration: configuration, httpClient: http, logger: Logger(label: "google-play-tests"), observer: observer)
             try await body(PlayLoopback(simulator: simulator, client: client, observer: observer, server: server))
-        } catch {
-            try? await http.shutdown()
-            await server.shutdown()
-            throw error
         }
-        try await http.shutdown()
-        await server.shutdown()
     }
 }
 

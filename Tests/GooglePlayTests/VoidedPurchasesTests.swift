@@ -2,6 +2,7 @@ import Foundation
 import GooglePlay
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 /// Google's voided purchases as a store feed (issue 11, SPEC 5.1): pages, filters, dedupe, failures.

@@ -4,23 +4,7 @@ import Logging
 import RevenueCat
 import SourceHTTP
 import StoreSimulator
-
-/// Records every attempt the client reports.
-final class RecordingObserver: RequestObserver, @unchecked Sendable {
-    struct Entry: Equatable {
-        var source: String
-        var status: Int?
-        var retried: Bool
-    }
-    private let lock = NSLock()
-    private var storage: [Entry] = []
-
-    func requestFinished(source: String, status: Int?, retried: Bool) {
-        lock.withLock { storage.append(Entry(source: source, status: status, retried: retried)) }
-    }
-
-    var entries: [Entry] { lock.withLock { storage } }
-}
+import SubreconTestSupport
 
 /// Records what the client asks of its gate.
 final class RecordingGate: RequestGate, @unchecked Sendable {
@@ -49,28 +33,19 @@ struct Loopback {
         rateLimitBudget: Duration = .seconds(300), _ body: (Loopback) async throws -> Void
     ) async throws {
         let simulator = RevenueCatSimulator(apiKey: Loopback.apiKey, productEntitlements: productEntitlements)
-        let server = try await SimulatorServer.start(routes: [simulator])
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let configuration = RevenueCatConfiguration(
-            baseURL: server.baseURL, apiKey: apiKey,
-            requestPolicy: SourceRequestPolicy(
-                requestTimeout: requestTimeout, maxBodyBytes: RevenueCatConfiguration.defaultMaxBodyBytes,
-                maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20),
-                maxRateLimitWait: max429Wait, rateLimitBudget: rateLimitBudget))
-        let observer = RecordingObserver()
-        let gate = RecordingGate()
-        let client = RevenueCatClient(
-            httpClient: http, configuration: configuration, logger: Logger(label: "test.revenuecat"),
-            observer: observer, gate: gate)
-        let loopback = Loopback(simulator: simulator, client: client, observer: observer, gate: gate)
-        do {
-            try await body(loopback)
-        } catch {
-            try? await http.shutdown()
-            await server.shutdown()
-            throw error
+        try await withLoopback(routes: [simulator]) { server, http in
+            let configuration = RevenueCatConfiguration(
+                baseURL: server.baseURL, apiKey: apiKey,
+                requestPolicy: SourceRequestPolicy(
+                    requestTimeout: requestTimeout, maxBodyBytes: RevenueCatConfiguration.defaultMaxBodyBytes,
+                    maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20),
+                    maxRateLimitWait: max429Wait, rateLimitBudget: rateLimitBudget))
+            let observer = RecordingObserver()
+            let gate = RecordingGate()
+            let client = RevenueCatClient(
+                httpClient: http, configuration: configuration, logger: Logger(label: "test.revenuecat"),
+                observer: observer, gate: gate)
+            try await body(Loopback(simulator: simulator, client: client, observer: observer, gate: gate))
         }
-        try await http.shutdown()
-        await server.shutdown()
     }
 }

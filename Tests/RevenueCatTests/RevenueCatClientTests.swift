@@ -4,6 +4,7 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import RevenueCat

@@ -5,6 +5,7 @@ import NIOHTTP1
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 
 /// A route that answers `/probe` with a script of responses, then 200 "ok" for ever; it counts what it saw.
 actor ScriptedRoute: SimulatorRoute {
@@ -20,17 +21,6 @@ actor ScriptedRoute: SimulatorRoute {
     }
 
     var count: Int { requests.count }
-}
-
-/// Records every attempt the transport reports.
-final class RecordingObserver: RequestObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [(status: Int?, retried: Bool)] = []
-    func requestFinished(source: String, status: Int?, retried: Bool) {
-        lock.withLock { storage.append((status, retried)) }
-    }
-    var statuses: [Int?] { lock.withLock { storage.map(\.status) } }
-    var retried: [Bool] { lock.withLock { storage.map(\.retried) } }
 }
 
 /// Records what the transport asks of its gate; refuses when told to.
@@ -120,19 +110,10 @@ struct TransportHarness {
         _ script: [SimulatorResponse], refusingGate: Bool = false, _ body: (TransportHarness) async throws -> Void
     ) async throws {
         let route = ScriptedRoute(script)
-        let server = try await SimulatorServer.start(routes: [route])
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let harness = TransportHarness(
-            route: route, url: server.baseURL + "/probe", http: http, gate: RecordingGate(refuses: refusingGate))
-        do {
-            try await body(harness)
-        } catch {
-            try? await http.shutdown()
-            await server.shutdown()
-            throw error
+        try await withLoopback(routes: [route]) { server, http in
+            try await body(
+                TransportHarness(route: route, url: server.baseURL + "/probe", http: http, gate: RecordingGate(refuses: refusingGate)))
         }
-        try await http.shutdown()
-        await server.shutdown()
     }
 }
 

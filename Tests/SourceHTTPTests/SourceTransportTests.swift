@@ -5,6 +5,7 @@ import NIOHTTP1
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @Suite("SourceTransport: one retry loop for every source, against a loopback server")

@@ -4,24 +4,17 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import Stripe
-
-/// Counts what the client reports to its observer.
-final class CountingObserver: RequestObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var statuses: [Int?] = []
-    func requestFinished(source: String, status: Int?, retried: Bool) { lock.withLock { statuses.append(status) } }
-    var seen: [Int?] { lock.withLock { statuses } }
-}
 
 /// A `StripeSimulator` behind a real loopback server and a `StripeClient` talking to it.
 struct StripeLoopback {
     static let apiKey = "sk_test_StripeLoopbackSecret42"
     let simulator: StripeSimulator
     let client: StripeClient
-    let observer: CountingObserver
+    let observer: RecordingObserver
 
     static func run(
         apiKey: String = StripeLoopback.apiKey, maxAttempts: Int = 3, rateLimitBudget: Duration = .seconds(300),
@@ -29,26 +22,18 @@ struct StripeLoopback {
         _ body: (StripeLoopback) async throws -> Void
     ) async throws {
         let simulator = StripeSimulator(apiKey: StripeLoopback.apiKey)
-        let server = try await SimulatorServer.start(routes: [simulator])
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let configuration = StripeConfiguration(
-            baseURL: server.baseURL, apiKey: apiKey,
-            requestPolicy: SourceRequestPolicy(
-                requestTimeout: requestTimeout, maxAttempts: maxAttempts, baseBackoff: .milliseconds(2),
-                maxBackoff: .milliseconds(10), maxRateLimitWait: .seconds(1), rateLimitBudget: rateLimitBudget),
-            maxPages: maxPages, maxEventPages: maxEventPages)
-        let observer = CountingObserver()
-        let client = StripeClient(
-            httpClient: http, configuration: configuration, logger: Logger(label: "stripe-test"), observer: observer)
-        do {
+        try await withLoopback(routes: [simulator]) { server, http in
+            let configuration = StripeConfiguration(
+                baseURL: server.baseURL, apiKey: apiKey,
+                requestPolicy: SourceRequestPolicy(
+                    requestTimeout: requestTimeout, maxAttempts: maxAttempts, baseBackoff: .milliseconds(2),
+                    maxBackoff: .milliseconds(10), maxRateLimitWait: .seconds(1), rateLimitBudget: rateLimitBudget),
+                maxPages: maxPages, maxEventPages: maxEventPages)
+            let observer = RecordingObserver()
+            let client = StripeClient(
+                httpClient: http, configuration: configuration, logger: Logger(label: "stripe-test"), observer: observer)
             try await body(StripeLoopback(simulator: simulator, client: client, observer: observer))
-        } catch {
-            try? await http.shutdown()
-            await server.shutdown()
-            throw error
         }
-        try await http.shutdown()
-        await server.shutdown()
     }
 
     static let start = Date(timeIntervalSince1970: 1_780_000_000)
@@ -128,7 +113,7 @@ struct StripeClientTests {
             guard case .keyRejected(401) = error else { Issue.record("\(error)"); return }
             #expect(error.description.contains("STRIPE_API_KEY"))
             #expect(!error.description.contains("sk_test"), "not even Stripe's masked echo of the key")
-            #expect(loop.observer.seen == [401])
+            #expect(loop.observer.statuses == [401])
         }
     }
 
@@ -139,7 +124,7 @@ struct StripeClientTests {
             await loop.simulator.setFault(.rateLimited, for: "cus_1", times: 3)
             let fetched = try await loop.client.subscriptions(customerID: "cus_1").get()
             #expect(fetched.count == 1)
-            #expect(loop.observer.seen == [429, 429, 429, 200])
+            #expect(loop.observer.statuses == [429, 429, 429, 200])
             #expect(await loop.simulator.rateLimitedCount() == 3)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import Stripe
@@ -152,7 +153,7 @@ struct StripeEventsTests {
             await loop.simulator.setFault(.status(500), for: StripeSimulator.eventsKey, times: 1)
             let after500 = try await loop.client.events(since: since, until: until).get()
             #expect(after500.customerIDs == ["cus_1"])
-            #expect(loop.observer.seen == [503, 503, 503, 500, 200])
+            #expect(loop.observer.statuses == [503, 503, 503, 500, 200])
         }
     }
 

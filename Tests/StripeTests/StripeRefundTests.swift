@@ -1,6 +1,7 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 @testable import Stripe
@@ -357,7 +358,7 @@ struct StripeRefundClientTests {
             #expect(requests.map(\.path) == ["/v1/subscriptions", "/v1/charges"])
             #expect(requests[0].query["expand[]"] == "data.latest_invoice.payments")
             #expect(requests[1].query["payment_intent"] == "pi_full" && requests[1].query["expand[]"] == "data.refunds")
-            #expect(loop.observer.seen == [200, 200], "the extra request is counted like the others")
+            #expect(loop.observer.statuses == [200, 200], "the extra request is counted like the others")
         }
     }
 
