@@ -207,6 +207,7 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "X509", package: "swift-certificates"),
                            .product(name: "Logging", package: "swift-log")],
+            exclude: ["Vectors"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -6,16 +6,17 @@ import X509
 
 @testable import AppStore
 
-/// Where Apple's published test vectors live: `../shared/vectors` relative to the package root.
+/// Apple's published test vectors, kept in the repository next to this file (`Vectors/`, see its README for
+/// where each file comes from). A missing file throws `VectorMissing`: the test fails, it is never skipped.
 enum Vectors {
-    static let root: String = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors").standardizedFileURL.path
-    }()
-    static var available: Bool { FileManager.default.fileExists(atPath: root) }
-    static let swiftResources = root + "/apple/app-store-server-library-swift/Tests/AppStoreServerLibraryTests/resources"
-    static let javaCerts = root + "/apple/app-store-server-library-java/src/test/resources/certs"
+    static let root: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Vectors").standardizedFileURL.path
+    /// The package root (three levels above this file), to check that the vectors live inside it.
+    static let packageRoot: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().standardizedFileURL.path
+    static let swiftResources = root + "/swift"
+    static let javaCerts = root + "/java/certs"
+    static let appleRootPEM = root + "/apple-root/AppleRootCA-G3.pem"
 
     static func data(_ path: String) throws -> Data {
         guard let data = FileManager.default.contents(atPath: path) else { throw VectorMissing(path: path) }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import AppStore
 
-@Suite("App Store wire models", .enabled(if: Vectors.available, "shared test vectors absent at ../shared/vectors"))
+@Suite("App Store wire models")
 struct ModelDecodingTests {
     @Test("error bodies decode, unknown codes kept raw", arguments: [
         ("apiException.json", Int64(5_000_000), "An unknown error occurred."),

@@ -1,7 +1,7 @@
 import Foundation
 
 enum Fixtures {
-    /// The constructed example of /work/shared/reference/revenuecat.md section 1.4, verbatim.
+    /// A constructed example of a RevenueCat `GET /v1/subscribers/{id}` answer (the wire format the simulator speaks).
     static let referenceExample = #"""
         {
           "request_date": "2026-03-01T02:00:05Z",
