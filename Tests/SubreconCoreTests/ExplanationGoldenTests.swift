@@ -2,8 +2,9 @@ import Foundation
 import SubreconCore
 import Testing
 
-/// `subrecon explain` (SPEC 5.9): the text and JSON forms against golden files (`Golden/`). A deliberate change of the
-/// output is recorded with `SUBRECON_UPDATE_GOLDEN=1 swift test --filter ExplanationGoldenTests` and reviewed in the diff.
+/// `subrecon explain` (SPEC 5.9): the text and JSON forms against golden files (`Golden/`). The test only compares;
+/// a missing golden file fails. A deliberate change of the output is recorded explicitly with
+/// `UPDATE_GOLDEN=1 scripts/test --filter ExplanationGoldenTests` (or `SUBRECON_UPDATE_GOLDEN=1`) and reviewed in the diff.
 @Suite("explain: golden text and JSON")
 struct ExplanationGoldenTests {
     static let asOf = ISO8601.date("2026-06-01T03:00:00Z")!
@@ -17,16 +18,23 @@ struct ExplanationGoldenTests {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/\(name)")
     }
 
+    /// Golden files are written only on explicit request, never by a plain test run.
+    static var updating: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["UPDATE_GOLDEN"] == "1" || environment["SUBRECON_UPDATE_GOLDEN"] == "1"
+    }
+
     func check(_ explanation: Explanation, _ name: String) throws {
         let text = Data((explanation.lines.joined(separator: "\n") + "\n").utf8)
         let json = try explanation.jsonData() + Data("\n".utf8)
         for (data, file) in [(text, "\(name).txt"), (json, "\(name).json")] {
             let url = Self.golden(file)
-            if ProcessInfo.processInfo.environment["SUBRECON_UPDATE_GOLDEN"] == "1" { try data.write(to: url) }
-            let expected = try Data(contentsOf: url)
+            if Self.updating { try data.write(to: url) }
+            let expected = try #require(
+                FileManager.default.contents(atPath: url.path), "golden file \(file) is missing (UPDATE_GOLDEN=1 records it)")
             #expect(
                 String(decoding: data, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
-                "\(file) differs from the golden file (SUBRECON_UPDATE_GOLDEN=1 records a deliberate change)")
+                "\(file) differs from the golden file (UPDATE_GOLDEN=1 records a deliberate change)")
         }
     }
 
