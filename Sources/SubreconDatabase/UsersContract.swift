@@ -174,13 +174,17 @@ public enum UsersContract {
             : "to_regclass('users')"
         var binds = PostgresBindings()
         binds.append(writtenColumns)
+        // An enabled INSTEAD OF UPDATE row trigger (tgtype bits: row 1, update 16, instead 64) takes every column;
+        // `pg_column_is_updatable` would also ask for DELETE, which the job never runs, so it is asked only without one.
         let sql =
-            "select (pg_relation_is_updatable(c.oid, true) & 4) <> 0, coalesce((select array_agg(a.attname::text "
+            "select (pg_relation_is_updatable(c.oid, true) & 4) <> 0, exists (select 1 from pg_trigger t where "
+            + "t.tgrelid = c.oid and t.tgtype & 81 = 81 and t.tgenabled <> 'D'), coalesce((select array_agg(a.attname::text "
             + "order by a.attnum) from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
-            + "and a.attname::text = any($1) and not pg_column_is_updatable(c.oid, a.attnum, true)), '{}') "
+            + "and a.attname::text = any($1) and not pg_column_is_updatable(c.oid, a.attnum, false)), '{}') "
             + "from pg_class c where c.oid = \(target)"
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-        for try await (updatable, columns) in rows.decode((Bool, [String]).self) {
+        for try await (updatable, insteadOfUpdate, columns) in rows.decode((Bool, Bool, [String]).self) {
+            if insteadOfUpdate { return nil }
             if !updatable { return "it accepts no UPDATE (not automatically updatable, no INSTEAD OF UPDATE trigger)" }
             if !columns.isEmpty {
                 return "its column\(columns.count == 1 ? "" : "s") \(columns.joined(separator: ", ")) cannot be written"

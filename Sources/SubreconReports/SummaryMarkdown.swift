@@ -16,7 +16,7 @@ public enum SummaryMarkdown {
         lines.append("- actions: \(nonzero(s.actions, order: Action.allCases.map(\.rawValue)))")
         lines.append("- drift: \(nonzero(s.drift.filter { $0.key != Drift.inSync.rawValue }, order: Drift.allCases.map(\.rawValue)))")
         lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")
-        let requests = s.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
+        let requests = s.requests.sorted { $0.key < $1.key }.map { "\(inline($0.key)) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
         lines.append("- requests: \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
         if let valve = s.valve {
             lines.append(
