@@ -1,4 +1,6 @@
 import Foundation
+import PostgresNIO
+import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
