@@ -83,7 +83,9 @@ struct ValidationPhase: Sendable {
                 let reasons = options.candidateReasons(for: row, feeds: feedReasons)
                 group.addTask {
                     // An unreadable row (SPEC 5.11) is its user's row_error: no source is asked about it.
-                    let facts = row.rowError == nil ? await Self.facts(for: row, from: source, deadline: deadline) : SourceFacts(subscriberKnown: false, purchases: [])
+                    let facts =
+                        row.rowError == nil
+                        ? await Self.facts(for: row, from: source, deadline: deadline) : SourceFacts(subscriberKnown: false, purchases: [])
                     var verdict = decide(row: row, facts: facts, context: context)
                     verdict.candidateReasons = reasons
                     return .verdict(index, verdict)
