@@ -13,9 +13,14 @@ extension Commands {
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
         return try await withDatabase(config.database, logger: logger) { unchecked in
-            let store = try await checkedUsers(unchecked, configuration: config)
+            let store = try await checkedUsers(unchecked, configuration: config, writable: false)
             guard let row = try await store.user(id: userID) else {
                 throw CommandFailure(.noInput, "user \(SourceText.sanitized(userID).debugDescription) has no row in users")
+            }
+            if let problem = row.rowError {
+                throw CommandFailure(
+                    .userErrors,
+                    "user \(SourceText.sanitized(userID).debugDescription): row_error: \(problem); no source asked, nothing changed")
             }
             let catalog = try await store.loadCatalog()
             let context = DecisionContext(asOf: asOf, environment: config.environment, catalog: catalog)

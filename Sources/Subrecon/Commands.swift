@@ -67,7 +67,8 @@ public enum Commands {
             var runID = newRunID
             var resumeFrom: RunProgress?
             if let resumeID {
-                let stored = try await resumable(resumeID, journal: store, dryRun: options.dryRun, now: now)
+                let stored = try await resumable(
+                    resumeID, journal: store, dryRun: options.dryRun, acceptingDowngrades: options.acceptDowngrades, now: now)
                 try stored.selection.apply(to: &options)
                 runID = resumeID
                 startedAt = stored.startedAt
@@ -124,9 +125,11 @@ public enum Commands {
     }
 
     /// What `--resume RUN_ID` / `--accept-downgrades RUN_ID` continue: the stored run, if it may be continued (SPEC 2,
-    /// 5.8): not a dry run, not completed, started at most 24 h ago, with its selection stored. Else exit 64.
+    /// 5.8): not a dry run, not completed, started at most 24 h ago, with its selection stored; for
+    /// `--accept-downgrades`, a run that stopped at the safety valve after validating every candidate (SPEC 5.11).
+    /// Else exit 64, before anything is touched.
     static func resumable(
-        _ runID: String, journal: any RunJournal, dryRun: Bool, now: Date
+        _ runID: String, journal: any RunJournal, dryRun: Bool, acceptingDowngrades: Bool = false, now: Date
     ) async throws -> (selection: StoredSelection, startedAt: Date, progress: RunProgress) {
         guard !dryRun else { throw CommandFailure(.usage, "--resume cannot be combined with --dry-run") }
         guard let stored = try await journal.storedRun(id: runID) else {
@@ -134,6 +137,12 @@ public enum Commands {
         }
         guard stored.record.status != .completed else {
             throw CommandFailure(.usage, "run \(runID) already completed; nothing to resume")
+        }
+        if acceptingDowngrades, stored.record.status != .valveTripped || !stored.progress.scanDone {
+            throw CommandFailure(
+                .usage,
+                "run \(runID) did not stop at its safety valve after validating every candidate (status "
+                    + "\(stored.record.status.rawValue)): nothing to accept; finish it with --resume \(runID) first")
         }
         let age = now.timeIntervalSince(stored.record.startedAt)
         guard age <= maxVerdictAge else {
@@ -186,9 +195,11 @@ public enum Commands {
 
     /// `store` reading and writing `users` as the relation the connection resolves is (a table or an app's view,
     /// optional columns present or not); a relation missing a contract column is exit 78, one line naming them all.
-    static func checkedUsers(_ store: SubscriptionDatabase, configuration config: SubreconConfiguration) async throws -> SubscriptionDatabase {
+    static func checkedUsers(
+        _ store: SubscriptionDatabase, configuration config: SubreconConfiguration, writable: Bool = true
+    ) async throws -> SubscriptionDatabase {
         do {
-            return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(config)))
+            return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(config), writable: writable))
         } catch let violation as UsersContract.Violation {
             throw ConfigError("users", violation.problem)
         }

@@ -82,7 +82,10 @@ struct ValidationPhase: Sendable {
                 let (source, context, deadline) = (source, context, options.userDeadline)
                 let reasons = options.candidateReasons(for: row, feeds: feedReasons)
                 group.addTask {
-                    let facts = await Self.facts(for: row, from: source, deadline: deadline)
+                    // An unreadable row (SPEC 5.11) is its user's row_error: no source is asked about it.
+                    let facts =
+                        row.rowError == nil
+                        ? await Self.facts(for: row, from: source, deadline: deadline) : SourceFacts(subscriberKnown: false, purchases: [])
                     var verdict = decide(row: row, facts: facts, context: context)
                     verdict.candidateReasons = reasons
                     return .verdict(index, verdict)

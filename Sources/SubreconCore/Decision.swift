@@ -147,6 +147,7 @@ func resolvingOneTimePurchases(
 /// stated facts cannot decide it (when it could grant more than the truth would leave) leaves the row untouched.
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
+    guard row.rowError == nil else { return .unreadable(row) }
     if var skipped = screen(row: row, facts: facts) {
         skipped.sources = facts.asked
         return skipped

@@ -210,6 +210,7 @@ public struct Explanation: Sendable, Codable, Hashable {
         case .fetchError:
             "SPEC 5.3: a fetch or decode error, or evidence the rules cannot read: the row is left untouched"
                 + (verdict.error.map { " (\($0))" } ?? "")
+        case .rowError: "SPEC 5.11: the user's row could not be read: the row is left untouched" + (verdict.error.map { " (\($0))" } ?? "")
         case .verificationFailed: "SPEC 5.2: a signed payload failed verification: never a fact; the row is left untouched"
         case .concurrentUpdate: "SPEC 5.4: a webhook wrote the row between read and write; it wins"
         case .inSync: "the row agrees with the truth at T"

@@ -31,6 +31,10 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var stripeCustomerID: String?
     /// `users.google_purchase_token`; nil when the column is absent or empty. Read, never written.
     public var googlePurchaseToken: String?
+    /// Why the row could not be read (a NULL where the contract says not null, through an app's view), naming the
+    /// column; nil for a readable row. An unreadable row is that user's `row_error`: reported, never asked about,
+    /// never written (SPEC 5.11). Its other fields are then placeholders and mean nothing.
+    public var rowError: String?
 
     public init(
         id: String, currentTier: Int, status: String, endDate: Date? = nil, graceEndsAt: Date? = nil,

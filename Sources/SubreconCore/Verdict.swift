@@ -26,6 +26,8 @@ public enum Drift: String, Sendable, Codable, CaseIterable, Hashable, Comparable
     case unknownAtSource = "unknown_at_source"
     case fetchError = "fetch_error"
     case verificationFailed = "verification_failed"
+    /// The user's `users` row could not be read (a NULL where the contract says not null): untouched (SPEC 5.11).
+    case rowError = "row_error"
     case concurrentUpdate = "concurrent_update"
     case inSync = "in_sync"
 
@@ -193,6 +195,13 @@ public struct Verdict: Sendable, Hashable, Codable {
         self.error = error
     }
 
+    /// The verdict of a row that could not be read (`row.rowError`): skipped, `row_error`, no source asked.
+    public static func unreadable(_ row: UserRow) -> Verdict {
+        Verdict(
+            row: row, truth: nil, action: .skipped, drift: [.rowError],
+            error: "\(row.rowError ?? "the row could not be read"); row left as it was")
+    }
+
     /// True when the row would be written.
     public var changesRow: Bool { action != .none && action != .skipped }
     /// True when the user held a tier and the truth removes it (the safety valve's numerator).
@@ -200,7 +209,7 @@ public struct Verdict: Sendable, Hashable, Codable {
     /// True when the verdict is an error for the user (exit code 1).
     /// A user skipped because the sources would bind a purchase another row holds counts too.
     public var isError: Bool {
-        drift.contains(.fetchError) || drift.contains(.verificationFailed)
+        drift.contains(.fetchError) || drift.contains(.verificationFailed) || drift.contains(.rowError)
             || (action == .skipped && drift.contains(.sourceConflict) && !drift.contains(.unknownProduct))
     }
 }

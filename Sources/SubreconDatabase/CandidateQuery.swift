@@ -190,7 +190,15 @@ struct Timestamp: PostgresNonThrowingEncodable, PostgresDynamicTypeEncodable {
     static var psqlFormat: PostgresFormat { .binary }
 
     /// Microseconds since 2000-01-01, PostgreSQL's epoch.
-    var micros: Int64 { Int64(((date.timeIntervalSince1970 - 946_684_800) * 1_000_000).rounded()) }
+    /// Clamped to PostgreSQL's timestamp range (never traps; the commands keep their dates in 1970–2200).
+    var micros: Int64 {
+        let value = ((date.timeIntervalSince1970 - 946_684_800) * 1_000_000).rounded()
+        guard value.isFinite else { return value > 0 ? Self.maxMicros : -Self.maxMicros }
+        return Int64(min(max(value, -Double(Self.maxMicros)), Double(Self.maxMicros)))
+    }
+
+    /// About year 294 000: inside `Int64` and past PostgreSQL's largest `timestamptz`.
+    static let maxMicros: Int64 = 9_000_000_000_000_000_000
 
     func encode<JSONEncoder: PostgresJSONEncoder>(
         into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
@@ -200,15 +208,22 @@ struct Timestamp: PostgresNonThrowingEncodable, PostgresDynamicTypeEncodable {
 }
 
 extension UserRow {
-    /// Decodes a row selected with `CandidateQuery.userColumns`.
+    /// Decodes a row selected with `CandidateQuery.userColumns`. A NULL where the contract says not null
+    /// (`current_tier`, `subscription_status`, `updated_at`; possible through an app's view) does not throw: the row
+    /// comes back with `rowError` naming the columns (the user's `row_error`, SPEC 5.11). Only a NULL `id` throws.
     init(postgres row: PostgresRow) throws {
         let (id, tier, status, end, grace, source, product, original, autoRenew, micros, stripe, google) = try row.decode(
-            (String, Int, String, Date?, Date?, String?, String?, String?, Bool?, Int64, String?, String?).self)
+            (String, Int?, String?, Date?, Date?, String?, String?, String?, Bool?, Int64?, String?, String?).self)
         self.init(
-            id: id, currentTier: tier, status: status, endDate: end.map(roundedToMicros),
+            id: id, currentTier: tier ?? 0, status: status ?? "", endDate: end.map(roundedToMicros),
             graceEndsAt: grace.map(roundedToMicros), source: source, productID: product,
-            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros,
+            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros ?? 0,
             stripeCustomerID: stripe.flatMap { $0.isEmpty ? nil : $0 }, googlePurchaseToken: google.flatMap { $0.isEmpty ? nil : $0 })
+        let nulls = [("current_tier", tier == nil), ("subscription_status", status == nil), ("updated_at", micros == nil)]
+            .filter(\.1).map { "users.\($0.0)" }
+        if !nulls.isEmpty {
+            rowError = "\(nulls.joined(separator: ", ")) \(nulls.count == 1 ? "is" : "are") NULL (the contract says not null)"
+        }
     }
 }
 

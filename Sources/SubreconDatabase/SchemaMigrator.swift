@@ -136,6 +136,9 @@ public struct SchemaMigrator: Sendable {
             {
                 throw violation
             }
+            if let problem = try await UsersContract.updateProblem(connection: connection, logger: logger, inCurrentSchemaOnly: true) {
+                throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem)
+            }
         }
         return owner
     }

@@ -68,12 +68,18 @@ public enum UsersContract {
         /// `users` is not in the first schema of `search_path` but in a later one: `migrate` would create subrecon's
         /// own `users` in front of it.
         public var shadowed = false
+        /// Why the relation cannot take the job's UPDATE (a view that is not auto-updatable and has no INSTEAD OF
+        /// UPDATE trigger, or contract columns it cannot write); nil when it can.
+        public var notUpdatable: String?
 
-        public init(relation: String, missing: [String], wrongType: [String], shadowed: Bool = false) {
+        public init(
+            relation: String, missing: [String], wrongType: [String], shadowed: Bool = false, notUpdatable: String? = nil
+        ) {
             self.relation = relation
             self.missing = missing
             self.wrongType = wrongType
             self.shadowed = shadowed
+            self.notUpdatable = notUpdatable
         }
 
         /// `users (app.users, a view) is missing subscription_source (text); has current_tier of type text (needs integer)`:
@@ -83,6 +89,10 @@ public enum UsersContract {
                 return "(\(relation)) is not in the first schema of search_path, where subrecon's tables go: migrate "
                     + "would create a users table in front of it; put that schema first in search_path, or create a view "
                     + "users in the first schema (SPEC section 4; nothing was changed)"
+            }
+            if let notUpdatable {
+                return "(\(relation)) cannot be updated: \(notUpdatable) (SPEC section 4: subrecon writes the contract "
+                    + "columns through it; make it a simple view or give it an INSTEAD OF UPDATE trigger; nothing was changed)"
             }
             var parts: [String] = []
             if !missing.isEmpty { parts.append("is missing " + missing.joined(separator: ", ")) }
@@ -147,6 +157,42 @@ public enum UsersContract {
         return (name, kind, columns)
     }
 
+    /// The contract columns the job's UPDATE writes (`SetApply`).
+    static let writtenColumns = [
+        "current_tier", "subscription_status", "subscription_end_date", "grace_period_ends_at", "subscription_source",
+        "iap_product_id", "iap_original_transaction_id", "auto_renew", "updated_at",
+    ]
+
+    /// Why the `users` relation `search_path` resolves (or the current schema's) cannot take the job's UPDATE, from the
+    /// catalog (`pg_relation_is_updatable` / `pg_column_is_updatable`, counting INSTEAD OF triggers); nil when it can.
+    static func updateProblem(
+        connection: PostgresConnection, logger: Logger, inCurrentSchemaOnly: Bool = false
+    ) async throws -> String? {
+        let target =
+            inCurrentSchemaOnly
+            ? "(select c.oid from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relname = 'users')"
+            : "to_regclass('users')"
+        var binds = PostgresBindings()
+        binds.append(writtenColumns)
+        // An enabled INSTEAD OF UPDATE row trigger (tgtype bits: row 1, update 16, instead 64) takes every column;
+        // `pg_column_is_updatable` would also ask for DELETE, which the job never runs, so it is asked only without one.
+        let sql =
+            "select (pg_relation_is_updatable(c.oid, true) & 4) <> 0, exists (select 1 from pg_trigger t where "
+            + "t.tgrelid = c.oid and t.tgtype & 81 = 81 and t.tgenabled <> 'D'), coalesce((select array_agg(a.attname::text "
+            + "order by a.attnum) from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
+            + "and a.attname::text = any($1) and not pg_column_is_updatable(c.oid, a.attnum, false)), '{}') "
+            + "from pg_class c where c.oid = \(target)"
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        for try await (updatable, insteadOfUpdate, columns) in rows.decode((Bool, Bool, [String]).self) {
+            if insteadOfUpdate { return nil }
+            if !updatable { return "it accepts no UPDATE (not automatically updatable, no INSTEAD OF UPDATE trigger)" }
+            if !columns.isEmpty {
+                return "its column\(columns.count == 1 ? "" : "s") \(columns.joined(separator: ", ")) cannot be written"
+            }
+        }
+        return nil
+    }
+
     /// `table`, `view`, ... for a `relkind`.
     static func kindName(_ relkind: String) -> String {
         switch relkind {
@@ -165,9 +211,10 @@ extension SubscriptionDatabase {
     ///
     /// - Parameter requiredOptional: the optional columns whose source is configured (`stripe_customer_id` with
     ///   Stripe, `google_purchase_token` with Google Play).
+    /// - Parameter writable: also require that the job's UPDATE can write the relation (`run`; not `explain`).
     /// - Throws: `UsersContract.Violation` naming every missing or wrongly typed column (exit 78 for the CLI);
     ///   `DatabaseError.schemaMissing` when there is no `users` at all.
-    public func checkUsers(requiring requiredOptional: Set<String>) async throws -> UsersRelation {
+    public func checkUsers(requiring requiredOptional: Set<String>, writable: Bool = true) async throws -> UsersRelation {
         let described = try await run("check users columns") {
             try await client.withConnection { connection in
                 try await UsersContract.describe(connection: connection, logger: logger)
@@ -179,6 +226,12 @@ extension SubscriptionDatabase {
             relation: relation, columns: described.columns, requiredOptional: requiredOptional)
         {
             throw violation
+        }
+        if writable {
+            let problem = try await run("check users is updatable") {
+                try await client.withConnection { try await UsersContract.updateProblem(connection: $0, logger: logger) }
+            }
+            if let problem { throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem) }
         }
         let textColumns = Set(described.columns.filter { UsersContract.ColumnType.text.accepts($0.typeName) }.map(\.name))
         return UsersRelation(

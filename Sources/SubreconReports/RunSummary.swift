@@ -178,7 +178,9 @@ public struct RunSummary: Sendable, Codable {
         for kind in row.drift { drift[kind, default: 0] += 1 }
         if row.applied { applied += 1 }
         if row.drift.contains(Drift.concurrentUpdate.rawValue) { concurrentUpdates += 1 }
-        if row.drift.contains(Drift.fetchError.rawValue) || row.drift.contains(Drift.verificationFailed.rawValue) {
+        if row.drift.contains(Drift.fetchError.rawValue) || row.drift.contains(Drift.verificationFailed.rawValue)
+            || row.drift.contains(Drift.rowError.rawValue)
+        {
             errors += 1
             if errorSamples.count < 50 {
                 errorSamples.append(ErrorSample(userID: row.userID, drift: row.drift.joined(separator: ";"), error: row.error ?? ""))

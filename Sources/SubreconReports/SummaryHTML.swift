@@ -70,7 +70,7 @@ public enum SummaryHTML {
     static func driftChart(_ drift: [String: Int]) -> String {
         let kinds = drift.filter { $0.value > 0 }.keys.sorted(by: FinanceCSV.driftOrder)
         guard !kinds.isEmpty else { return "<p>No users checked.</p>\n" }
-        let errorKinds: Set<String> = [Drift.fetchError.rawValue, Drift.verificationFailed.rawValue, Drift.unknownAtSource.rawValue, Drift.unknownProduct.rawValue]
+        let errorKinds: Set<String> = [Drift.fetchError.rawValue, Drift.rowError.rawValue, Drift.verificationFailed.rawValue, Drift.unknownAtSource.rawValue, Drift.unknownProduct.rawValue]
         let maxCount = max(1, kinds.map { drift[$0] ?? 0 }.max() ?? 1)
         let rowHeight = 26, labelWidth = 190, barMax = 560, width = 860
         let height = kinds.count * rowHeight + 10

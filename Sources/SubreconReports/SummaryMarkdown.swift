@@ -16,12 +16,12 @@ public enum SummaryMarkdown {
         lines.append("- actions: \(nonzero(s.actions, order: Action.allCases.map(\.rawValue)))")
         lines.append("- drift: \(nonzero(s.drift.filter { $0.key != Drift.inSync.rawValue }, order: Drift.allCases.map(\.rawValue)))")
         lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")
-        let requests = s.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
+        let requests = s.requests.sorted { $0.key < $1.key }.map { "\(inline($0.key)) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
         lines.append("- requests: \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
         if let valve = s.valve {
             lines.append(
                 "- safety valve: \(valve.wouldLoseTier) of \(valve.heldTier) tier holders would lose it "
-                    + "(\(percent(valve.ratio)), limit \(percent(valve.threshold)))\(valve.tripped ? " — **tripped, nothing applied**" : "")")
+                    + "(\(percent(valve.ratio)), limit \(percent(valve.threshold)))\(valveNote(s, valve))")
         }
         let buckets = s.finance.sortedBuckets
         if !buckets.isEmpty {
@@ -45,7 +45,7 @@ public enum SummaryMarkdown {
             lines.append("## First errors")
             lines.append("")
             for sample in s.errorSamples.prefix(5) {
-                lines.append("- \(code(sample.userID)) \(oneLine(sample.drift)): \(oneLine(sample.error))")
+                lines.append("- \(code(sample.userID)) \(inline(sample.drift)): \(inline(sample.error))")
             }
         }
         lines.append("")
@@ -60,6 +60,12 @@ public enum SummaryMarkdown {
         case "completed": "Completed: every candidate processed."
         default: "Status: \(s.status)."
         }
+    }
+
+    static func valveNote(_ s: RunSummary, _ valve: SafetyValve) -> String {
+        guard valve.tripped else { return "" }
+        return s.status == RunEnd.valveTripped.rawValue
+            ? " — **tripped, nothing applied**" : " — tripped, accepted by --accept-downgrades: applied"
     }
 
     static func figure(_ f: FinanceFigures.Figure) -> String {
@@ -96,14 +102,31 @@ public enum SummaryMarkdown {
         return fence + pad + line + pad + fence
     }
 
-    /// A table cell: one line, `|` escaped.
-    static func cell(_ text: String) -> String {
+    /// A table cell: inline text (`|` escaped with the rest).
+    static func cell(_ text: String) -> String { inline(text) }
+
+    /// Text from a source or a row, on one line, that renders as itself (SPEC 5.11): no link, emphasis, code, HTML,
+    /// heading or autolink. Every ASCII character that can start Markdown markup is backslash-escaped (CommonMark
+    /// lets any ASCII punctuation be escaped); `:` and `@` so no URL or address autolinks, the dot of `www.` too.
+    /// An `_` between two ASCII letters or digits is left as is: it cannot open or close emphasis.
+    static func inline(_ text: String) -> String {
+        let scalars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
-        for scalar in oneLine(text).unicodeScalars {
-            if scalar == "|" { out.append("\\") }
+        for (index, scalar) in scalars.enumerated() {
+            let before = index > 0 ? scalars[index - 1] : nil
+            let after = index + 1 < scalars.count ? scalars[index + 1] : nil
+            var escape = "\\`*[]()<>!#|~&:@{}".unicodeScalars.contains(scalar)
+            if scalar == "_" { escape = !(isAlphanumeric(before) && isAlphanumeric(after)) }
+            if scalar == "." && index >= 3 { escape = scalars[(index - 3)..<index].allSatisfy { $0 == "w" || $0 == "W" } }
+            if escape { out.append("\\") }
             out.append(scalar)
         }
-        return String(out)
+        return oneLine(String(out))
+    }
+
+    private static func isAlphanumeric(_ scalar: Unicode.Scalar?) -> Bool {
+        guard let scalar, scalar.isASCII else { return false }
+        return ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
     }
 
     static func percent(_ ratio: Double) -> String { String(format: "%.0f%%", ratio * 100) }

@@ -21,7 +21,7 @@ public enum TerminalSummary {
             lines.append(
                 String(
                     format: "  valve       %d of %d tier holders would lose it (%.0f%%, limit %.0f%%)%@", valve.wouldLoseTier,
-                    valve.heldTier, valve.ratio * 100, valve.threshold * 100, valve.tripped ? " — TRIPPED, nothing applied" : ""))
+                    valve.heldTier, valve.ratio * 100, valve.threshold * 100, valveNote(s, valve)))
         }
         for bucket in s.finance.sortedBuckets {
             let group = bucket.group == .revenue ? "" : " \(bucket.group.rawValue)"
@@ -34,5 +34,12 @@ public enum TerminalSummary {
         lines.append(String(format: "  took        %.2fs", s.timings.totalSeconds))
         lines.append("  reports     \(folder.path)")
         return lines.joined(separator: "\n")
+    }
+
+    /// What the valve did: nothing when it held; "nothing applied" only when the run really stopped at it.
+    static func valveNote(_ s: RunSummary, _ valve: SafetyValve) -> String {
+        guard valve.tripped else { return "" }
+        return s.status == RunEnd.valveTripped.rawValue
+            ? " — TRIPPED, nothing applied" : " — tripped, accepted by --accept-downgrades: applied"
     }
 }

@@ -14,7 +14,7 @@ struct Explain: AsyncParsableCommand {
     @Flag(help: "Print one JSON document instead of text.") var json = false
 
     func validate() throws {
-        if let asOf, ISO8601.date(asOf) == nil { throw ValidationError("--as-of must be an ISO 8601 instant, e.g. 2026-06-01T03:00:00Z") }
+        if let problem = asOf.flatMap({ OptionRanges.dateProblem("--as-of", $0) }) { throw ValidationError(problem) }
     }
 
     func run() async throws {
@@ -22,7 +22,7 @@ struct Explain: AsyncParsableCommand {
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let explanation = try await Commands.explain(
-                environment: env, userID: userID, asOf: asOf.flatMap(ISO8601.date) ?? Date(), logger: logger)
+                environment: env, userID: userID, asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), logger: logger)
             if json {
                 FileHandle.standardOutput.write(try explanation.jsonData() + Data("\n".utf8))
             } else {

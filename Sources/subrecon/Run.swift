@@ -50,27 +50,16 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
-        guard concurrency >= 1 && concurrency <= 1024 else { throw ValidationError("--concurrency must be 1...1024") }
-        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
-        guard ShardSpec(parsing: shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N") }
-        guard maxDowngradeRatio >= 0 && maxDowngradeRatio <= 1 else { throw ValidationError("--max-downgrade-ratio must be 0...1") }
-        guard revenuecatRps >= 0, (appStoreRps ?? 0) >= 0 else { throw ValidationError("--revenuecat-rps and --app-store-rps must be >= 0") }
-        guard googlePlayRps >= 0 else { throw ValidationError("--google-play-rps must be >= 0") }
-        guard stripeRps >= 0 else { throw ValidationError("--stripe-rps must be >= 0") }
-        guard refundReviewCount >= 1 else { throw ValidationError("--refund-review-count must be at least 1") }
-        guard refundReviewDays >= 1 && refundReviewDays <= 3660 else { throw ValidationError("--refund-review-days must be 1...3660") }
-        guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
-        guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
-        guard sweepDays >= 0 && sweepDays <= 3660 else { throw ValidationError("--sweep-days must be 0...3660") }
+        if let problem = rangeProblem() { throw ValidationError(problem) }
+        guard ShardSpec(parsing: shard).map({ OptionRanges.shardCount.contains($0.count) }) == true else {
+            throw ValidationError("--shard must be I/N with 0 <= I < N and N in 1...\(OptionRanges.shardCount.upperBound)")
+        }
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
             throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
         }
         if let pushgatewayURL, MetricsPublisher.hasUserInfo(pushgatewayURL) {
             throw ValidationError(
                 "--pushgateway-url must not carry credentials; set SUBRECON_PUSHGATEWAY_USER and SUBRECON_PUSHGATEWAY_PASSWORD (or _FILE)")
-        }
-        for (name, value) in [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore), ("--feeds-since", feedsSince)] {
-            if let value, ISO8601.date(value) == nil { throw ValidationError("\(name) must be an ISO 8601 instant, e.g. 2026-11-22T03:00:00Z") }
         }
         if let resume, let acceptDowngrades, resume != acceptDowngrades {
             throw ValidationError("--resume and --accept-downgrades name different runs")
@@ -81,23 +70,43 @@ struct Run: AsyncParsableCommand {
         }
     }
 
+    /// The first option outside its documented range (`OptionRanges`, README "Options"), as the line to print.
+    func rangeProblem() -> String? {
+        typealias R = OptionRanges
+        let dates = [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore), ("--feeds-since", feedsSince)]
+        var checks: [String?] = dates.map { name, value in value.flatMap { R.dateProblem(name, $0) } }
+        checks += [
+                R.problem("--concurrency", concurrency, R.concurrency), limit.flatMap { R.problem("--limit", $0, R.limit) },
+                R.problem("--lookback-days", lookbackDays, R.lookbackDays), R.problem("--sweep-days", sweepDays, R.sweepDays),
+                R.problem("--max-downgrade-ratio", maxDowngradeRatio, R.maxDowngradeRatio),
+                R.problem("--user-timeout", userTimeout, R.userTimeoutSeconds),
+                R.problem("--revenuecat-rps", revenuecatRps, R.requestsPerSecond),
+                appStoreRps.flatMap { R.problem("--app-store-rps", $0, R.requestsPerSecond) },
+                R.problem("--google-play-rps", googlePlayRps, R.requestsPerSecond),
+                R.problem("--stripe-rps", stripeRps, R.requestsPerSecond),
+                R.problem("--refund-review-count", refundReviewCount, R.refundReviewCount),
+                R.problem("--refund-review-days", refundReviewDays, R.refundReviewDays),
+        ]
+        return checks.compactMap { $0 }.first
+    }
+
     func run() async throws {
         let env = Startup.environment()
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let pushCredentials = pushgatewayURL == nil ? nil : try PushgatewayCredentials.load(env)
-            var options = RunOptions(asOf: asOf.flatMap(ISO8601.date) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
+            var options = RunOptions(asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
             options.dryRun = dryRun
             options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
-            options.endAfter = endAfter.flatMap(ISO8601.date)
-            options.endBefore = endBefore.flatMap(ISO8601.date)
+            options.endAfter = endAfter.flatMap(OptionRanges.instant)
+            options.endBefore = endBefore.flatMap(OptionRanges.instant)
             options.concurrency = concurrency
             options.limit = limit
             options.shard = ShardSpec(parsing: shard) ?? .all
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
             options.sweepDays = sweepDays
-            options.feedsSince = feedsSince.flatMap(ISO8601.date)
+            options.feedsSince = feedsSince.flatMap(OptionRanges.instant)
             options.revenueCatRequestsPerSecond = revenuecatRps
             options.appStoreRequestsPerSecond = appStoreRps
             options.googlePlayRequestsPerSecond = googlePlayRps

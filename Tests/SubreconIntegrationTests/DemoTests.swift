@@ -214,7 +214,8 @@ struct DemoTests {
         #expect(void.dbTier == 1 && (void.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(200 * 86_400))
         #expect(void.truthTier == 0 && void.applied)
         let seen = Set(rows.values.flatMap(\.drift))
-        let expected = Set(Drift.allCases.map(\.rawValue)).subtracting(["concurrent_update"])
+        // row_error needs an app's view exposing a NULL; the demo's own users table cannot hold one (UnreadableRowTests).
+        let expected = Set(Drift.allCases.map(\.rawValue)).subtracting(["concurrent_update", "row_error"])
         #expect(expected.subtracting(seen).isEmpty, "demo misses drift kinds: \(expected.subtracting(seen).sorted())")
         for source in ["revenuecat", "app_store", "stripe", "google_play"] {
             #expect((first.summary.requests[source]?.requests ?? 0) > 0, "run 1 asked \(source)")
