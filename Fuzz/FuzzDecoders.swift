@@ -9,9 +9,10 @@
 // Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
 // token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
 // voided purchases page; 'S' a Stripe events list (the events feed); 'C' a Stripe charges list (refunds expanded)
-// -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list.
+// -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list; 'D' text through the
+// strict date parser (`StrictDate`: RFC 3339, epoch milliseconds and seconds); 'M' a Google `Money` -> price.
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
-// date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
+// date lies in 1970...2200, no decoded price is negative, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
 import SubreconCore
 
@@ -19,7 +20,7 @@ import SubreconCore
 private let byLetter: [UInt8: @Sendable (Data) -> Void] = [
     UInt8(ascii: "G"): googlePlay, UInt8(ascii: "V"): googleVoided, UInt8(ascii: "8"): stripeList,
     UInt8(ascii: "9"): stripeSubscription, UInt8(ascii: "S"): stripeEvents, UInt8(ascii: "C"): stripeCharges,
-    UInt8(ascii: "P"): stripeInvoicePayments,
+    UInt8(ascii: "P"): stripeInvoicePayments, UInt8(ascii: "D"): strictDate, UInt8(ascii: "M"): googleMoney,
 ]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -92,6 +93,7 @@ private func revenueCatSubscriber(_ body: Data) {
         check(subscription.periodType, "period_type")
         check(subscription.storeTransactionID, "store_transaction_id")
         check(subscription.price?.currency, "currency")
+        if let amount = subscription.price?.amount { precondition(!amount.isNaN && amount >= 0, "negative RevenueCat price kept") }
         for date in [
             subscription.purchaseDate, subscription.originalPurchaseDate, subscription.expiresDate,
             subscription.gracePeriodExpiresDate, subscription.refundedAt, subscription.unsubscribeDetectedAt,
@@ -215,7 +217,9 @@ private func googlePlay(_ body: Data) {
     check(purchase.subscriptionState, "subscriptionState")
     for item in purchase.lineItems ?? [] {
         check(GooglePlayMapping.date(item.expiryTime), "google expiryTime")
-        if let price = GooglePlayMapping.price(item.autoRenewingPlan?.recurringPrice) { _ = price.amount.description }
+        if let price = GooglePlayMapping.price(item.autoRenewingPlan?.recurringPrice) {
+            precondition(!price.amount.isNaN && price.amount >= 0, "negative Google price kept")
+        }
     }
     guard let facts = try? GooglePlayMapping.storeFacts(purchase, token: "token") else { return }
     for fact in facts {
@@ -373,5 +377,33 @@ private func stripeCharges(_ body: Data) {
         check(refund.transactionID, "stripe refund id")
         if let price = refund.price { precondition(!price.amount.isNaN && price.amount >= 0, "stripe refund out of range") }
     case .success(nil): break
+    }
+}
+
+/// Text through `StrictDate`: whatever is read lies in 1970...2200, and a value read is whole (one byte more and it
+/// is unusable).
+private func strictDate(_ body: Data) {
+    let text = String(decoding: body, as: UTF8.self)
+    if let date = StrictDate.parse(text) {
+        check(date, "strict date")
+        for suffix in ["\u{0}", "Z", " ", "0"] { precondition(StrictDate.parse(text + suffix) == nil, "a trailing byte accepted") }
+    }
+    check(StrictDate.epochMilliseconds(text: text), "strict ms text")
+    if let value = Double(text) {
+        check(StrictDate.epochMilliseconds(value), "strict ms number")
+        check(StrictDate.epochSeconds(value), "strict seconds number")
+    }
+    if let value = Int64(text) {
+        check(StrictDate.epochMilliseconds(value), "strict ms integer")
+        check(StrictDate.epochSeconds(value), "strict seconds integer")
+    }
+}
+
+/// A Google `Money` (units, nanos as a number or a string): a price read is never negative.
+private func googleMoney(_ body: Data) {
+    guard let money = try? JSONDecoder().decode(GoogleMoney.self, from: SourceText.sanitizedJSON(body)) else { return }
+    check(money.currencyCode, "google currency")
+    if let price = GooglePlayMapping.price(money) {
+        precondition(!price.amount.isNaN && price.amount >= 0, "negative Google price kept")
     }
 }
