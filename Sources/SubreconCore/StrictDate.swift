@@ -63,7 +63,8 @@ public enum StrictDate {
         guard index == b.count else { return nil }
         let seconds = days * 86_400 + secondOfDay - offset
         guard seconds >= 0, seconds * 1000 + nanoseconds / 1_000_000 <= latestMilliseconds else { return nil }
-        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
+        // Whole seconds exactly, then the fraction: one rounding, as Foundation's own parsers do.
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(nanoseconds) / 1e9)
     }
 
     /// Unix milliseconds in 1970...2200 as an instant; nil outside.

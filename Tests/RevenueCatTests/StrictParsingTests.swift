@@ -1,4 +1,5 @@
 import Foundation
+import SubreconCore
 import Testing
 
 @testable import RevenueCat
@@ -12,7 +13,8 @@ struct RevenueCatStrictParsingTests {
     }
 
     static func subscriptionBody(_ field: String, _ value: String) -> Data {
-        Data(#"{"subscriber":{"subscriptions":{"p":{"store":"app_store","expires_date":"2026-06-30T00:00:00Z","\#(field)":\#(value)}}}}"#.utf8)
+        let expiry = field == "expires_date" ? "" : #""expires_date":"2026-06-30T00:00:00Z","#
+        return Data(#"{"subscriber":{"subscriptions":{"p":{"store":"app_store",\#(expiry)"\#(field)":\#(value)}}}}"#.utf8)
     }
 
     static let unusable = [

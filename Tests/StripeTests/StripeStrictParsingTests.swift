@@ -74,7 +74,7 @@ struct StripeStrictParsingTests {
 
     @Test("a negative unit_amount or amount_refunded is an unknown amount, never revenue")
     func negativeAmounts() throws {
-        let negativeUnit = try Self.subscription("item.quantity", "1").items?.first.map { item in
+        let negativeUnit = try Self.subscription("cancel_at", "null").items?.first.map { item in
             var item = item
             item.price?.unitAmount = -999
             return item

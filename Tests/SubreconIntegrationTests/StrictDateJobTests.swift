@@ -31,7 +31,7 @@ struct StrictDateJobTests {
                 // Believed, it would extend a lapsing user to 2027.
                 ("d-nul-extend", 1, "active", -1, #""2027-01-01T00:00:00Z\u0000""#),
                 // Believed, it would downgrade a paying user (a past date followed by a NUL).
-                ("d-nul-downgrade", 1, "active", 20, #""2026-05-01T00:00:00Z\u0000""#),
+                ("d-nul-downgrade", 1, "active", -1, #""2026-05-30T00:00:00Z\u0000""#),
                 // Believed, it would extend a user by centuries.
                 ("d-2999", 1, "active", -1, #""2999-01-01T00:00:00Z""#),
                 // An impossible calendar date.
