@@ -46,12 +46,12 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     return 0
 }
 
-private func check(_ text: String?, _ what: StaticString) {
+func check(_ text: String?, _ what: StaticString) {
     guard let text else { return }
     precondition(!text.unicodeScalars.contains("\u{0}"), "NUL survived in \(what)")
 }
 
-private func check(_ date: Date?, _ what: StaticString) {
+func check(_ date: Date?, _ what: StaticString) {
     guard let date else { return }
     precondition(SourceNumber.isPlausible(date), "implausible date kept in \(what)")
     _ = ISO8601.string(date)
@@ -377,33 +377,5 @@ private func stripeCharges(_ body: Data) {
         check(refund.transactionID, "stripe refund id")
         if let price = refund.price { precondition(!price.amount.isNaN && price.amount >= 0, "stripe refund out of range") }
     case .success(nil): break
-    }
-}
-
-/// Text through `StrictDate`: whatever is read lies in 1970...2200, and a value read is whole (one byte more and it
-/// is unusable).
-private func strictDate(_ body: Data) {
-    let text = String(decoding: body, as: UTF8.self)
-    if let date = StrictDate.parse(text) {
-        check(date, "strict date")
-        for suffix in ["\u{0}", "Z", " ", "0"] { precondition(StrictDate.parse(text + suffix) == nil, "a trailing byte accepted") }
-    }
-    check(StrictDate.epochMilliseconds(text: text), "strict ms text")
-    if let value = Double(text) {
-        check(StrictDate.epochMilliseconds(value), "strict ms number")
-        check(StrictDate.epochSeconds(value), "strict seconds number")
-    }
-    if let value = Int64(text) {
-        check(StrictDate.epochMilliseconds(value), "strict ms integer")
-        check(StrictDate.epochSeconds(value), "strict seconds integer")
-    }
-}
-
-/// A Google `Money` (units, nanos as a number or a string): a price read is never negative.
-private func googleMoney(_ body: Data) {
-    guard let money = try? JSONDecoder().decode(GoogleMoney.self, from: SourceText.sanitizedJSON(body)) else { return }
-    check(money.currencyCode, "google currency")
-    if let price = GooglePlayMapping.price(money) {
-        precondition(!price.amount.isNaN && price.amount >= 0, "negative Google price kept")
     }
 }
