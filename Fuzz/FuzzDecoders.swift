@@ -9,9 +9,10 @@
 // Three first bytes are checked before the mod: 'G' Google Play SubscriptionPurchaseV2 body -> facts, error and
 // token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
 // voided purchases page; 'S' a Stripe events list (the events feed); 'C' a Stripe charges list (refunds expanded)
-// -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list.
+// -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list; 'D' text through the
+// strict date parser (`StrictDate`: RFC 3339, epoch milliseconds and seconds); 'M' a Google `Money` -> price.
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
-// date lies in 1970...9999, and text re-encoded for jsonb holds no NUL escape.
+// date lies in 1970...2200, no decoded price is negative, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
 import SubreconCore
 
@@ -19,7 +20,7 @@ import SubreconCore
 private let byLetter: [UInt8: @Sendable (Data) -> Void] = [
     UInt8(ascii: "G"): googlePlay, UInt8(ascii: "V"): googleVoided, UInt8(ascii: "8"): stripeList,
     UInt8(ascii: "9"): stripeSubscription, UInt8(ascii: "S"): stripeEvents, UInt8(ascii: "C"): stripeCharges,
-    UInt8(ascii: "P"): stripeInvoicePayments,
+    UInt8(ascii: "P"): stripeInvoicePayments, UInt8(ascii: "D"): strictDate, UInt8(ascii: "M"): googleMoney,
 ]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -45,12 +46,12 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     return 0
 }
 
-private func check(_ text: String?, _ what: StaticString) {
+func check(_ text: String?, _ what: StaticString) {
     guard let text else { return }
     precondition(!text.unicodeScalars.contains("\u{0}"), "NUL survived in \(what)")
 }
 
-private func check(_ date: Date?, _ what: StaticString) {
+func check(_ date: Date?, _ what: StaticString) {
     guard let date else { return }
     precondition(SourceNumber.isPlausible(date), "implausible date kept in \(what)")
     _ = ISO8601.string(date)
@@ -92,6 +93,7 @@ private func revenueCatSubscriber(_ body: Data) {
         check(subscription.periodType, "period_type")
         check(subscription.storeTransactionID, "store_transaction_id")
         check(subscription.price?.currency, "currency")
+        if let amount = subscription.price?.amount { precondition(!amount.isNaN && amount >= 0, "negative RevenueCat price kept") }
         for date in [
             subscription.purchaseDate, subscription.originalPurchaseDate, subscription.expiresDate,
             subscription.gracePeriodExpiresDate, subscription.refundedAt, subscription.unsubscribeDetectedAt,
@@ -215,7 +217,9 @@ private func googlePlay(_ body: Data) {
     check(purchase.subscriptionState, "subscriptionState")
     for item in purchase.lineItems ?? [] {
         check(GooglePlayMapping.date(item.expiryTime), "google expiryTime")
-        if let price = GooglePlayMapping.price(item.autoRenewingPlan?.recurringPrice) { _ = price.amount.description }
+        if let price = GooglePlayMapping.price(item.autoRenewingPlan?.recurringPrice) {
+            precondition(!price.amount.isNaN && price.amount >= 0, "negative Google price kept")
+        }
     }
     guard let facts = try? GooglePlayMapping.storeFacts(purchase, token: "token") else { return }
     for fact in facts {

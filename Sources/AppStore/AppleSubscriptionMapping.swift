@@ -63,7 +63,7 @@ public enum AppleSubscriptionMapping {
         transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
     ) -> (paid: Money?, renewal: Money?) {
         func money(_ milliunits: Int64?, _ currency: String?) -> Money? {
-            guard let milliunits, let currency, !currency.isEmpty else { return nil }
+            guard let milliunits, milliunits >= 0, let currency, !currency.isEmpty else { return nil }
             return Money(units: milliunits, exponent: 3, currency: currency)
         }
         return (money(transaction.price, transaction.currency), money(renewal?.renewalPrice, renewal?.currency))

@@ -103,16 +103,16 @@ struct JWSSignedDate: Decodable {
 }
 
 extension JSONDecoder {
-    /// Decoder for Apple payloads and bodies: dates are Unix milliseconds, 1970 to year 9999 (anything else, huge,
-    /// fractional beyond range, not finite, is a decoding error, never a trap downstream).
+    /// Decoder for Apple payloads and bodies: dates are Unix milliseconds, 1970 to 2200 (`StrictDate`; anything else,
+    /// huge, out of range, not finite, a string, is a decoding error that makes the payload unusable, SPEC 5.11).
     static var appStore: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let milliseconds = try container.decode(Double.self)
-            guard let date = SourceNumber.date(unixMilliseconds: milliseconds) else {
+            guard let date = StrictDate.epochMilliseconds(milliseconds) else {
                 throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "date out of range (Unix milliseconds, 1970 to 9999)")
+                    in: container, debugDescription: "date out of range (Unix milliseconds, 1970 to 2200)")
             }
             return date
         }

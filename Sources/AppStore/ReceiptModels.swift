@@ -130,9 +130,25 @@ enum ReceiptMapping {
         (Int64(entry["expires_date_ms"] ?? "") ?? Int64.min, Int64(entry["purchase_date_ms"] ?? "") ?? Int64.min)
     }
 
-    /// A `*_date_ms` string as an instant; nil when absent, not plain digits, or outside 1970...9999.
+    /// A `*_date_ms` string as an instant; nil when absent, not plain digits, or outside 1970...2200.
     static func date(_ milliseconds: String?) -> Date? {
         guard let milliseconds else { return nil }
-        return SourceNumber.date(unixMilliseconds: milliseconds)
+        return StrictDate.epochMilliseconds(text: milliseconds)
+    }
+
+    /// The date fields read from a receipt answer.
+    static let dateFields = ["purchase_date_ms", "expires_date_ms", "cancellation_date_ms", "grace_period_expires_date_ms"]
+
+    /// The first date field of `response` that is present but unusable (SPEC 5.11: the answer is then not evidence),
+    /// nil when every stated date is readable.
+    static func unusableDate(_ response: VerifyReceiptResponse) -> String? {
+        for entry in (response.latestReceiptInfo ?? []) + (response.pendingRenewalInfo ?? []) {
+            for field in dateFields {
+                // Absent, null (read as "") or an object: not stated; anything else must be a date.
+                guard let text = entry[field]?.text, !text.isEmpty else { continue }
+                if date(text) == nil { return field }
+            }
+        }
+        return nil
     }
 }

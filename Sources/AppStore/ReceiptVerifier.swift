@@ -106,6 +106,9 @@ public struct ReceiptVerifier: Sendable {
             }
             environment = named
         }
+        if let field = ReceiptMapping.unusableDate(response) {
+            return .failure(fetchError("answer states a \(field) that is not Unix milliseconds in 1970...2200"))
+        }
         return .success(ReceiptMapping.answer(response, environment: environment, productID: productID))
     }
 

@@ -49,7 +49,7 @@ public enum GooglePlayMapping {
             throw GooglePlayMappingError("the subscription names no line items")
         }
         let sandbox = purchase.isTestPurchase
-        let start = date(purchase.startTime)
+        let start = try statedDate(purchase.startTime, "startTime")
         var facts: [StoreFact] = []
         for item in items {
             guard let product = item.productId, !product.isEmpty else {
@@ -59,9 +59,10 @@ public enum GooglePlayMapping {
             var autoRenew: Bool? = prepaid ? false : item.autoRenewingPlan?.autoRenewEnabled
             if canceled { autoRenew = false }
             let order = item.latestSuccessfulOrderId.flatMap { $0.isEmpty ? nil : $0 }
+            let expires = try statedDate(item.expiryTime, "a line item's expiryTime")
             let fact = PurchaseFact(
                 origin: .googlePlay, productID: product, store: .playStore, kind: prepaid ? .nonRenewing : .subscription,
-                isSandbox: sandbox, purchaseDate: start, expiresDate: date(item.expiryTime), autoRenew: autoRenew,
+                isSandbox: sandbox, purchaseDate: start, expiresDate: expires, autoRenew: autoRenew,
                 isPaused: state == .paused, storeState: state, originalTransactionID: nil, storeTransactionID: order,
                 renewalPrice: price(item.autoRenewingPlan?.recurringPrice))
             facts.append(StoreFact(lookupID: token, purchase: fact, aliases: order.map { [orderBase($0)] } ?? []))
@@ -88,35 +89,31 @@ public enum GooglePlayMapping {
     }
 
     /// `units` + `nanos` / 1e9 as an exact decimal in `currencyCode`; nil (unknown, never guessed) when a part is
-    /// missing or malformed: no currency, units not an integer, nanos outside ±999,999,999 or of the other sign.
+    /// missing or malformed: no currency, units not an integer, nanos unreadable or outside 0...999,999,999, or
+    /// a negative amount (SPEC 5.11: never revenue).
     public static func price(_ money: GoogleMoney?) -> Money? {
         guard let money, let currency = money.currencyCode, currency.count == 3,
-            currency.allSatisfy({ $0.isASCII && $0.isLetter }), let unitsText = money.units
+            currency.allSatisfy({ $0.isASCII && $0.isLetter }), let unitsText = money.units, !money.nanosUnreadable
         else { return nil }
-        guard let units = Int64(unitsText) else { return nil }
+        guard let units = Int64(unitsText), units >= 0 else { return nil }
         let nanos = money.nanos ?? 0
-        guard abs(nanos) <= 999_999_999 else { return nil }
-        if (units > 0 && nanos < 0) || (units < 0 && nanos > 0) { return nil }
+        guard (0...999_999_999).contains(nanos) else { return nil }
         guard let whole = Decimal(string: String(units)) else { return nil }
         let amount = whole + Decimal(nanos) / Decimal(1_000_000_000)
         return Money(amount: amount, currency: currency)
     }
 
-    /// An RFC 3339 instant (`Z` or an offset, with or without fractional seconds of any length); nil when
-    /// unreadable or outside 1970...9999.
-    public static func date(_ text: String?) -> Date? {
-        guard let text, text.utf8.count <= 64 else { return nil }
-        var whole = text
-        var fraction = 0.0
-        if let dot = text.firstIndex(of: ".") {
-            let digitsEnd = text[text.index(after: dot)...].firstIndex { !($0.isASCII && $0.isNumber) } ?? text.endIndex
-            let digits = text[text.index(after: dot)..<digitsEnd]
-            guard !digits.isEmpty else { return nil }
-            fraction = Double("0." + digits.prefix(9)) ?? 0
-            whole = String(text[..<dot]) + String(text[digitsEnd...])
+    /// An RFC 3339 instant (`Z` or an offset, with or without fractional seconds) in 1970...2200
+    /// (`StrictDate.parse`); nil when absent or unusable.
+    public static func date(_ text: String?) -> Date? { text.flatMap(StrictDate.parse) }
+
+    /// The instant `text` states; nil when absent; an error naming `field` when present but unusable (SPEC 5.11:
+    /// the user's evidence is then unusable, never read as absent).
+    static func statedDate(_ text: String?, _ field: String) throws(GooglePlayMappingError) -> Date? {
+        guard let text else { return nil }
+        guard let date = StrictDate.parse(text) else {
+            throw GooglePlayMappingError("\(field) is not an RFC 3339 time in 1970...2200")
         }
-        guard let base = ISO8601.date(whole) else { return nil }
-        let date = base.addingTimeInterval(fraction)
-        return SourceNumber.isPlausible(date) ? date : nil
+        return date
     }
 }

@@ -80,7 +80,8 @@ public struct SubscriptionLineItem: Codable, Sendable, Hashable {
     }
 }
 
-/// Google's `Money`: `units` is an int64 written as a JSON string (a bare number is read too), `nanos` an int32.
+/// Google's `Money`: `units` is an int64 written as a JSON string (a bare number is read too), `nanos` an int32 (a
+/// JSON number, or a string of digits as proto3 JSON may write it: both are read).
 public struct GoogleMoney: Codable, Sendable, Hashable {
     public var currencyCode: String?
     /// The whole units as sent (digits with an optional sign); nil when missing or not an integer.
@@ -105,7 +106,26 @@ public struct GoogleMoney: Codable, Sendable, Hashable {
         } else {
             units = nil
         }
-        nanos = try? container.decodeIfPresent(Int64.self, forKey: .nanos)
+        if let number = try? container.decodeIfPresent(Int64.self, forKey: .nanos) {
+            nanos = number
+        } else if let text = try? container.decodeIfPresent(String.self, forKey: .nanos) {
+            nanos = Self.integer(text)
+        } else {
+            nanos = nil
+        }
+        nanosUnreadable = nanos == nil && container.contains(.nanos) && !((try? container.decodeNil(forKey: .nanos)) ?? false)
+    }
+
+    /// True when `nanos` was sent but is not an integer (`"4.5"`, `"x"`, an object): the price is then unknown.
+    public var nanosUnreadable = false
+
+    /// Digits with an optional leading `-` (at most 18), as an integer; nil for anything else.
+    static func integer(_ text: String) -> Int64? {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.utf8.count <= 18,
+            digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let value = Int64(digits)
+        else { return nil }
+        return text.hasPrefix("-") ? -value : value
     }
 }
 

@@ -2,8 +2,8 @@ import Foundation
 import SubreconCore
 
 /// The body of `GET /v1/subscribers/{app_user_id}` (RevenueCat REST API v1), decoded leniently:
-/// unknown fields are ignored, unknown stores and period types are kept as text, dates may carry
-/// fractional seconds or not.
+/// unknown fields are ignored, unknown stores and period types are kept as text; dates are read strictly
+/// (`StrictDate.parse`, fractional seconds or not): a date present but unusable fails the whole body.
 public struct RevenueCatSubscriberResponse: Decodable, Sendable, Hashable {
     /// The server's notion of "now" for this answer.
     public var requestDate: Date?
@@ -21,7 +21,7 @@ public struct RevenueCatSubscriberResponse: Decodable, Sendable, Hashable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        requestDate = try container.decodeLenientDate(forKey: .requestDate)
+        requestDate = try container.decodeStrictDate(forKey: .requestDate)
         subscriber = try container.decode(RevenueCatSubscriber.self, forKey: .subscriber)
     }
 }
@@ -68,8 +68,8 @@ public struct RevenueCatSubscriber: Decodable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         originalAppUserID = try container.decodeIfPresent(String.self, forKey: .originalAppUserID)
-        firstSeen = try container.decodeLenientDate(forKey: .firstSeen)
-        lastSeen = try container.decodeLenientDate(forKey: .lastSeen)
+        firstSeen = try container.decodeStrictDate(forKey: .firstSeen)
+        lastSeen = try container.decodeStrictDate(forKey: .lastSeen)
         managementURL = try container.decodeIfPresent(String.self, forKey: .managementURL)
         entitlements = try container.decodeIfPresent([String: RevenueCatEntitlement].self, forKey: .entitlements) ?? [:]
         subscriptions = try container.decodeIfPresent([String: RevenueCatSubscription].self, forKey: .subscriptions) ?? [:]
@@ -116,11 +116,11 @@ public struct RevenueCatEntitlement: Decodable, Sendable, Hashable {
         } else if try container.decodeNil(forKey: .expiresDate) {
             expires = .never
         } else {
-            expires = try container.decodeLenientDate(forKey: .expiresDate).map(StatedExpiry.at) ?? .unstated
+            expires = try container.decodeStrictDate(forKey: .expiresDate).map(StatedExpiry.at) ?? .unstated
         }
-        gracePeriodExpiresDate = try container.decodeLenientDate(forKey: .gracePeriodExpiresDate)
+        gracePeriodExpiresDate = try container.decodeStrictDate(forKey: .gracePeriodExpiresDate)
         productIdentifier = try container.decodeIfPresent(String.self, forKey: .productIdentifier).flatMap { $0.isEmpty ? nil : $0 }
-        purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
+        purchaseDate = try container.decodeStrictDate(forKey: .purchaseDate)
     }
 }
 
@@ -134,18 +134,18 @@ public struct RevenueCatPrice: Decodable, Sendable, Hashable {
         self.currency = currency
     }
 
-    /// The largest amount believed: a price beyond it (or NaN) is not a price.
+    /// The largest amount believed: a price beyond it, below zero (SPEC 5.11) or NaN is not a price.
     static let maxAmount = Decimal(1_000_000_000_000)
 
     enum CodingKeys: String, CodingKey { case amount, currency }
 
-    /// Throws when the amount is not a number within ±`maxAmount`; the subscription then has no known price
+    /// Throws when the amount is not a number within 0...`maxAmount`; the subscription then has no known price
     /// (`price` is decoded with `try?`), which the finance figures count as unknown.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         amount = try container.decode(Decimal.self, forKey: .amount)
         currency = try container.decode(String.self, forKey: .currency)
-        guard !amount.isNaN, amount <= Self.maxAmount, amount >= -Self.maxAmount else {
+        guard !amount.isNaN, amount <= Self.maxAmount, amount >= 0 else {
             throw DecodingError.dataCorruptedError(forKey: .amount, in: container, debugDescription: "price out of range")
         }
     }
@@ -218,14 +218,14 @@ public struct RevenueCatSubscription: Decodable, Sendable, Hashable {
         store = try container.decodeIfPresent(String.self, forKey: .store) ?? "unknown"
         isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox)
         periodType = try container.decodeIfPresent(String.self, forKey: .periodType)
-        purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
-        originalPurchaseDate = try container.decodeLenientDate(forKey: .originalPurchaseDate)
-        expiresDate = try container.decodeLenientDate(forKey: .expiresDate)
-        gracePeriodExpiresDate = try container.decodeLenientDate(forKey: .gracePeriodExpiresDate)
-        refundedAt = try container.decodeLenientDate(forKey: .refundedAt)
-        unsubscribeDetectedAt = try container.decodeLenientDate(forKey: .unsubscribeDetectedAt)
-        billingIssuesDetectedAt = try container.decodeLenientDate(forKey: .billingIssuesDetectedAt)
-        autoResumeDate = try container.decodeLenientDate(forKey: .autoResumeDate)
+        purchaseDate = try container.decodeStrictDate(forKey: .purchaseDate)
+        originalPurchaseDate = try container.decodeStrictDate(forKey: .originalPurchaseDate)
+        expiresDate = try container.decodeStrictDate(forKey: .expiresDate)
+        gracePeriodExpiresDate = try container.decodeStrictDate(forKey: .gracePeriodExpiresDate)
+        refundedAt = try container.decodeStrictDate(forKey: .refundedAt)
+        unsubscribeDetectedAt = try container.decodeStrictDate(forKey: .unsubscribeDetectedAt)
+        billingIssuesDetectedAt = try container.decodeStrictDate(forKey: .billingIssuesDetectedAt)
+        autoResumeDate = try container.decodeStrictDate(forKey: .autoResumeDate)
         ownershipType = try container.decodeIfPresent(String.self, forKey: .ownershipType)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)
         price = (try? container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)) ?? nil
@@ -270,8 +270,8 @@ public struct RevenueCatNonSubscription: Decodable, Sendable, Hashable {
         id = try container.decodeIfPresent(String.self, forKey: .id)
         store = try container.decodeIfPresent(String.self, forKey: .store) ?? "unknown"
         isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox)
-        purchaseDate = try container.decodeLenientDate(forKey: .purchaseDate)
-        refundedAt = try container.decodeLenientDate(forKey: .refundedAt)
+        purchaseDate = try container.decodeStrictDate(forKey: .purchaseDate)
+        refundedAt = try container.decodeStrictDate(forKey: .refundedAt)
         storeTransactionID = try container.decodeIfPresent(String.self, forKey: .storeTransactionID)
         price = (try? container.decodeIfPresent(RevenueCatPrice.self, forKey: .price)) ?? nil
     }
@@ -325,16 +325,13 @@ extension RevenueCatErrorBody {
 }
 
 extension KeyedDecodingContainer {
-    /// An ISO 8601 date with or without fractional seconds; nil when absent or null; an error when not a date.
-    func decodeLenientDate(forKey key: Key) throws -> Date? {
+    /// A whole RFC 3339 instant in 1970...2200 (`StrictDate.parse`); nil when absent or null; an error when present but
+    /// anything else (trailing bytes, an impossible date, out of range): the body is then unusable (SPEC 5.11).
+    func decodeStrictDate(forKey key: Key) throws -> Date? {
         guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }
-        guard let date = ISO8601.date(text) else {
+        guard let date = StrictDate.parse(text) else {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: self, debugDescription: "not an ISO 8601 date: \(text.prefix(40))")
-        }
-        guard SourceNumber.isPlausible(date) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: key, in: self, debugDescription: "date out of range (1970 to 9999): \(text.prefix(40))")
+                forKey: key, in: self, debugDescription: "not an RFC 3339 date in 1970...2200: \(text.prefix(40))")
         }
         return date
     }

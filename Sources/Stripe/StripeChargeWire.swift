@@ -9,8 +9,8 @@ import SubreconCore
 //
 // Decoded leniently like `StripeWire.swift`: every field optional, a missing, null or unparsable field is nil
 // (unknown), never a default; numbers through `lenientInteger` (no trap on huge, fractional or string numbers),
-// timestamps through `lenientTimestamp`. Only a body that is not JSON, a list without `data` or an element that is
-// not an object fails the decode.
+// timestamps through `stripeTimestamp` (strict: a sent but unusable `created` is flagged, never a date). Only a
+// body that is not JSON, a list without `data` or an element that is not an object fails the decode.
 //
 // This file imports Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target.
 
@@ -224,6 +224,9 @@ public struct StripeRefund: Decodable, Sendable, Hashable {
     public var id: String?
     public var amount: Int64?
     public var created: Date?
+    /// True when `created` was sent but is not a whole Unix time in 1970...2200 (SPEC 5.11): never a date, never
+    /// read as absent.
+    public var createdUnusable = false
     /// `pending`, `requires_action`, `succeeded`, `failed` or `canceled`.
     public var status: String?
 
@@ -240,7 +243,9 @@ public struct StripeRefund: Decodable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = container.lenientString(.id)
         amount = container.lenientInteger(.amount)
-        created = container.lenientTimestamp(.created)
+        let stamp = container.stripeTimestamp(.created)
+        created = stamp.date
+        createdUnusable = stamp == .unusable
         status = container.lenientString(.status)
     }
 }

@@ -24,6 +24,8 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
     /// `customer.subscription.updated`, `charge.refunded`, …
     public var type: String?
     public var created: Date?
+    /// True when `created` was sent but is not a whole Unix time in 1970...2200 (SPEC 5.11).
+    public var createdUnusable = false
     public var livemode: Bool?
     /// `data.object.object`: `subscription`, `charge`, `dispute`, …
     public var objectType: String?
@@ -59,7 +61,9 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
         id = container.lenientString(.id)
         object = container.lenientString(.object)
         type = container.lenientString(.type)
-        created = container.lenientTimestamp(.created)
+        let stamp = container.stripeTimestamp(.created)
+        created = stamp.date
+        createdUnusable = stamp == .unusable
         livemode = container.lenientBool(.livemode)
         let inner = (try? container.nestedContainer(keyedBy: DataKeys.self, forKey: .data))
             .flatMap { try? $0.nestedContainer(keyedBy: ObjectKeys.self, forKey: .object) }
@@ -84,8 +88,10 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
         guard type == "charge.refunded", let charge, charge.refunded == true else { return nil }
         let chargeID = (charge.id ?? objectID).flatMap { $0.isEmpty ? nil : $0 }
         guard let key = charge.paymentIntent.flatMap({ $0.isEmpty ? nil : $0 }) ?? chargeID else { return nil }
-        let succeeded = (charge.refunds ?? []).filter { $0.status == "succeeded" }.compactMap(\.created)
-        guard let refundedAt = succeeded.max() ?? created else { return nil }
+        let succeeded = (charge.refunds ?? []).filter { $0.status == "succeeded" }
+        // A date sent but unusable is never replaced by another (SPEC 5.11): no refund is read from this event.
+        guard !createdUnusable, !succeeded.contains(where: \.createdUnusable) else { return nil }
+        guard let refundedAt = succeeded.compactMap(\.created).max() ?? created else { return nil }
         let price = StripeRefundMapping.price(of: [charge])
         var fact = PurchaseFact(
             origin: .stripe, productID: "", store: .stripe, kind: .unstated, isSandbox: (charge.livemode ?? livemode).map { !$0 },

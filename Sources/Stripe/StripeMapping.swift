@@ -52,6 +52,9 @@ public enum StripeMapping {
         guard let items = subscription.items, !items.isEmpty else {
             return failure("Stripe subscription \(name) lists no items")
         }
+        if let field = (subscription.unusableDates + items.flatMap(\.unusableDates)).first {
+            return failure("Stripe subscription \(name) states a \(field) that is not a Unix time in 1970...2200")
+        }
         var facts: [StoreFact] = []
         for item in items {
             let priceID = item.price?.id.flatMap { $0.isEmpty ? nil : $0 }

@@ -123,8 +123,11 @@ public enum StripeRefundMapping {
                     if charge.refunds == nil || charge.refundsHaveMore != false {
                         return failure("charge \(chargeName) is refunded, but its refunds list is missing or incomplete")
                     }
-                    let dates = (charge.refunds ?? []).filter { $0.status == "succeeded" }.compactMap(\.created)
-                    guard let latest = dates.max() else {
+                    let succeeded = (charge.refunds ?? []).filter { $0.status == "succeeded" }
+                    if succeeded.contains(where: \.createdUnusable) {
+                        return failure("charge \(chargeName) has a refund whose created is not a Unix time in 1970...2200")
+                    }
+                    guard let latest = succeeded.compactMap(\.created).max() else {
                         return failure("charge \(chargeName) is refunded, but no succeeded refund states when")
                     }
                     if full.map({ latest > $0.1 }) ?? true { full = (charge, latest) }

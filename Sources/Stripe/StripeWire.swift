@@ -5,7 +5,8 @@ import SubreconCore
 //
 // Every field is optional: a missing, null or unparsable field is nil (unknown), never a default, and the mapping
 // decides what may be concluded without it. Numbers never trap: huge, fractional or string numbers are read through
-// `Double`/`Int64` with range checks, and timestamps outside 1970...9999 are unknown. Unknown `status` values are
+// `Double`/`Int64` with range checks. Timestamps are read strictly (`StrictDate.epochSeconds`): one present but
+// not a whole Unix time in 1970...2200 is recorded in `unusableDates`, and the mapping fails the user closed. Unknown `status` values are
 // kept as text (the mapping turns them into an error for the user). Only what cannot be read at all (a body that is
 // not JSON, a list without `data`, an element that is not an object) fails the decode.
 //
@@ -72,6 +73,9 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var items: [StripeSubscriptionItem]?
     /// `latest_invoice`: an id, or the expanded invoice; nil when missing, null or unreadable.
     public var latestInvoice: StripeInvoice?
+    /// The timestamp fields sent but unusable (not a whole Unix time in 1970...2200, SPEC 5.11): the mapping then
+    /// fails the user closed rather than read them as absent.
+    public var unusableDates: [String] = []
 
     public init(
         id: String?, object: String? = "subscription", customer: String? = nil, status: String?, livemode: Bool? = nil,
@@ -120,13 +124,15 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         status = container.lenientString(.status)
         livemode = container.lenientBool(.livemode)
         cancelAtPeriodEnd = container.lenientBool(.cancelAtPeriodEnd)
-        cancelAt = container.lenientTimestamp(.cancelAt)
-        canceledAt = container.lenientTimestamp(.canceledAt)
-        endedAt = container.lenientTimestamp(.endedAt)
-        trialEnd = container.lenientTimestamp(.trialEnd)
-        startDate = container.lenientTimestamp(.startDate)
-        currentPeriodStart = container.lenientTimestamp(.currentPeriodStart)
-        currentPeriodEnd = container.lenientTimestamp(.currentPeriodEnd)
+        var unusable: [String] = []
+        cancelAt = container.timestamp(.cancelAt, unusable: &unusable)
+        canceledAt = container.timestamp(.canceledAt, unusable: &unusable)
+        endedAt = container.timestamp(.endedAt, unusable: &unusable)
+        trialEnd = container.timestamp(.trialEnd, unusable: &unusable)
+        startDate = container.timestamp(.startDate, unusable: &unusable)
+        currentPeriodStart = container.timestamp(.currentPeriodStart, unusable: &unusable)
+        currentPeriodEnd = container.timestamp(.currentPeriodEnd, unusable: &unusable)
+        unusableDates = unusable
         currency = container.lenientString(.currency)
         if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .items) {
             items = try? list.decode([StripeSubscriptionItem].self, forKey: .data)
@@ -151,6 +157,8 @@ public struct StripeSubscriptionItem: Decodable, Sendable, Hashable {
     /// nil when missing or not a whole number in `Int64`.
     public var quantity: Int64?
     public var price: StripePrice?
+    /// The period fields sent but unusable (SPEC 5.11), as for `StripeSubscription.unusableDates`.
+    public var unusableDates: [String] = []
 
     public init(
         id: String?, currentPeriodStart: Date? = nil, currentPeriodEnd: Date? = nil, quantity: Int64? = 1, price: StripePrice?
@@ -171,8 +179,10 @@ public struct StripeSubscriptionItem: Decodable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = container.lenientString(.id)
-        currentPeriodStart = container.lenientTimestamp(.currentPeriodStart)
-        currentPeriodEnd = container.lenientTimestamp(.currentPeriodEnd)
+        var unusable: [String] = []
+        currentPeriodStart = container.timestamp(.currentPeriodStart, unusable: &unusable)
+        currentPeriodEnd = container.timestamp(.currentPeriodEnd, unusable: &unusable)
+        unusableDates = unusable
         quantity = container.lenientInteger(.quantity)
         price = try? container.decodeIfPresent(StripePrice.self, forKey: .price)
     }
@@ -234,68 +244,5 @@ public struct StripeErrorBody: Decodable, Sendable, Hashable {
     /// The error body of an answer, nil when it is not one.
     public static func decode(body: Data) -> StripeErrorBody? {
         try? JSONDecoder().decode(StripeErrorBody.self, from: SourceText.sanitizedJSON(body))
-    }
-}
-
-private struct IDOnly: Decodable {
-    var id: String?
-    enum CodingKeys: String, CodingKey { case id }
-    init(from decoder: any Decoder) throws {
-        id = try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .id)
-    }
-}
-
-extension KeyedDecodingContainer {
-    /// A string; nil when missing, null or of another type.
-    func lenientString(_ key: Key) -> String? {
-        (try? decodeIfPresent(String.self, forKey: key)) ?? nil
-    }
-
-    /// A boolean; nil when missing, null or of another type (`"true"` is not a boolean).
-    func lenientBool(_ key: Key) -> Bool? {
-        (try? decodeIfPresent(Bool.self, forKey: key)) ?? nil
-    }
-
-    /// An id given as a string or as an expanded object's `id`.
-    func lenientID(_ key: Key) -> String? {
-        if let text = lenientString(key) { return text }
-        return ((try? decodeIfPresent(IDOnly.self, forKey: key)) ?? nil)?.id
-    }
-
-    /// A whole number in `Int64`, given as a JSON number or a string of digits; nil for anything else
-    /// (fractions, `1e300`, numbers beyond `Int64`).
-    func lenientInteger(_ key: Key) -> Int64? {
-        if let value = (try? decodeIfPresent(Int64.self, forKey: key)) ?? nil { return value }
-        if let value = (try? decodeIfPresent(Double.self, forKey: key)) ?? nil {
-            guard value.rounded(.towardZero) == value, let whole = SourceNumber.int64(value),
-                abs(value) < 9_007_199_254_740_992
-            else { return nil }
-            return whole
-        }
-        if let text = (try? decodeIfPresent(String.self, forKey: key)) ?? nil {
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.utf8.count <= 19,
-                trimmed.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-            else { return nil }
-            return Int64(trimmed)
-        }
-        return nil
-    }
-
-    /// A Unix timestamp in seconds (a JSON number or a string of digits); nil when missing, null, unparsable, or
-    /// outside 1970...9999.
-    func lenientTimestamp(_ key: Key) -> Date? {
-        let seconds: Double?
-        if let value = (try? decodeIfPresent(Double.self, forKey: key)) ?? nil {
-            seconds = value
-        } else if let whole = lenientInteger(key) {
-            seconds = Double(whole)
-        } else {
-            seconds = nil
-        }
-        guard let seconds, seconds.isFinite, seconds >= 0, seconds <= Double(SourceNumber.latestMilliseconds) / 1000 else {
-            return nil
-        }
-        return SourceNumber.date(unixMilliseconds: seconds * 1000)
     }
 }

@@ -70,36 +70,21 @@ public enum SourceText {
 
 /// Numbers and instants from a source answer, converted without trapping: out of range is unknown (nil).
 public enum SourceNumber {
-    /// The latest instant a source may name: 9999-12-31T23:59:59.999Z, in Unix milliseconds.
-    public static let latestMilliseconds: Int64 = 253_402_300_799_999
+    /// The latest instant a source may name: 2200-12-31T23:59:59.999Z, in Unix milliseconds (`StrictDate`).
+    public static let latestMilliseconds: Int64 = StrictDate.latestMilliseconds
 
-    /// An instant from Unix milliseconds; nil before 1970 or after year 9999 (such a date is not evidence, and the
-    /// store's microsecond arithmetic could not hold it).
-    public static func date(unixMilliseconds value: Int64) -> Date? {
-        guard value >= 0, value <= latestMilliseconds else { return nil }
-        return Date(timeIntervalSince1970: Double(value) / 1000)
-    }
+    /// An instant from Unix milliseconds; nil before 1970 or after 2200 (`StrictDate.epochMilliseconds`).
+    public static func date(unixMilliseconds value: Int64) -> Date? { StrictDate.epochMilliseconds(value) }
 
     /// An instant from Unix milliseconds given as a JSON number (maybe fractional, huge, or not finite).
-    public static func date(unixMilliseconds value: Double) -> Date? {
-        guard value.isFinite, value >= 0, value <= Double(latestMilliseconds) else { return nil }
-        return Date(timeIntervalSince1970: value / 1000)
-    }
+    public static func date(unixMilliseconds value: Double) -> Date? { StrictDate.epochMilliseconds(value) }
 
     /// An instant from Unix milliseconds written as decimal digits (`verifyReceipt`'s `*_ms` strings); nil for
     /// anything else (signs, spaces, fractions, overflow).
-    public static func date(unixMilliseconds text: String) -> Date? {
-        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-            let value = Int64(text)
-        else { return nil }
-        return date(unixMilliseconds: value)
-    }
+    public static func date(unixMilliseconds text: String) -> Date? { StrictDate.epochMilliseconds(text: text) }
 
-    /// True when `date` lies in the range a source may name (1970 to year 9999).
-    public static func isPlausible(_ date: Date) -> Bool {
-        let seconds = date.timeIntervalSince1970
-        return seconds.isFinite && seconds >= 0 && seconds * 1000 <= Double(latestMilliseconds)
-    }
+    /// True when `date` lies in the range a source may name (1970 to 2200).
+    public static func isPlausible(_ date: Date) -> Bool { StrictDate.isInRange(date) }
 
     /// `value` as an `Int64` when it is finite and within range (rounded toward zero); nil otherwise.
     public static func int64(_ value: Double) -> Int64? {

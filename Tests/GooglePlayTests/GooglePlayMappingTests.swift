@@ -129,7 +129,7 @@ struct GooglePlayMappingTests {
             (GoogleMoney(currencyCode: "JPY", units: "1200", nanos: nil), Decimal(1200)),
             (GoogleMoney(currencyCode: "USD", units: "0", nanos: 500_000), Decimal(string: "0.0005")),
             (GoogleMoney(currencyCode: "USD", units: "9223372036854775807", nanos: 0), Decimal(string: "9223372036854775807")),
-            (GoogleMoney(currencyCode: "USD", units: "-1", nanos: -750_000_000), Decimal(string: "-1.75")),
+            (GoogleMoney(currencyCode: "USD", units: "-1", nanos: -750_000_000), nil),
             (GoogleMoney(currencyCode: "USD", units: "1", nanos: -5), nil),
             (GoogleMoney(currencyCode: "USD", units: "1", nanos: 1_000_000_000), nil),
             (GoogleMoney(currencyCode: "USD", units: "9.99", nanos: 0), nil),
