@@ -1,4 +1,5 @@
 import Foundation
+import SubreconCore
 
 /// The documented range of every numeric and date option of the commands (README "Options", SPEC 5.11). The
 /// executable checks them in `validate()`, before anything is touched: outside its range an option is exit 64 with
@@ -38,47 +39,9 @@ public enum OptionRanges {
             : nil
     }
 
-    /// A whole RFC 3339 instant (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, a real calendar date, no trailing
-    /// bytes) whose year is in `years` and whose instant is not before 1970; nil for anything else.
-    public static func instant(_ text: String) -> Date? {
-        let pattern = /(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})/
-        guard text.utf8.allSatisfy({ $0 < 0x80 }), let match = text.wholeMatch(of: pattern),
-            let year = Int(match.1), let month = Int(match.2), let day = Int(match.3),
-            let hour = Int(match.4), let minute = Int(match.5), let second = Int(match.6),
-            years.contains(year), (1...12).contains(month), (1...daysIn(month, year)).contains(day),
-            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
-        else { return nil }
-        let fraction = match.7.flatMap { Double("0" + $0) } ?? 0
-        var offset = 0
-        let zone = match.8
-        if zone != "Z" && zone != "z" {
-            let parts = zone.dropFirst().split(separator: ":")
-            guard parts.count == 2, let h = Int(parts[0]), let m = Int(parts[1]), (0...23).contains(h), (0...59).contains(m)
-            else { return nil }
-            offset = (zone.hasPrefix("-") ? -1 : 1) * (h * 3600 + m * 60)
-        }
-        let seconds = daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
-        guard seconds >= 0 else { return nil }
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    static func daysIn(_ month: Int, _ year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days from 1970-01-01 to the proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    static func daysSinceEpoch(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
+    /// A whole RFC 3339 instant (a real calendar date, no trailing bytes, years 1970–2200): the same strict parser
+    /// every date from a source goes through (`StrictDate`); nil for anything else.
+    public static func instant(_ text: String) -> Date? { StrictDate.parse(text) }
 
     private static func decimal(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
