@@ -52,6 +52,10 @@ public enum StripeMapping {
         guard let items = subscription.items, !items.isEmpty else {
             return failure("Stripe subscription \(name) lists no items")
         }
+        // Judged on some of its items, a subscription could lose (or gain) a tier it does not (SPEC 5.11).
+        guard subscription.itemsHaveMore != true else {
+            return failure("Stripe subscription \(name) lists only part of its items (items.has_more)")
+        }
         var facts: [StoreFact] = []
         for item in items {
             let priceID = item.price?.id.flatMap { $0.isEmpty ? nil : $0 }

@@ -70,6 +70,9 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var currency: String?
     /// nil when `items` was missing or not a list.
     public var items: [StripeSubscriptionItem]?
+    /// The embedded `items` list's `has_more`: nil when not stated. Unless false, `items` may be only the first page
+    /// (the client reads the rest; the mapping refuses `true`).
+    public var itemsHaveMore: Bool? = false
     /// `latest_invoice`: an id, or the expanded invoice; nil when missing, null or unreadable.
     public var latestInvoice: StripeInvoice?
 
@@ -110,7 +113,10 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         case currentPeriodEnd = "current_period_end"
     }
 
-    enum ListKeys: String, CodingKey { case data }
+    enum ListKeys: String, CodingKey {
+        case data
+        case hasMore = "has_more"
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -130,6 +136,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         currency = container.lenientString(.currency)
         if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .items) {
             items = try? list.decode([StripeSubscriptionItem].self, forKey: .data)
+            itemsHaveMore = list.lenientBool(.hasMore)
         } else {
             items = nil
         }
