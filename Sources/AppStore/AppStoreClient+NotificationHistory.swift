@@ -49,13 +49,16 @@ extension AppStoreClient {
         "REFUND", "REVOKE", "REFUND_REVERSED", "EXPIRED", "GRACE_PERIOD_EXPIRED", "DID_FAIL_TO_RENEW", "DID_RENEW",
         "DID_CHANGE_RENEWAL_STATUS",
     ]
-    /// Pages read per query at most (20 records each): beyond it the feed fails rather than run unbounded.
+    /// Pages read per query at most (20 records each): beyond it the list ends as incomplete (the feed fails)
+    /// rather than run unbounded (SPEC 5.11).
     public static let maxNotificationPages = 500
 
     /// Reads Apple's notification history for `[since, until)` in the run's environment: once for the notifications
     /// Apple failed to deliver, once per type of `entitlementNotificationTypes`. Every `signedPayload` and the
     /// transaction inside are verified like any JWS (bundle id, environment); a notification that fails is counted
-    /// in `rejected`. Entries are deduplicated by `notificationUUID`. Any request failing fails the feed.
+    /// in `rejected`. Entries are deduplicated by `notificationUUID`. Any request failing fails the feed, and so does
+    /// a list that ends incomplete (SPEC 5.11): a page without `hasMore`, `hasMore` without a `paginationToken`, a
+    /// `paginationToken` seen before in the same query, or more than `maxNotificationPages` pages.
     public func notificationHistory(since: Date, until: Date) async -> Result<AppleNotificationFeed, SourceError> {
         let environment: StoreEnvironment = configuration.environment
         let expected: StoreEnvironmentName = environment == .production ? .production : .sandbox
@@ -70,10 +73,12 @@ extension AppStoreClient {
         for query in queries {
             var token: String?
             var pages = 0
+            var tokensSeen = Set<String>()
             repeat {
                 pages += 1
                 if pages > Self.maxNotificationPages {
-                    return .failure(fetchError("notification history: more than \(Self.maxNotificationPages) pages for one query"))
+                    return .failure(
+                        fetchError("notification history incomplete: more than \(Self.maxNotificationPages) pages for one query"))
                 }
                 let page: NotificationHistoryResponse
                 switch await fetchHistoryPage(query, paginationToken: token, environment: environment) {
@@ -92,13 +97,28 @@ extension AppStoreClient {
                     }
                     if seen.insert(entry.notificationUUID).inserted { feed.entries.append(entry) }
                 }
-                token = page.hasMore == true ? page.paginationToken.flatMap { $0.isEmpty ? nil : $0 } : nil
-                if page.hasMore == true && token == nil {
-                    return .failure(fetchError("notification history: hasMore without a paginationToken"))
+                switch Self.nextToken(hasMore: page.hasMore, paginationToken: page.paginationToken, seen: &tokensSeen) {
+                case .failure(let error): return .failure(error)
+                case .success(let next): token = next
                 }
             } while token != nil
         }
         return .success(feed)
+    }
+
+    /// Where a history query goes after a page (SPEC 5.11): nil at its end (`hasMore: false`), the next token, or an
+    /// error when the list cannot be known complete: `hasMore` missing, `hasMore` without a token, a token seen
+    /// before (inserted into `seen`).
+    static func nextToken(hasMore: Bool?, paginationToken: String?, seen: inout Set<String>) -> Result<String?, SourceError> {
+        func incomplete(_ why: String) -> Result<String?, SourceError> {
+            .failure(
+                SourceError(origin: .appStore, kind: .fetch, message: "App Store Server API: notification history incomplete: " + why))
+        }
+        guard let hasMore else { return incomplete("a page without hasMore") }
+        guard hasMore else { return .success(nil) }
+        guard let token = paginationToken, !token.isEmpty else { return incomplete("hasMore without a paginationToken") }
+        guard seen.insert(token).inserted else { return incomplete("a paginationToken seen before") }
+        return .success(token)
     }
 
     /// The verified entry of one history record, or nil when it cannot be believed.

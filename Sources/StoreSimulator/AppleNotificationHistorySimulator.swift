@@ -53,6 +53,14 @@ public struct AppleHistoryNotification: Sendable, Hashable {
     }
 }
 
+/// A scripted pagination fault of the simulated notification history (SPEC 5.11).
+public enum HistoryPageFault: Sendable, Hashable {
+    /// Every page leaves `hasMore` out (the `paginationToken` is still there when more follows).
+    case omitHasMore
+    /// Every page says `hasMore: true` with the same `paginationToken`, which serves the first page again.
+    case repeatToken
+}
+
 /// `POST /inApps/v1/notifications/history` on loopback (App Store Server API): the same bearer token check as
 /// `AppStoreSimulator`, `startDate`/`endDate` (ms), `notificationType`, `onlyFailures`, pages of `pageSize` with a
 /// `paginationToken`; every `signedPayload` (and the transaction inside) signed with `pki` (or a forger's chain).
@@ -86,6 +94,8 @@ public struct AppleNotificationHistorySimulator: SimulatorRoute {
     public func failNext(status: Int, times: Int) async { await state.setFailure(status: status, times: times) }
     /// Requests received.
     public func requests() async -> Int { await state.requests }
+    /// Answers every page with `fault` from now on (nil: none).
+    public func setPageFault(_ fault: HistoryPageFault?) async { await state.setPageFault(fault) }
 
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         var segments = request.pathSegments
@@ -124,6 +134,11 @@ public struct AppleNotificationHistorySimulator: SimulatorRoute {
             }
             var answer: [String: Any] = ["hasMore": hasMore, "notificationHistory": history]
             if hasMore { answer["paginationToken"] = String(offset + page.count) }
+            switch await state.pageFault {
+            case .omitHasMore?: answer["hasMore"] = nil
+            case .repeatToken?: answer.merge(["hasMore": true, "paginationToken": "0"]) { $1 }
+            case nil: break
+            }
             return .json(200, try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]))
         } catch {
             return .json(500, Data(#"{"errorCode":5000000,"errorMessage":"An unknown error occurred."}"#.utf8))
@@ -156,6 +171,9 @@ actor HistoryState {
     private(set) var pageSize = 20
     private(set) var requests = 0
     private var failure: (status: Int, remaining: Int)?
+    private(set) var pageFault: HistoryPageFault?
+
+    func setPageFault(_ fault: HistoryPageFault?) { pageFault = fault }
 
     func add(_ notification: AppleHistoryNotification) { notifications.append(notification) }
     func setPageSize(_ size: Int) { pageSize = max(1, size) }

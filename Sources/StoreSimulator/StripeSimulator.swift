@@ -116,7 +116,9 @@ public actor StripeSimulator: SimulatorRoute {
     var customers: [String: [SimulatedStripeSubscription]] = [:]
     private var events: [SimulatedStripeEvent] = []
     var charges: [SimulatedStripeCharge] = []
-    private var layout: StripePeriodLayout = .items
+    var layout: StripePeriodLayout = .items
+    /// Items a subscription embeds at most (`items.has_more` beyond); nil: all.
+    var embeddedItemLimit: Int?
     private var livemodeDefault = true
     private var faults: [String: [(fault: StripeFault, remaining: Int?)]] = [:]
     private var recorded: [StripeRecordedRequest] = []
@@ -185,7 +187,8 @@ public actor StripeSimulator: SimulatorRoute {
         let isPayments = segments == ["v1", "invoice_payments"]
         let isCharges = (segments.count == 2 || segments.count == 3) && segments[0] == "v1" && segments[1] == "charges"
         let isRefunds = segments == ["v1", "refunds"]
-        guard isEvents || isPayments || isCharges || isRefunds
+        let isItems = segments == ["v1", "subscription_items"]
+        guard isEvents || isPayments || isCharges || isRefunds || isItems
             || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
@@ -199,6 +202,12 @@ public actor StripeSimulator: SimulatorRoute {
             return error(400, type: "invalid_request_error", code: "invalid_request", "Stripe-Version \(apiVersion) expected")
         }
         if isEvents { return serve(key: Self.eventsKey) { listEvents(request.query) } }
+        if isItems {
+            guard let subscription = request.query["subscription"] else {
+                return error(400, type: "invalid_request_error", code: "parameter_missing", "subscription is required here", param: "subscription")
+            }
+            return serve(key: Self.itemsKey(subscription: subscription)) { listItems(subscription, request.query) }
+        }
         let expand = request.query["expand[]"]
         if isPayments {
             guard let invoice = request.query["invoice"] else {
@@ -376,30 +385,10 @@ public actor StripeSimulator: SimulatorRoute {
                 object["latest_invoice"] = invoice.id
             }
         }
-        var items: [[String: Any]] = []
-        for item in subscription.items {
-            var price: [String: Any] = [
-                "id": item.priceID, "object": "price", "active": true, "currency": item.currency, "type": "recurring",
-                "unit_amount": item.unitAmount.map { $0 as Any } ?? NSNull(),
-                "unit_amount_decimal": item.unitAmount.map { String($0) as Any } ?? NSNull(),
-                "recurring": ["interval": item.interval, "interval_count": 1, "usage_type": "licensed"],
-                "livemode": subscription.livemode ?? true,
-            ]
-            if let product = item.productID {
-                price["product"] = item.expandedProduct ? ["id": product, "object": "product", "name": product] : product
-            }
-            var encoded: [String: Any] = [
-                "id": item.id, "object": "subscription_item", "subscription": subscription.id, "quantity": item.quantity,
-                "price": price, "created": seconds(subscription.created), "metadata": [String: String](),
-            ]
-            if layout == .items {
-                encoded["current_period_start"] = seconds(subscription.currentPeriodStart)
-                encoded["current_period_end"] = seconds(subscription.currentPeriodEnd)
-            }
-            items.append(encoded)
-        }
+        let embedded = embeddedItemLimit.map { Array(subscription.items.prefix(max(1, $0))) } ?? subscription.items
         object["items"] = [
-            "object": "list", "data": items, "has_more": false, "total_count": items.count,
+            "object": "list", "data": embedded.map { encodeItem($0, of: subscription) },
+            "has_more": embedded.count < subscription.items.count, "total_count": subscription.items.count,
             "url": "/v1/subscription_items?subscription=\(subscription.id)",
         ]
         if layout == .subscription {

@@ -37,12 +37,22 @@ public struct StripeClient: Sendable {
             policy: configuration.requestPolicy, observer: observer, gate: gate, sleep: sleep)
     }
 
-    /// Every subscription of `customerID`, whatever its status; empty when Stripe does not know the customer.
+    /// Every subscription of `customerID`, whatever its status, each with all its items (`withAllItems`); empty when
+    /// Stripe does not know the customer.
     public func subscriptions(customerID: String) async -> Result<[StripeSubscription], StripeError> {
-        await everyElement(
+        let listed = await everyElement(
             base: "/v1/subscriptions?customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)&\(Self.listExpansion)",
             id: customerID, what: "subscriptions", decode: StripeSubscriptionList.decode(body:), elementID: \.id,
             absenceOnFirstPage: true, tooMany: .tooManyPages(configuration.maxPages))
+        guard case .success(let subscriptions) = listed else { return listed }
+        var complete: [StripeSubscription] = []
+        for subscription in subscriptions {
+            switch await withAllItems(subscription) {
+            case .failure(let error): return .failure(error)
+            case .success(let whole): complete.append(whole)
+            }
+        }
+        return .success(complete)
     }
 
     /// Every element of a Stripe list (`everyPage`), in order.
@@ -60,14 +70,16 @@ public struct StripeClient: Sendable {
     /// Reads a Stripe list page by page (`has_more`, `starting_after`), handing each page's elements to `onPage`;
     /// returns the pages read. At most `maxPages` (default `configuration.maxPages`), beyond is `tooMany`. A 404 is
     /// an error, except Stripe's `resource_missing` on the first page when `absenceOnFirstPage` (then the list is
-    /// empty; further on, the cursor vanished). A page without `has_more`, or with `has_more` and no new last id to
-    /// continue after, is an error: a list is never taken in part.
+    /// empty; further on, the cursor vanished). A page without `has_more`, or with `has_more` and no last id to
+    /// continue after, or a last id already continued after (a cursor seen before), ends the list as incomplete: an
+    /// error, at once; a list is never taken in part (SPEC 5.11).
     func everyPage<Element>(
         base: String, id: String, what: String, decode: (Data) throws -> StripeList<Element>, elementID: KeyPath<Element, String?>,
         maxPages: Int? = nil, absenceOnFirstPage: Bool = false, tooMany: StripeError? = nil, onPage: ([Element]) -> Void
     ) async -> Result<Int, StripeError> {
         let maxPages = max(1, maxPages ?? configuration.maxPages)
         var after: String?
+        var cursors = Set<String>()
         for pages in 1...maxPages {
             var path = base
             if let after { path += "&starting_after=\(Self.encoded(after))" }
@@ -80,10 +92,13 @@ public struct StripeClient: Sendable {
                 do { page = try decode(body) } catch { return .failure(.malformed("\(what): " + explain(error))) }
             }
             onPage(page.data)
-            guard let hasMore = page.hasMore else { return .failure(.malformed("\(what) list without has_more")) }
+            guard let hasMore = page.hasMore else { return .failure(.malformed("\(what) list incomplete: a page without has_more")) }
             guard hasMore else { return .success(pages) }
-            guard let last = page.data.last?[keyPath: elementID], !last.isEmpty, last != after else {
-                return .failure(.malformed("\(what): has_more without a new last id to continue after"))
+            guard let last = page.data.last?[keyPath: elementID], !last.isEmpty else {
+                return .failure(.malformed("\(what) list incomplete: has_more without a last id to continue after"))
+            }
+            guard cursors.insert(last).inserted else {
+                return .failure(.malformed("\(what) list incomplete: the cursor '\(String(last.prefix(80)))' was seen before"))
             }
             after = last
         }
@@ -96,9 +111,9 @@ public struct StripeClient: Sendable {
         case .failure(let error): return .failure(error)
         case .success(nil): return .success(nil)
         case .success(let body?):
-            do { return .success(try StripeSubscription.decode(body: body)) } catch {
-                return .failure(.malformed(explain(error)))
-            }
+            let subscription: StripeSubscription
+            do { subscription = try StripeSubscription.decode(body: body) } catch { return .failure(.malformed(explain(error))) }
+            return await withAllItems(subscription).map { Optional($0) }
         }
     }
 

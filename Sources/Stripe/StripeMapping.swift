@@ -55,6 +55,10 @@ public enum StripeMapping {
         if let field = (subscription.unusableDates + items.flatMap(\.unusableDates)).first {
             return failure("Stripe subscription \(name) states a \(field) that is not a Unix time in 1970...2200")
         }
+        // Judged on some of its items, a subscription could lose (or gain) a tier it does not (SPEC 5.11).
+        guard subscription.itemsHaveMore != true else {
+            return failure("Stripe subscription \(name) lists only part of its items (items.has_more)")
+        }
         var facts: [StoreFact] = []
         for item in items {
             let priceID = item.price?.id.flatMap { $0.isEmpty ? nil : $0 }

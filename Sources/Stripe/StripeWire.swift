@@ -71,6 +71,9 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var currency: String?
     /// nil when `items` was missing or not a list.
     public var items: [StripeSubscriptionItem]?
+    /// The embedded `items` list's `has_more`: nil when not stated. Unless false, `items` may be only the first page
+    /// (the client reads the rest; the mapping refuses `true`).
+    public var itemsHaveMore: Bool? = false
     /// `latest_invoice`: an id, or the expanded invoice; nil when missing, null or unreadable.
     public var latestInvoice: StripeInvoice?
     /// The timestamp fields sent but unusable (not a whole Unix time in 1970...2200, SPEC 5.11): the mapping then
@@ -114,7 +117,10 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         case currentPeriodEnd = "current_period_end"
     }
 
-    enum ListKeys: String, CodingKey { case data }
+    enum ListKeys: String, CodingKey {
+        case data
+        case hasMore = "has_more"
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -136,6 +142,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         currency = container.lenientString(.currency)
         if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .items) {
             items = try? list.decode([StripeSubscriptionItem].self, forKey: .data)
+            itemsHaveMore = list.lenientBool(.hasMore)
         } else {
             items = nil
         }

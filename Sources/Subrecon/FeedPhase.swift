@@ -6,7 +6,8 @@ import SubreconReports
 
 /// Reads the store feeds of a nightly run (SPEC 5.1) and records the users they name as candidates of the run
 /// (`reconcile_run_candidates`), which the keyset scan unions with the SPEC 5.1 rules and the sweep: one stream,
-/// each user asked once. A feed that fails is reported in the summary and the run goes on (exit 1 at most).
+/// each user asked once. A feed that fails or ends incomplete is reported in the summary, its window stays
+/// uncovered (the next nightly run reads it again), and the run goes on (exit 1 at most).
 /// The refunds a feed's entries state are kept in `refunds_seen` like those a lookup states (SPEC 5.7): for every
 /// user of this shard whose row holds the entry's identifier, never a sandbox refund in a production run, never in
 /// a dry run, never from a failing feed.
@@ -18,69 +19,83 @@ struct FeedPhase: Sendable {
     var options: RunOptions
     var runID: String
     var logger: Logger
-    /// The wall clock, for the default window (a first run looks 3 days back from as-of).
-    static let firstRunDays = 3.0
-    static let maxDays = 7.0
 
-    /// The window `[since, until)`: `--feeds-since`, else this shard's last completed nightly run's start, at most
-    /// 7 days before as-of (3 on a first run).
-    func window() async throws -> (since: Date, until: Date) {
+    /// The window `[since, until)` of one feed: `--feeds-since` for every feed, else the earliest instant this
+    /// shard has not covered for that feed, at most 30 days before as-of (`FeedWindowRule`, SPEC 5.11).
+    func window(for origin: FactOrigin) async throws -> (since: Date, until: Date) {
         let until = options.asOf
         if let since = options.feedsSince { return (min(since, until), until) }
-        let earliest = until.addingTimeInterval(-Self.maxDays * 86_400)
-        if let last = try await feeds.lastCompletedNightlyStart(shard: options.shard) {
-            return (min(max(last, earliest), until), until)
-        }
-        return (until.addingTimeInterval(-Self.firstRunDays * 86_400), until)
+        let attempts = try await feeds.feedAttempts(
+            feed: origin.rawValue, shard: options.shard, asOf: until, days: FeedWindowRule.maxDays)
+        let last = attempts == nil ? try await feeds.lastCompletedNightlyStart(shard: options.shard) : nil
+        return (FeedWindowRule.since(asOf: until, attempts: attempts, lastCompletedNightlyStart: last), until)
     }
 
-    /// Reads every feed and records its candidates (a dry run keeps them in `named` instead: it writes nothing);
-    /// returns the summary's feed lines.
+    /// Reads every feed over its own window and records its candidates (a dry run keeps them in `named` instead:
+    /// it writes nothing, not even the window); returns the summary's feed lines. A non-dry run records each
+    /// window before reading it and marks it complete only once the feed was read to its end and its users and
+    /// refunds recorded: a failed, incomplete or interrupted read leaves the window uncovered (SPEC 5.11).
     func run(named: inout [String: [CandidateReason]]) async throws -> [String: RunSummary.Feed] {
-        let (since, until) = try await window()
         var report: [String: RunSummary.Feed] = [:]
-        for read in await source.feeds(since: since, until: until) {
-            var line = RunSummary.Feed(since: ISO8601.string(since), until: ISO8601.string(until))
-            switch read.result {
-            case .failure(let error):
-                line.error = error.message
-                logger.warning(
-                    "store feed failed; the run goes on without it",
-                    metadata: ["feed.source": "\(read.source.rawValue)", "error": "\(error.message)"])
-            case .success(let entries):
-                line.entries = entries.entries
-                line.rejected = entries.rejected
-                let match: FeedMatch
-                if options.dryRun {
-                    let found = try await feeds.feedUsers(column: read.column, identifiers: entries.identifiers)
-                    for user in found.users where !(named[user]?.contains(read.reason) ?? false) {
-                        named[user, default: []].append(read.reason)
-                    }
-                    match = FeedMatch(users: Set(found.users).count, unmatched: found.unmatched)
-                } else {
-                    match = try await feeds.addFeedCandidates(
-                        runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason)
-                }
-                line.matchedUsers = match.users
-                line.unmatched = match.unmatched
-                // The same refund stated twice (REFUND then REVOKE, two events of one charge) is one refund.
-                var seen = Set<FeedRefund>()
-                let stated = entries.refunds.filter { seen.insert($0).inserted }
-                line.refunds = stated.count
-                if !options.dryRun, let refunds, !stated.isEmpty {
-                    line.refundsNew = try await record(stated, column: read.column, into: refunds)
-                }
-                logger.info(
-                    "store feed read",
-                    metadata: [
-                        "feed.source": "\(read.source.rawValue)", "feed.entries": "\(entries.entries)",
-                        "feed.rejected": "\(entries.rejected)", "feed.users": "\(match.users)", "feed.unmatched": "\(match.unmatched)",
-                        "feed.refunds": "\(line.refunds)", "feed.refunds.new": "\(line.refundsNew)",
-                    ])
+        for origin in source.feedOrigins {
+            let (since, until) = try await window(for: origin)
+            if !options.dryRun {
+                try await feeds.beginFeedWindow(runID: runID, feed: origin.rawValue, shard: options.shard, since: since, until: until)
             }
-            report[read.source.rawValue] = line
+            guard let read = await source.feed(origin, since: since, until: until) else { continue }
+            let line = try await take(read, since: since, until: until, named: &named)
+            if line.complete && !options.dryRun { try await feeds.completeFeedWindow(runID: runID, feed: origin.rawValue) }
+            report[origin.rawValue] = line
         }
         return report
+    }
+
+    /// One feed's read: its candidates and refunds recorded (or kept in `named` by a dry run); its summary line.
+    func take(
+        _ read: FeedRead, since: Date, until: Date, named: inout [String: [CandidateReason]]
+    ) async throws -> RunSummary.Feed {
+        var line = RunSummary.Feed(since: ISO8601.string(since), until: ISO8601.string(until))
+        let entries: FeedEntries
+        switch read.result {
+        case .failure(let error):
+            line.error = error.message
+            line.complete = false
+            logger.warning(
+                "store feed failed or incomplete; its window stays uncovered and the run goes on without it",
+                metadata: ["feed.source": "\(read.source.rawValue)", "error": "\(error.message)"])
+            return line
+        case .success(let found): entries = found
+        }
+        line.entries = entries.entries
+        line.rejected = entries.rejected
+        let match: FeedMatch
+        if options.dryRun {
+            let found = try await feeds.feedUsers(column: read.column, identifiers: entries.identifiers)
+            for user in found.users where !(named[user]?.contains(read.reason) ?? false) {
+                named[user, default: []].append(read.reason)
+            }
+            match = FeedMatch(users: Set(found.users).count, unmatched: found.unmatched)
+        } else {
+            match = try await feeds.addFeedCandidates(
+                runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason)
+        }
+        line.matchedUsers = match.users
+        line.unmatched = match.unmatched
+        // The same refund stated twice (REFUND then REVOKE, two events of one charge) is one refund.
+        var seen = Set<FeedRefund>()
+        let stated = entries.refunds.filter { seen.insert($0).inserted }
+        line.refunds = stated.count
+        if !options.dryRun, let refunds, !stated.isEmpty {
+            line.refundsNew = try await record(stated, column: read.column, into: refunds)
+        }
+        logger.info(
+            "store feed read",
+            metadata: [
+                "feed.source": "\(read.source.rawValue)", "feed.entries": "\(entries.entries)",
+                "feed.rejected": "\(entries.rejected)", "feed.users": "\(match.users)", "feed.unmatched": "\(match.unmatched)",
+                "feed.refunds": "\(line.refunds)", "feed.refunds.new": "\(line.refundsNew)",
+            ])
+        return line
     }
 
     /// Keeps `stated` for the users of this shard whose row holds each refund's identifier in `column` (a sandbox

@@ -51,6 +51,12 @@ public protocol FeedCandidates: Sendable {
     /// The users whose `column` holds each identifier (read only): whom a feed's refunds belong to.
     func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]]
     func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?
+    /// This shard's recorded attempts at a feed (SPEC 5.11, `FeedWindowRule`); nil when never attempted.
+    func feedAttempts(feed: String, shard: ShardSpec, asOf: Date, days: Double) async throws -> [FeedAttempt]?
+    /// Records the window a run starts reading a feed over: not covered until `completeFeedWindow`.
+    func beginFeedWindow(runID: String, feed: String, shard: ShardSpec, since: Date, until: Date) async throws
+    /// Marks a run's window of a feed as read to its end.
+    func completeFeedWindow(runID: String, feed: String) async throws
     /// Records tonight's sweep share (SPEC 5.1) as candidates of `runID`; idempotent.
     func recordSweep(_ query: CandidateQuery, runID: String) async throws
 }
@@ -96,13 +102,16 @@ extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, Verd
 /// The sources of truth as the job needs them: everything known about one user.
 public protocol FactSource: Sendable {
     func facts(for row: UserRow) async -> SourceFacts
-    /// Every configured store feed read over `[since, until)` (SPEC 5.1), one result per feed.
-    func feeds(since: Date, until: Date) async -> [FeedRead]
+    /// The configured store feeds (SPEC 5.1), in the order they are read.
+    var feedOrigins: [FactOrigin] { get }
+    /// One configured store feed read over `[since, until)`; nil when `origin` has none.
+    func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead?
 }
 
 extension FactSource {
     /// No feeds unless the source has some.
-    public func feeds(since: Date, until: Date) async -> [FeedRead] { [] }
+    public var feedOrigins: [FactOrigin] { [] }
+    public func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? { nil }
 }
 
 /// What one store feed said over the window: the store identifiers it named (each finds a user by `column`).

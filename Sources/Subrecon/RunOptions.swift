@@ -25,8 +25,8 @@ public struct RunOptions: Sendable {
     /// The rolling sweep's period in nights (`--sweep-days`, SPEC 5.1): every tier holder is re-validated at least
     /// once every D nights; 0 = off.
     public var sweepDays = 30
-    /// Start of the store feeds' window (`--feeds-since`); nil = the start of this shard's last completed nightly
-    /// run, at most 7 days back (3 days on a first run).
+    /// Start of every store feed's window (`--feeds-since`); nil = per feed, the earliest instant this shard has not
+    /// covered (`FeedWindowRule`: at most 30 days back, 3 days on a feed's first run).
     public var feedsSince: Date?
     /// The run whose recorded candidates (feeds, sweep) join the scan (set by the job once they are recorded).
     var runCandidatesID: String?

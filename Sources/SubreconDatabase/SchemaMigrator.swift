@@ -343,5 +343,25 @@ extension SchemaMigrator {
                 "create index if not exists refunds_seen_user_idx on refunds_seen (user_id, refunded_at)",
                 "create index if not exists refunds_seen_refunded_at_idx on refunds_seen (refunded_at)",
             ]),
+        // Issue 19: the windows each store feed was read over, per shard (SPEC 5.11).
+        SchemaMigration(
+            version: 8, name: "store feed windows read to their end, per feed and shard (SPEC 5.11)",
+            statements: [
+                """
+                create table if not exists reconcile_feed_windows (
+                    run_id text not null,
+                    feed text not null,
+                    shard_index integer not null,
+                    shard_count integer not null,
+                    since timestamptz not null,
+                    until timestamptz not null check (until >= since),
+                    complete boolean not null default false,
+                    started_at timestamptz not null default now(),
+                    read_at timestamptz null,
+                    primary key (run_id, feed)
+                )
+                """,
+                "create index if not exists reconcile_feed_windows_feed_idx on reconcile_feed_windows (feed, shard_index, shard_count, until)",
+            ]),
     ]
 }

@@ -104,8 +104,11 @@ public struct RunSummary: Sendable, Codable {
         public var refunds = 0
         /// Refunds kept in `refunds_seen` for the first time by this feed (0 in a dry run and on a rerun).
         public var refundsNew = 0
-        /// Why the feed failed (the run went on without it).
+        /// Why the feed failed or ended incomplete (the run went on without it).
         public var error: String?
+        /// Read to its end over `[since, until)`: the window is covered once the run completes (SPEC 5.11); false
+        /// with `error` saying why.
+        public var complete = true
 
         public init(since: String, until: String) {
             self.since = since
@@ -113,7 +116,7 @@ public struct RunSummary: Sendable, Codable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case since, until, entries, rejected, matchedUsers = "matched_users", unmatched, error
+            case since, until, entries, rejected, matchedUsers = "matched_users", unmatched, error, complete
             case refunds, refundsNew = "refunds_new"
         }
 
@@ -129,6 +132,7 @@ public struct RunSummary: Sendable, Codable {
             refunds = try c.decodeIfPresent(Int.self, forKey: .refunds) ?? 0
             refundsNew = try c.decodeIfPresent(Int.self, forKey: .refundsNew) ?? 0
             error = try c.decodeIfPresent(String.self, forKey: .error)
+            complete = try c.decodeIfPresent(Bool.self, forKey: .complete) ?? (error == nil)
         }
     }
 

@@ -28,7 +28,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
     @Option(help: "Rolling sweep: every tier holder is re-validated at least once every D nights (0 = off).")
     var sweepDays: Int = 30
-    @Option(help: "Start of the store feeds' window (ISO 8601); default: this shard's last completed nightly run, at most 7 days back (3 on a first run).")
+    @Option(help: "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back (3 days on a feed's first run).")
     var feedsSince: String?
     @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")
     var metricsFile: String?

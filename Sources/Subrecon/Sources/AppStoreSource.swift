@@ -63,6 +63,8 @@ struct AppStoreSource: StoreSource {
         await checkBindings(row: row, facts: &facts)
     }
 
+    var hasFeed: Bool { appStore != nil }
+
     /// Apple's notification history (needs the App Store Server API): the original transaction ids it names.
     func feed(since: Date, until: Date) async -> FeedRead? {
         guard let appStore else { return nil }

@@ -38,6 +38,8 @@ struct GooglePlaySource: StoreSource {
         }
     }
 
+    var hasFeed: Bool { true }
+
     /// Google's voided purchases (refunds, chargebacks, cancellations by the developer or Google), subscriptions
     /// included (`type=1`): the purchase tokens they name find users by `google_purchase_token`.
     func feed(since: Date, until: Date) async -> FeedRead? {

@@ -20,11 +20,14 @@ public protocol StoreSource: Sendable {
     func ask(row: UserRow, facts: inout SourceFacts) async
     /// The source as configured, nil when its variables are unset; throws a `ConfigError` when they are unusable.
     static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> Self?
+    /// True when the store, as configured, has an event feed (`feed` answers).
+    var hasFeed: Bool { get }
     /// The store's event feed over `[since, until)` (SPEC 5.1), or nil when it has none.
     func feed(since: Date, until: Date) async -> FeedRead?
 }
 
 extension StoreSource {
+    public var hasFeed: Bool { false }
     public func feed(since: Date, until: Date) async -> FeedRead? { nil }
 }
 
@@ -107,12 +110,10 @@ public struct StoreFactSource: FactSource {
         return facts
     }
 
-    public func feeds(since: Date, until: Date) async -> [FeedRead] {
-        var reads: [FeedRead] = []
-        for store in stores {
-            if let read = await store.feed(since: since, until: until) { reads.append(read) }
-        }
-        return reads
+    public var feedOrigins: [FactOrigin] { stores.filter(\.hasFeed).map(\.origin) }
+
+    public func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? {
+        await store(origin)?.feed(since: since, until: until)
     }
 
     /// The store source of this origin, when configured.

@@ -47,6 +47,8 @@ struct StripeSource: StoreSource {
         if asked && found.isEmpty { facts.unknownTo.append(.stripe) }
     }
 
+    var hasFeed: Bool { true }
+
     /// Stripe's events over the window (SPEC 5.1): the customer ids they name. Events whose object names no customer
     /// are counted in `entries` and not named. A fully refunded charge states a refund for its customer (SPEC 5.7).
     func feed(since: Date, until: Date) async -> FeedRead? {
