@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SourceHTTP
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
@@ -39,7 +40,9 @@ struct FeedPhase: Sendable {
     func run(named: inout [String: [CandidateReason]]) async throws -> [String: RunSummary.Feed] {
         let (since, until) = try await window()
         var report: [String: RunSummary.Feed] = [:]
-        for read in await source.feeds(since: since, until: until) {
+        // The feeds' own deadline (`--feed-timeout`): a feed cut off by it is a failed feed, the run goes on.
+        let reads = await LookupDeadline.run(within: options.feedDeadline) { [source] in await source.feeds(since: since, until: until) }
+        for read in reads.value ?? [] {
             var line = RunSummary.Feed(since: ISO8601.string(since), until: ISO8601.string(until))
             switch read.result {
             case .failure(let error):

@@ -66,6 +66,23 @@ public struct RunSummary: Sendable, Codable {
     public var feeds: [String: Feed]? = [:]
     /// The refund review (SPEC 5.7): users listed in `refund_review.csv`; nil when the run kept no refunds.
     public var refundReview: RefundReview?
+    /// Sources declared down during the run (SPEC 5.11): not asked after `since`; nil or empty when none was.
+    public var sourcesDown: [SourceDown]?
+
+    /// A source that answered nothing but 429/5xx/timeouts for a whole minute: its remaining users were
+    /// `fetch_error` without being asked.
+    public struct SourceDown: Sendable, Codable, Hashable {
+        public var source: String
+        /// When it was declared down (ISO 8601).
+        public var since: String
+        public var reason: String
+
+        public init(source: String, since: String, reason: String) {
+            self.source = source
+            self.since = since
+            self.reason = reason
+        }
+    }
 
     /// How many users the refund review lists, and by which rule.
     public struct RefundReview: Sendable, Codable, Hashable {
@@ -138,6 +155,7 @@ public struct RunSummary: Sendable, Codable {
         case concurrentUpdates = "concurrent_updates", errors, errorSamples = "error_samples", requests
         case intentsQueued = "intents_queued", intentsDeduplicated = "intents_deduplicated", valve, finance
         case candidateReasons = "candidate_reasons", feeds, refundReview = "refund_review"
+        case sourcesDown = "sources_down"
     }
 
     public init(runID: String, mode: String, asOf: Date, shard: String, dryRun: Bool, startedAt: Date) {
@@ -167,6 +185,7 @@ public struct RunSummary: Sendable, Codable {
         copy.valve = valve
         copy.feeds = feeds
         copy.refundReview = refundReview
+        copy.sourcesDown = sourcesDown
         return copy
     }
 

@@ -12,9 +12,12 @@ struct Explain: AsyncParsableCommand {
     @Argument(help: "The user's id (users.id).") var userID: String
     @Option(help: "The instant to judge by (ISO 8601); default now.") var asOf: String?
     @Flag(help: "Print one JSON document instead of text.") var json = false
+    @Option(help: "Seconds the sources get for this user, all requests together (0 < S <= 3600); past it: a fetch error, exit 1.")
+    var timeout: Double = 120
 
     func validate() throws {
         if let asOf, ISO8601.date(asOf) == nil { throw ValidationError("--as-of must be an ISO 8601 instant, e.g. 2026-06-01T03:00:00Z") }
+        guard timeout > 0 && timeout <= 3600 else { throw ValidationError("--timeout must be in (0, 3600] seconds") }
     }
 
     func run() async throws {
@@ -22,7 +25,8 @@ struct Explain: AsyncParsableCommand {
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let explanation = try await Commands.explain(
-                environment: env, userID: userID, asOf: asOf.flatMap(ISO8601.date) ?? Date(), logger: logger)
+                environment: env, userID: userID, asOf: asOf.flatMap(ISO8601.date) ?? Date(), logger: logger,
+                deadline: .milliseconds(Int64(timeout * 1000)))
             if json {
                 FileHandle.standardOutput.write(try explanation.jsonData() + Data("\n".utf8))
             } else {

@@ -46,6 +46,9 @@ struct Run: AsyncParsableCommand {
     var refundReviewCount: Int = 3
     @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
+    // Issue 19: the store feeds' own deadline.
+    @Option(help: "Seconds the store feeds get, all of them together (0 < S <= 3600); a feed cut off by it is reported failed.")
+    var feedTimeout: Double = 300
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
     func validate() throws {
@@ -60,6 +63,7 @@ struct Run: AsyncParsableCommand {
         guard refundReviewCount >= 1 else { throw ValidationError("--refund-review-count must be at least 1") }
         guard refundReviewDays >= 1 && refundReviewDays <= 3660 else { throw ValidationError("--refund-review-days must be 1...3660") }
         guard userTimeout > 0 && userTimeout <= 3600 else { throw ValidationError("--user-timeout must be in (0, 3600] seconds") }
+        guard feedTimeout > 0 && feedTimeout <= 3600 else { throw ValidationError("--feed-timeout must be in (0, 3600] seconds") }
         guard lookbackDays >= 0 else { throw ValidationError("--lookback-days must be >= 0") }
         guard sweepDays >= 0 && sweepDays <= 3660 else { throw ValidationError("--sweep-days must be 0...3660") }
         if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
@@ -108,6 +112,7 @@ struct Run: AsyncParsableCommand {
             options.acceptDowngrades = acceptDowngrades != nil
             options.applyPast = applyPast
             options.userDeadline = .milliseconds(Int64(userTimeout * 1000))
+            options.feedDeadline = .milliseconds(Int64(feedTimeout * 1000))
             let stop = StopSignal()
             options.stop = stop
             let runOptions = options
