@@ -95,7 +95,7 @@ public actor GoogleAccessTokens {
         refreshing = Task {
             let result: Result<GoogleAccessToken, any Error>
             do { result = .success(try await fetch(instant)) } catch { result = .failure(error) }
-            await self.finishRefresh(result)
+            self.finishRefresh(result)
         }
     }
 
