@@ -7,7 +7,7 @@ import Testing
 /// deadline.
 @Suite("Google OAuth: waiting on the shared refresh is bounded", .timeLimit(.minutes(1)))
 struct GoogleTokenDeadlineTests {
-    @Test("callers waiting on a refresh that never ends stop at their own deadlines; the next refresh serves a later caller")
+    @Test("callers waiting on a refresh that never ends stop at their own deadlines, all sharing that one refresh")
     func waitersLeaveAtDeadline() async throws {
         let calls = GoogleTokenTests.FetchCounter()
         let tokens = GoogleAccessTokens { now in
