@@ -79,7 +79,6 @@ public struct SourceTransport: Sendable {
         var rateLimited = RateLimitChain(budget: policy.rateLimitBudget)  // 429s: bounded by time, not attempts
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
-            if let refusal = observer?.refusal(source: source) { return .failure(.sourceDown(refusal, attempts: attempt)) }
             if let refused = await acquire(attempts: attempt) { return .failure(refused) }
             attempt += 1
             let request: HTTPClientRequest
@@ -108,23 +107,9 @@ public struct SourceTransport: Sendable {
                 case .retry(let problem):
                     transient = .answer(answer, problem: problem)
                 case .rateLimited(let asked):
-                    switch rateLimited.next(asked, ownBackoff: backoff) {
-                    case .wait(let wait):
-                        await gate?.backOff(for: wait)
-                        if let refused = beyondDeadline("the source asked (HTTP 429) for a wait", wait, attempts: attempt) {
-                            return .failure(refused)
-                        }
-                        log(logger, "source request rate limited, will be retried", attempt: attempt, status: 429, wait: wait)
-                        guard await pause(wait) else { return .failure(.cancelled) }
-                        continue
-                    case .tooLong(let seconds):
-                        await gate?.backOff(for: .zero)
-                        return .failure(
-                            .rateLimitWaitTooLong(seconds: seconds, cap: policy.maxRateLimitWait, answer: answer, attempts: attempt))
-                    case .budgetSpent:
-                        await gate?.backOff(for: .zero)
-                        return .failure(.rateLimitBudgetSpent(answer: answer, attempts: attempt))
-                    }
+                    let step = rateLimited.next(asked, ownBackoff: backoff)
+                    if let failed = await waitOut(step, answer: answer, attempt: attempt, logger: logger) { return .failure(failed) }
+                    continue
                 }
             }
             failures += 1
@@ -141,8 +126,27 @@ public struct SourceTransport: Sendable {
         Backoff.wait(failures: failures, base: policy.baseBackoff, max: policy.maxBackoff)
     }
 
-    /// Asks the gate for a slot, within the time left of the lookup's deadline; the failure when refused.
+    /// One 429's step: waits it out (telling the gate) and returns nil to ask again, or the failure ending the lookup.
+    private func waitOut(_ step: RateLimitChain.Step, answer: SourceAnswer, attempt: Int, logger: Logger) async -> SourceRequestFailure? {
+        switch step {
+        case .wait(let wait):
+            await gate?.backOff(for: wait)
+            if let refused = beyondDeadline("the source asked (HTTP 429) for a wait", wait, attempts: attempt) { return refused }
+            log(logger, "source request rate limited, will be retried", attempt: attempt, status: 429, wait: wait)
+            return await pause(wait) ? nil : .cancelled
+        case .tooLong(let seconds):
+            await gate?.backOff(for: .zero)
+            return .rateLimitWaitTooLong(seconds: seconds, cap: policy.maxRateLimitWait, answer: answer, attempts: attempt)
+        case .budgetSpent:
+            await gate?.backOff(for: .zero)
+            return .rateLimitBudgetSpent(answer: answer, attempts: attempt)
+        }
+    }
+
+    /// Whether the next attempt may go: the source not declared down (the observer), and a slot from the gate within
+    /// the time left of the lookup's deadline; the failure when refused.
     private func acquire(attempts: Int) async -> SourceRequestFailure? {
+        if let refusal = observer?.refusal(source: source) { return .sourceDown(refusal, attempts: attempts) }
         guard let gate else { return nil }
         do {
             if let left = LookupDeadline.remaining() {

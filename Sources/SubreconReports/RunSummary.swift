@@ -69,21 +69,6 @@ public struct RunSummary: Sendable, Codable {
     /// Sources declared down during the run (SPEC 5.11): not asked after `since`; nil or empty when none was.
     public var sourcesDown: [SourceDown]?
 
-    /// A source that answered nothing but 429/5xx/timeouts for a whole minute: its remaining users were
-    /// `fetch_error` without being asked.
-    public struct SourceDown: Sendable, Codable, Hashable {
-        public var source: String
-        /// When it was declared down (ISO 8601).
-        public var since: String
-        public var reason: String
-
-        public init(source: String, since: String, reason: String) {
-            self.source = source
-            self.since = since
-            self.reason = reason
-        }
-    }
-
     /// How many users the refund review lists, and by which rule.
     public struct RefundReview: Sendable, Codable, Hashable {
         /// Users with at least `minimumRefunds` refunds dated within `days` days before the run's as-of.
