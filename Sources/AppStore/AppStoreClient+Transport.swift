@@ -83,7 +83,7 @@ extension AppStoreClient {
             return "rate limited (\(named(answer))) until this lookup's wait budget ran out after \(attempts) attempts"
         case .requestNotBuilt:
             return "could not sign the API token"
-        case .bodyTooLarge, .notPermitted, .cancelled:
+        case .bodyTooLarge, .notPermitted, .beyondDeadline, .sourceDown, .cancelled:
             return failure.description
         }
     }

@@ -42,12 +42,19 @@ public struct GoogleTokenError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// The run's access token: fetched once, reused until shortly before it expires, and refreshed by one caller
 /// while every concurrent caller waits for that same refresh (an actor holding the refresh in flight).
+///
+/// Each caller's wait is its own: a caller whose task is cancelled (its user's deadline passed) stops waiting at
+/// once, whatever the shared refresh is doing. The refresh runs under the deadline of the caller that started it
+/// (`LookupDeadline`, inherited), so it never outlives that either: a token endpoint asking to wait past it fails
+/// the refresh, and every caller waiting on it, at once.
 public actor GoogleAccessTokens {
     public typealias Fetch = @Sendable (_ now: Date) async throws -> GoogleAccessToken
     private let fetch: Fetch
     private let now: @Sendable () -> Date
     private var current: GoogleAccessToken?
-    private var refreshing: Task<GoogleAccessToken, any Error>?
+    private var refreshing: Task<Void, Never>?
+    private var waiters: [UInt64: CheckedContinuation<GoogleAccessToken, any Error>] = [:]
+    private var nextWaiter: UInt64 = 0
     /// Token requests made (tests).
     public private(set) var refreshes = 0
 
@@ -56,24 +63,52 @@ public actor GoogleAccessTokens {
         self.now = now
     }
 
-    /// A usable token: the cached one, the refresh already in flight, or a new one.
+    /// A usable token: the cached one, the refresh already in flight, or a new one. Throws `CancellationError`
+    /// as soon as the caller is cancelled.
     public func token() async throws -> GoogleAccessToken {
         if let current, now() < current.reuseUntil { return current }
-        if let refreshing { return try await refreshing.value }
-        refreshes += 1
-        let fetch = self.fetch
-        let instant = now()
-        let task = Task { try await fetch(instant) }
-        refreshing = task
-        defer { refreshing = nil }
-        let token = try await task.value
-        current = token
-        return token
+        try Task.checkCancellation()
+        if refreshing == nil { startRefresh() }
+        let id = nextWaiter
+        nextWaiter += 1
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.stopWaiting(id) }
+        }
     }
 
     /// The API refused `value` (401): forget it, unless a newer token already replaced it.
     public func invalidate(_ value: String) {
         if current?.value == value { current = nil }
+    }
+
+    private func startRefresh() {
+        refreshes += 1
+        let (fetch, instant) = (self.fetch, now())
+        refreshing = Task {
+            let result: Result<GoogleAccessToken, any Error>
+            do { result = .success(try await fetch(instant)) } catch { result = .failure(error) }
+            self.finishRefresh(result)
+        }
+    }
+
+    private func finishRefresh(_ result: Result<GoogleAccessToken, any Error>) {
+        refreshing = nil
+        if case .success(let token) = result { current = token }
+        let waiting = waiters
+        waiters.removeAll()
+        for continuation in waiting.values { continuation.resume(with: result) }
+    }
+
+    private func stopWaiting(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 }
 

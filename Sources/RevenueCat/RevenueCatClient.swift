@@ -107,6 +107,8 @@ public struct RevenueCatClient: Sendable {
             return .rateLimited(attempts: attempts)
         case .bodyTooLarge(let limit, _):
             return .bodyTooLarge(limit: limit)
+        case .beyondDeadline(let reason, _), .sourceDown(let reason, _):
+            return .givenUp(reason)
         case .notPermitted, .requestNotBuilt, .cancelled:
             return .cancelled
         }

@@ -18,6 +18,9 @@ public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible 
     case bodyTooLarge(limit: Int)
     /// The base URL and user id do not form a URL.
     case invalidURL
+    /// Given up without an answer: a wait would have ended past the lookup's deadline (`LookupDeadline`), or
+    /// RevenueCat was declared down for the rest of the run; the text says which.
+    case givenUp(String)
     /// The request gate refused or the task was cancelled.
     case cancelled
 
@@ -43,6 +46,8 @@ public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible 
             return "response body larger than \(limit) bytes"
         case .invalidURL:
             return "invalid RevenueCat URL for this user id"
+        case .givenUp(let reason):
+            return reason
         case .cancelled:
             return "cancelled"
         }

@@ -96,6 +96,11 @@ public enum SourceRequestFailure: Error, Sendable, CustomStringConvertible {
     case notPermitted(String)
     /// The request could not be built for an attempt (e.g. a token could not be signed).
     case requestNotBuilt(String)
+    /// A wait (backoff, a 429's asked wait, the rate gate) would have ended past the lookup's deadline
+    /// (`LookupDeadline`), or no time was left for an attempt: given up for this run. `reason` is operator text.
+    case beyondDeadline(String, attempts: Int)
+    /// The source was declared down for the rest of the run (`RequestObserver.refusal(source:)`): not asked.
+    case sourceDown(String, attempts: Int)
     /// The task was cancelled.
     case cancelled
 
@@ -116,6 +121,8 @@ public enum SourceRequestFailure: Error, Sendable, CustomStringConvertible {
             "request not permitted: \(reason)"
         case .requestNotBuilt(let reason):
             "request could not be built: \(reason)"
+        case .beyondDeadline(let reason, _), .sourceDown(let reason, _):
+            reason
         case .cancelled:
             "cancelled"
         }

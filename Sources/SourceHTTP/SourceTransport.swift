@@ -79,13 +79,14 @@ public struct SourceTransport: Sendable {
         var rateLimited = RateLimitChain(budget: policy.rateLimitBudget)  // 429s: bounded by time, not attempts
         while true {
             if Task.isCancelled { return .failure(.cancelled) }
-            if let gate {
-                do { try await gate.acquire() } catch { return .failure(Task.isCancelled ? .cancelled : .notPermitted("\(error)")) }
-            }
+            if let refused = await acquire(attempts: attempt) { return .failure(refused) }
             attempt += 1
             let request: HTTPClientRequest
             do { request = try await makeRequest(attempt) } catch { return .failure(.requestNotBuilt("\(error)")) }
-            let outcome = await perform(request, logger: logger)
+            guard let timeout = attemptTimeout() else {
+                return .failure(.beyondDeadline("no time left of this lookup's deadline; asked again next run", attempts: attempt - 1))
+            }
+            let outcome = await perform(request, timeout: timeout, logger: logger)
             observer?.requestFinished(source: source, status: outcome.status, retried: attempt > 1)
             let transient: TransientProblem
             switch outcome {
@@ -106,25 +107,15 @@ public struct SourceTransport: Sendable {
                 case .retry(let problem):
                     transient = .answer(answer, problem: problem)
                 case .rateLimited(let asked):
-                    switch rateLimited.next(asked, ownBackoff: backoff) {
-                    case .wait(let wait):
-                        await gate?.backOff(for: wait)
-                        log(logger, "source request rate limited, will be retried", attempt: attempt, status: 429, wait: wait)
-                        guard await pause(wait) else { return .failure(.cancelled) }
-                        continue
-                    case .tooLong(let seconds):
-                        await gate?.backOff(for: .zero)
-                        return .failure(
-                            .rateLimitWaitTooLong(seconds: seconds, cap: policy.maxRateLimitWait, answer: answer, attempts: attempt))
-                    case .budgetSpent:
-                        await gate?.backOff(for: .zero)
-                        return .failure(.rateLimitBudgetSpent(answer: answer, attempts: attempt))
-                    }
+                    let step = rateLimited.next(asked, ownBackoff: backoff)
+                    if let failed = await waitOut(step, answer: answer, attempt: attempt, logger: logger) { return .failure(failed) }
+                    continue
                 }
             }
             failures += 1
             guard failures < policy.maxAttempts else { return .failure(.exhausted(last: transient, attempts: attempt)) }
             let wait = backoff(failures: failures)
+            if let refused = beyondDeadline("the backoff after \(transient)", wait, attempts: attempt) { return .failure(refused) }
             log(logger, "source request failed, will be retried", attempt: attempt, status: outcome.status, wait: wait, problem: transient)
             guard await pause(wait) else { return .failure(.cancelled) }
         }
@@ -133,6 +124,55 @@ public struct SourceTransport: Sendable {
     /// The backoff after `failures` transient failures (also the 429 wait when the source named none).
     func backoff(failures: Int) -> Duration {
         Backoff.wait(failures: failures, base: policy.baseBackoff, max: policy.maxBackoff)
+    }
+
+    /// One 429's step: waits it out (telling the gate) and returns nil to ask again, or the failure ending the lookup.
+    private func waitOut(_ step: RateLimitChain.Step, answer: SourceAnswer, attempt: Int, logger: Logger) async -> SourceRequestFailure? {
+        switch step {
+        case .wait(let wait):
+            await gate?.backOff(for: wait)
+            if let refused = beyondDeadline("the source asked (HTTP 429) for a wait", wait, attempts: attempt) { return refused }
+            log(logger, "source request rate limited, will be retried", attempt: attempt, status: 429, wait: wait)
+            return await pause(wait) ? nil : .cancelled
+        case .tooLong(let seconds):
+            await gate?.backOff(for: .zero)
+            return .rateLimitWaitTooLong(seconds: seconds, cap: policy.maxRateLimitWait, answer: answer, attempts: attempt)
+        case .budgetSpent:
+            await gate?.backOff(for: .zero)
+            return .rateLimitBudgetSpent(answer: answer, attempts: attempt)
+        }
+    }
+
+    /// Whether the next attempt may go: the source not declared down (the observer), and a slot from the gate within
+    /// the time left of the lookup's deadline; the failure when refused.
+    private func acquire(attempts: Int) async -> SourceRequestFailure? {
+        if let refusal = observer?.refusal(source: source) { return .sourceDown(refusal, attempts: attempts) }
+        guard let gate else { return nil }
+        do {
+            if let left = LookupDeadline.remaining() {
+                try await gate.acquire(within: left)
+            } else {
+                try await gate.acquire()
+            }
+            return nil
+        } catch let refusal as DeadlineRefusal {
+            return .beyondDeadline(refusal.description, attempts: attempts)
+        } catch {
+            return Task.isCancelled ? .cancelled : .notPermitted("\(error)")
+        }
+    }
+
+    /// The failure when `wait` would end past the lookup's deadline (nil: it fits, or there is no deadline).
+    private func beyondDeadline(_ what: String, _ wait: Duration, attempts: Int) -> SourceRequestFailure? {
+        guard let left = LookupDeadline.remaining(), wait > left else { return nil }
+        return .beyondDeadline(DeadlineRefusal.wait(what, wait, left: left).description, attempts: attempts)
+    }
+
+    /// The time one attempt may take: the request timeout, or less when the deadline is nearer; nil: none left.
+    private func attemptTimeout() -> Duration? {
+        guard let left = LookupDeadline.remaining() else { return policy.requestTimeout }
+        guard left > .milliseconds(1) else { return nil }
+        return min(policy.requestTimeout, left)
     }
 
     /// Sleeps `wait`; false when cancelled (before or during the sleep).
@@ -168,12 +208,11 @@ public struct SourceTransport: Sendable {
         }
     }
 
-    func perform(_ request: HTTPClientRequest, logger: Logger) async -> Outcome {
+    func perform(_ request: HTTPClientRequest, timeout: Duration, logger: Logger) async -> Outcome {
         do {
             // One deadline for the whole request, headers and body (a trickled body cannot hold it longer).
             return .answer(
-                try await httpClient.collect(
-                    request, deadline: policy.requestTimeout, maxBodyBytes: policy.maxBodyBytes, logger: logger))
+                try await httpClient.collect(request, deadline: timeout, maxBodyBytes: policy.maxBodyBytes, logger: logger))
         } catch {
             if Task.isCancelled || error is CancellationError { return .cancelled }
             switch error {

@@ -195,5 +195,7 @@ public struct GooglePlaySimulatorCounters: Sendable, Hashable {
     public var unauthorized = 0
     /// Requests to voidedpurchases.list (not counted in `apiRequests`).
     public var voidedRequests = 0
+    /// Requests of any kind answered by `setDown(status:)` (counted nowhere else).
+    public var downAnswers = 0
     public init() {}
 }

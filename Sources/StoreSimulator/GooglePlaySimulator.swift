@@ -24,6 +24,10 @@ public actor GooglePlaySimulator: SimulatorRoute {
     private var gone: Set<String> = []
     private var faults: [String: [(fault: GooglePlayFault, remaining: Int?)]] = [:]
     private var tokenFaults: [(status: Int, remaining: Int)] = []
+    /// Every token request answers 429 with this `Retry-After` (nil: off).
+    private var tokenRetryAfter: String?
+    /// Every request (token, API, voided purchases) answers this status (nil: off): Google down.
+    private var downStatus: Int?
     private var accessTokens: [String: Date] = [:]
     private var expiresIn = 3599
     private var tally = GooglePlaySimulatorCounters()
@@ -54,6 +58,10 @@ public actor GooglePlaySimulator: SimulatorRoute {
     }
     /// The token endpoint answers `status` (with an OAuth error body) for the next `times` requests.
     public func setTokenEndpointFault(status: Int, times: Int) { tokenFaults.append((status, times)) }
+    /// The token endpoint answers 429 with `Retry-After: retryAfter` to every request from now on (nil: stops).
+    public func setTokenEndpointRateLimited(retryAfter: String?) { tokenRetryAfter = retryAfter }
+    /// Every request answers `status` (e.g. 503) from now on, counted in `counters().downAnswers`; nil: up again.
+    public func setDown(status: Int?) { downStatus = status }
     /// `expires_in` of the tokens issued from now on.
     public func setExpiresIn(_ seconds: Int) { expiresIn = seconds }
     /// Every access token issued so far stops working (the API answers 401 until a new one is fetched).
@@ -73,6 +81,16 @@ public actor GooglePlaySimulator: SimulatorRoute {
     // MARK: - Serving
 
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
+        if let downStatus {
+            tally.downAnswers += 1
+            return Self.error(downStatus, "Scripted outage", status: Self.statusName(downStatus))
+        }
+        if request.path == tokenPath, let tokenRetryAfter {
+            tally.tokenRequests += 1
+            return SimulatorResponse(
+                status: 429, headers: ["content-type": "application/json", "retry-after": tokenRetryAfter],
+                body: Data(#"{"error":"rate_limit_exceeded","error_description":"Quota exceeded"}"#.utf8))
+        }
         if request.path == tokenPath { return token(request) }
         let segments = request.pathSegments
         if segments.count == 6, segments[0] == "androidpublisher", segments[1] == "v3", segments[2] == "applications",
@@ -276,28 +294,5 @@ public actor GooglePlaySimulator: SimulatorRoute {
             return "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe"
         }
         return nil
-    }
-
-    static func error(_ code: Int, _ message: String, status: String, reason: String? = nil) -> SimulatorResponse {
-        var detail: [String: Any] = ["code": code, "message": message, "status": status]
-        if let reason { detail["errors"] = [["message": message, "domain": "androidpublisher", "reason": reason]] }
-        return .json(code, (try? JSONSerialization.data(withJSONObject: ["error": detail], options: [.sortedKeys])) ?? Data())
-    }
-
-    static func statusName(_ code: Int) -> String {
-        switch code {
-        case 400: "INVALID_ARGUMENT"
-        case 401: "UNAUTHENTICATED"
-        case 403: "PERMISSION_DENIED"
-        case 404: "NOT_FOUND"
-        case 429: "RESOURCE_EXHAUSTED"
-        case 503: "UNAVAILABLE"
-        default: "INTERNAL"
-        }
-    }
-
-    /// RFC 3339 with milliseconds, as Google writes times.
-    public static func rfc3339(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
     }
 }

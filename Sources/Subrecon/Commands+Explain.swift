@@ -8,8 +8,10 @@ extension Commands {
     /// `subrecon explain USER_ID` (SPEC 5.9): reads the user's row, asks every configured source exactly as a run
     /// would (same clients, same verification; the receipt bridge reads stored receipts), and explains the verdict at
     /// `asOf`. Changes nothing, queues nothing. Throws `CommandFailure(.noInput)` when the user has no row.
+    /// The sources get `deadline` for all their requests together (`--timeout`): past it they are a fetch error.
     public static func explain(
-        environment env: ProcessEnvironment, userID: String, asOf: Date, logger: Logger
+        environment env: ProcessEnvironment, userID: String, asOf: Date, logger: Logger,
+        deadline: Duration = RunOptions.defaultExplainDeadline
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
         return try await withDatabase(config.database, logger: logger) { unchecked in
@@ -27,7 +29,7 @@ extension Commands {
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: 4)) { http in
                 let source = try StoreFactSource(
                     configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: store)
-                let facts = await source.facts(for: row)
+                let facts = await ValidationPhase.facts(for: row, from: source, deadline: deadline, what: "explain's deadline")
                 let verdict = decide(row: row, facts: facts, context: context)
                 return Explanation(row: row, facts: facts, context: context, verdict: verdict)
             }

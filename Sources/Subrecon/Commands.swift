@@ -75,7 +75,7 @@ public enum Commands {
                 resumeFrom = stored.progress
             }
             let finalOptions = options
-            let stats = RequestStats()
+            let stats = RequestStats(health: SourceHealthBoard(clock: finalOptions.healthClock))
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
                 let (source, notes) = try factSource(config: config, options: options, http: http, stats: stats, store: store, logger: logger)
                 let job = ReconcileJob(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SourceHTTP
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
@@ -42,12 +43,27 @@ struct FeedPhase: Sendable {
             if !options.dryRun {
                 try await feeds.beginFeedWindow(runID: runID, feed: origin.rawValue, shard: options.shard, since: since, until: until)
             }
-            guard let read = await source.feed(origin, since: since, until: until) else { continue }
+            guard let read = await deadlineBounded(origin, since: since, until: until) else { continue }
             let line = try await take(read, since: since, until: until, named: &named)
             if line.complete && !options.dryRun { try await feeds.completeFeedWindow(runID: runID, feed: origin.rawValue) }
             report[origin.rawValue] = line
         }
         return report
+    }
+
+    /// One feed read under the feeds' own deadline (`--feed-timeout`): a read cut off by it is a failed read (its
+    /// window stays uncovered), and the run goes on.
+    func deadlineBounded(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? {
+        let attempt = await LookupDeadline.run(within: options.feedDeadline) { [source] in
+            await source.feed(origin, since: since, until: until)
+        }
+        guard case .some(.some(var read)) = attempt.value else { return nil }
+        if attempt.cutOff {
+            let seconds = Double(options.feedDeadline.components.seconds)
+            read.result = .failure(
+                SourceError(origin: origin, kind: .fetch, message: "the feed was cut off by its deadline (--feed-timeout \(seconds) s)"))
+        }
+        return read
     }
 
     /// One feed's read: its candidates and refunds recorded (or kept in `named` by a dry run); its summary line.

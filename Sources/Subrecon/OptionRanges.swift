@@ -13,7 +13,7 @@ public enum OptionRanges {
     public static let refundReviewDays = 1...3660
     /// `--shard I/N`: N.
     public static let shardCount = 1...4096
-    /// `--user-timeout`, seconds.
+    /// `--user-timeout`, `--feed-timeout`, `explain --timeout`: seconds.
     public static let userTimeoutSeconds = 0.001...3600.0
     public static let maxDowngradeRatio = 0.0...1.0
     /// `--revenuecat-rps`, `--app-store-rps`, `--google-play-rps`, `--stripe-rps` (0 = unlimited).

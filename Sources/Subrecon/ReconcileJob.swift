@@ -99,8 +99,17 @@ public struct ReconcileJob: Sendable {
             }
             // A failed feed is reported and the run goes on: exit 1 at most (SPEC 5.1).
             let failedFeeds = (summary.feeds ?? [:]).values.filter { $0.error != nil }.count
+            // A source declared down is exit 1 at most too (its users are fetch_error, untouched).
+            let down = stats.health?.sourcesDown ?? []
+            if !down.isEmpty { summary.sourcesDown = down }
+            for source in down {
+                logger.error(
+                    "source declared down; its remaining users were not asked",
+                    metadata: ["source": "\(source.source)", "since": "\(source.since)", "error": "\(source.reason)"])
+            }
             let end = RunEnd(
-                valve: valve, acceptingDowngrades: options.acceptDowngrades, userErrors: summary.errors + failedFeeds)
+                valve: valve, acceptingDowngrades: options.acceptDowngrades,
+                userErrors: summary.errors + failedFeeds + down.count)
             summary.requests = stats.snapshot
             lifecycle.conclude(&summary, end: end, totalSeconds: seconds(ContinuousClock.now - start))
             try await report.write(summary, folder: folder, shard: options.shard)

@@ -5,8 +5,12 @@ import SubreconReports
 /// Requests made per source during a run, for `summary.json` and metrics. Thread-safe.
 public final class RequestStats: Sendable {
     private let state = Mutex<[String: RunSummary.SourceRequests]>([:])
+    /// Judges from every attempt whether a source is down (nil: never declared down).
+    public let health: SourceHealthBoard?
 
-    public init() {}
+    public init(health: SourceHealthBoard? = nil) {
+        self.health = health
+    }
 
     /// Counts one HTTP attempt; `status` nil means no response (network error or timeout).
     public func record(source: String, status: Int?) {
@@ -17,6 +21,7 @@ public final class RequestStats: Sendable {
             if status == nil || (status ?? 0) >= 500 { c.failures += 1 }
             counts[source] = c
         }
+        health?.record(source: source, status: status)
     }
 
     /// The counts so far, per source, in the summary's shape.
@@ -27,5 +32,10 @@ extension RequestStats: RequestObserver {
     /// Every attempt of every source's `SourceTransport` is counted here.
     public func requestFinished(source: String, status: Int?, retried: Bool) {
         record(source: source, status: status)
+    }
+
+    /// A source declared down is not asked again this run.
+    public func refusal(source: String) -> String? {
+        health?.refusal(source: source)
     }
 }

@@ -65,6 +65,13 @@ public struct RunOptions: Sendable {
     /// Time a user gets for all its requests together; past it the user is `fetch_error` tonight.
     public var userDeadline: Duration = RunOptions.defaultUserDeadline
     public static let defaultUserDeadline: Duration = .seconds(120)
+    /// Time `explain` and the store feeds get (see `LookupDeadline`): their own deadlines (issue 19).
+    public var feedDeadline: Duration = RunOptions.defaultFeedDeadline
+    public static let defaultFeedDeadline: Duration = .seconds(300)
+    public static let defaultExplainDeadline: Duration = .seconds(120)
+    /// The monotonic clock a source's health is judged on (a source answering only failures for a minute is
+    /// declared down, `SourceHealthBoard`); injected by tests to make a minute pass quickly.
+    public var healthClock: @Sendable () -> ContinuousClock.Instant = { .now }
     /// How far the scan may run ahead of its oldest user still in flight (bounds what a resume must skip).
     public var reorderWindow = 10_000
     /// Asks the run to stop cleanly (signals, a lost shard lock): validated verdicts are kept, exit 75.

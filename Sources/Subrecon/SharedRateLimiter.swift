@@ -135,6 +135,19 @@ public actor SharedRateLimiter<C: Clock>: RequestGate where C.Duration == Durati
         }
     }
 
+    /// Waits for a slot unless it lies more than `limit` ahead (a pause a 429 asked for, or a slowed rate): then
+    /// throws `DeadlineRefusal` at once, reserving nothing, so the lookup ends within its deadline.
+    public func acquire(within limit: Duration) async throws {
+        try Task.checkCancellation()
+        var trial = schedule
+        let now = elapsed
+        let wait = trial.reserve(now: now) - now
+        if wait > limit {
+            throw DeadlineRefusal.wait("the shared rate limit (paused or slowed by the source's 429s) would hold this request", wait, left: limit)
+        }
+        try await acquire()
+    }
+
     /// The source answered 429 and asked for `duration` of quiet: the rate drops and nobody sends until it has passed.
     public func backOff(for duration: Duration) async {
         let now = elapsed

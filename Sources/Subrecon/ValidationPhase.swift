@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import SubreconCore
 import SubreconDatabase
 
@@ -124,24 +125,17 @@ struct ValidationPhase: Sendable {
         return Task.isCancelled ? "interrupted" : nil
     }
 
-    /// What the sources say about `row`, within `deadline` for all its requests together; past it the lookups are
-    /// cancelled and the user is a `fetch_error` tonight.
-    static func facts(for row: UserRow, from source: any FactSource, deadline: Duration) async -> SourceFacts {
-        await withTaskGroup(of: SourceFacts?.self) { group in
-            group.addTask { await source.facts(for: row) }
-            group.addTask {
-                do { try await Task.sleep(for: deadline) } catch { return nil }
-                return .failed(
-                    SourceError(
-                        origin: .revenueCat, kind: .fetch,
-                        message: "no complete answer within the per-user deadline of \(seconds(deadline)) s; asked again next run"))
-            }
-            defer { group.cancelAll() }
-            while let first = await group.next() {
-                if let facts = first { return facts }
-            }
-            return .failed(SourceError(origin: .revenueCat, kind: .fetch, message: "cancelled"))
-        }
+    /// What the sources say about `row`, within `deadline` for all its requests together (`LookupDeadline`: no
+    /// wait a source asks for is started past it, and the lookups are cancelled at it); past it the user is a
+    /// `fetch_error` tonight. `what` names the deadline in that error.
+    static func facts(
+        for row: UserRow, from source: any FactSource, deadline: Duration, what: String = "the per-user deadline"
+    ) async -> SourceFacts {
+        let (facts, cutOff) = await LookupDeadline.run(within: deadline) { await source.facts(for: row) }
+        if let facts, !cutOff { return facts }
+        let message =
+            cutOff ? "no complete answer within \(what) of \(seconds(deadline)) s; asked again next run" : "cancelled"
+        return .failed(SourceError(origin: .revenueCat, kind: .fetch, message: message))
     }
 }
 

@@ -90,8 +90,12 @@ public struct Explanation: Sendable, Codable, Hashable {
         case truthEndDate = "truth_end_date", truthProductID = "truth_product_id", error, rules
     }
 
-    /// True when a source errored for the user (`explain` exits 1).
-    public var sourceErrored: Bool { sources.contains { $0.outcome == "error" } }
+    /// True when a source errored for the user (`explain` exits 1), including lookups cut off by explain's deadline
+    /// before any source answered (no source evidence then, only the verdict's fetch error).
+    public var sourceErrored: Bool {
+        sources.contains { $0.outcome == "error" } || drift.contains(Drift.fetchError.rawValue)
+            || drift.contains(Drift.verificationFailed.rawValue)
+    }
 
     public init(row: UserRow, facts: SourceFacts, context: DecisionContext, verdict: Verdict) {
         let asOf = context.asOf

@@ -66,6 +66,8 @@ public struct RunSummary: Sendable, Codable {
     public var feeds: [String: Feed]? = [:]
     /// The refund review (SPEC 5.7): users listed in `refund_review.csv`; nil when the run kept no refunds.
     public var refundReview: RefundReview?
+    /// Sources declared down during the run (SPEC 5.11): not asked after `since`; nil or empty when none was.
+    public var sourcesDown: [SourceDown]?
 
     /// How many users the refund review lists, and by which rule.
     public struct RefundReview: Sendable, Codable, Hashable {
@@ -142,6 +144,7 @@ public struct RunSummary: Sendable, Codable {
         case concurrentUpdates = "concurrent_updates", errors, errorSamples = "error_samples", requests
         case intentsQueued = "intents_queued", intentsDeduplicated = "intents_deduplicated", valve, finance
         case candidateReasons = "candidate_reasons", feeds, refundReview = "refund_review"
+        case sourcesDown = "sources_down"
     }
 
     public init(runID: String, mode: String, asOf: Date, shard: String, dryRun: Bool, startedAt: Date) {
@@ -171,6 +174,7 @@ public struct RunSummary: Sendable, Codable {
         copy.valve = valve
         copy.feeds = feeds
         copy.refundReview = refundReview
+        copy.sourcesDown = sourcesDown
         return copy
     }
 

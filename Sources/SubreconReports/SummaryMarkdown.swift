@@ -18,6 +18,10 @@ public enum SummaryMarkdown {
         lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")
         let requests = s.requests.sorted { $0.key < $1.key }.map { "\(inline($0.key)) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
         lines.append("- requests: \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
+        for down in s.sourcesDown ?? [] {
+            lines.append(
+                "- **source down: \(oneLine(down.source))** since \(down.since): \(oneLine(down.reason)); its remaining users were not asked (fetch_error)")
+        }
         if let valve = s.valve {
             lines.append(
                 "- safety valve: \(valve.wouldLoseTier) of \(valve.heldTier) tier holders would lose it "

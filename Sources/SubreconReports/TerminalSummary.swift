@@ -17,6 +17,9 @@ public enum TerminalSummary {
         let requests = s.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.requests) (429: \($0.value.rateLimited))" }
         lines.append("  requests    \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
         for (name, note) in s.sources.sorted(by: { $0.key < $1.key }) { lines.append("  source      \(name): \(note)") }
+        for down in s.sourcesDown ?? [] {
+            lines.append("  DOWN        \(down.source) since \(down.since): \(down.reason); its remaining users were not asked")
+        }
         if let valve = s.valve {
             lines.append(
                 String(

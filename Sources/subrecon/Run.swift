@@ -46,6 +46,9 @@ struct Run: AsyncParsableCommand {
     var refundReviewCount: Int = 3
     @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
+    // Issue 19: the store feeds' own deadline.
+    @Option(help: "Seconds the store feeds get, all of them together (0 < S <= 3600); a feed cut off by it is reported failed.")
+    var feedTimeout: Double = 300
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
     func validate() throws {
@@ -80,6 +83,7 @@ struct Run: AsyncParsableCommand {
                 R.problem("--lookback-days", lookbackDays, R.lookbackDays), R.problem("--sweep-days", sweepDays, R.sweepDays),
                 R.problem("--max-downgrade-ratio", maxDowngradeRatio, R.maxDowngradeRatio),
                 R.problem("--user-timeout", userTimeout, R.userTimeoutSeconds),
+                R.problem("--feed-timeout", feedTimeout, R.userTimeoutSeconds),
                 R.problem("--revenuecat-rps", revenuecatRps, R.requestsPerSecond),
                 appStoreRps.flatMap { R.problem("--app-store-rps", $0, R.requestsPerSecond) },
                 R.problem("--google-play-rps", googlePlayRps, R.requestsPerSecond),
@@ -117,6 +121,7 @@ struct Run: AsyncParsableCommand {
             options.acceptDowngrades = acceptDowngrades != nil
             options.applyPast = applyPast
             options.userDeadline = .milliseconds(Int64(userTimeout * 1000))
+            options.feedDeadline = .milliseconds(Int64(feedTimeout * 1000))
             let stop = StopSignal()
             options.stop = stop
             let runOptions = options

@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import Subrecon
 import Testing
 
@@ -92,5 +93,22 @@ struct SharedRateLimiterTests {
     func unlimited() {
         #expect(SharedRateLimiter<ContinuousClock>.perSecond(0) == nil)
         #expect(SharedRateLimiter<ContinuousClock>.perSecond(5) != nil)
+    }
+}
+
+@Suite("Shared rate limiter: never holds a lookup past its deadline (issue 19)")
+struct SharedRateLimiterDeadlineTests {
+    @Test("a 429 pause longer than the time left is refused at once, reserving nothing; within the time left it is waited")
+    func pauseBeyondDeadline() async throws {
+        let clock = JumpingClock()
+        let limiter = SharedRateLimiter(rate: 10, clock: clock)
+        try await limiter.acquire()
+        await limiter.backOff(for: .seconds(59))
+        let before = await limiter.state
+        await #expect(throws: DeadlineRefusal.self) { try await limiter.acquire(within: .seconds(2)) }
+        #expect(clock.now.offset == .zero, "nothing slept")
+        #expect(await limiter.state == before, "no slot reserved")
+        try await limiter.acquire(within: .seconds(60))
+        #expect(clock.now.offset >= .seconds(59))
     }
 }
