@@ -124,6 +124,7 @@ public actor StripeSimulator: SimulatorRoute {
     private var recorded: [StripeRecordedRequest] = []
     private var requests = 0
     private var rateLimitedAnswers = 0
+    private var downStatus: Int?
 
     public init(apiKey: String, apiVersion: String? = "2025-03-31.basil") {
         self.apiKey = apiKey
@@ -166,6 +167,9 @@ public actor StripeSimulator: SimulatorRoute {
 
     public func clearFaults() { faults = [:] }
 
+    /// Every request answers `status` (e.g. 503, Stripe's `api_error`) from now on; nil: up again.
+    public func setDown(status: Int?) { downStatus = status }
+
     // MARK: - Observation
 
     public func requestCount() -> Int { requests }
@@ -194,6 +198,7 @@ public actor StripeSimulator: SimulatorRoute {
         requests += 1
         recorded.append(StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers))
         if recorded.count > 512 { recorded.removeFirst(recorded.count - 512) }
+        if let downStatus { return error(downStatus, type: "api_error", code: nil, "Scripted outage") }
         guard request.method == "GET" else { return error(405, type: "invalid_request_error", code: nil, "Method not allowed") }
         guard request.headers["authorization"] == "Bearer \(apiKey)" else {
             return error(401, type: "invalid_request_error", code: nil, "Invalid API Key provided: sk_test_****")

@@ -11,9 +11,11 @@ import Testing
 /// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test
 /// --filter RandomizedNight`): users whose truth the stores state (RevenueCat, or Stripe with its period refunds),
 /// users whose evidence is unusable, random source faults, a webhook writer racing the job, and the real binary stopped at a random moment (SIGTERM, kill -9, or
-/// not at all) and resumed. Then the invariants: nobody ends below the tier the stores entitle,
-/// unusable evidence leaves the row untouched, one audit row and at most one intent of a kind per change, webhook
-/// writes win, and a rerun changes nothing.
+/// not at all) and resumed; in some seeds Stripe is down all night (every request 503), and every night holds a
+/// poisoned row or two (a NULL where the contract says not null). Then the invariants: nobody ends below the tier the
+/// stores entitle, unusable evidence leaves the row untouched, a poisoned row is its own `row_error` (untouched, the
+/// night goes on), one audit row and at most one intent of a kind per change, webhook writes win, a rerun changes
+/// nothing, and a rerun that meets the dead Stripe for a whole (fast-clocked) minute declares it down.
 @Suite("A randomized night", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct RandomizedNightTests {
     /// What the stores say about one generated user, and what the job must end with.
@@ -53,17 +55,21 @@ struct RandomizedNightTests {
         try await StripeJobTests.with(revenueCat: true) { h, stripe in
             await h.revenueCat.setLatency(.milliseconds(25))
             var users: [String: Generated] = [:]
+            let stripeDown = rng.chance(0.3)
             for index in 0..<60 {
                 let id = String(format: "n-%03d", index)
                 var generated =
                     rng.chance(0.25)
-                    ? await Self.generateStripe(id: id, rng: &rng, harness: h, stripe: stripe)
+                    ? await Self.generateStripe(id: id, rng: &rng, harness: h, stripe: stripe, down: stripeDown)
                     : await Self.generate(id: id, rng: &rng, harness: h)
                 try await h.store.insertUsers([generated.row])
                 generated.row = try #require(try await h.user(id))  // as stored, updated_at included
                 users[id] = generated
             }
             let racing = Set(users.keys.sorted().filter { _ in rng.chance(0.15) })
+            if stripeDown { await stripe.setDown(status: 503) }
+            let poisoned = try await Self.poisonRows(count: rng.int(1...2), harness: h)
+            print("randomized night: Stripe \(stripeDown ? "down" : "up"), poisoned rows \(poisoned)")
 
             // The webhook writer: while the job runs, each racing user's row is rewritten once, at a random moment.
             let delays = racing.sorted().map { ($0, Int.random(in: 0...1_500, using: &rng)) }
@@ -97,7 +103,14 @@ struct RandomizedNightTests {
             let rows = try Self.report(h, runID: runID)
             #expect(try await h.count("select count(*)::int from reconcile_verdicts") == rows.count, "one verdict per user — \(replay)")
             // A webhook write may take a racing user out of the candidates before the scan reaches them.
-            #expect(rows.count >= users.count - racing.count && rows.count <= users.count, "every candidate is in the report — \(replay)")
+            let total = users.count + poisoned.count
+            #expect(rows.count >= total - racing.count && rows.count <= total, "every candidate is in the report — \(replay)")
+            // A poisoned row is one user's row_error: untouched, reported, and the night went on around it.
+            #expect(try await Self.poisonedUntouched(poisoned, harness: h), "poisoned rows untouched — \(replay)")
+            for id in poisoned {
+                #expect(rows[id]?.action == "skipped" && rows[id]?.drift.contains("row_error") == true, "\(id): \(rows[id]?.drift ?? []) — \(replay)")
+                #expect(try await h.auditRows(id) == 0, "\(id): no audit row — \(replay)")
+            }
 
             for (id, generated) in users.sorted(by: { $0.key < $1.key }) {
                 let final = try #require(try await h.user(id), Comment(rawValue: replay))
@@ -134,11 +147,19 @@ struct RandomizedNightTests {
 
             // A rerun changes nothing for anyone the webhook did not touch, and queues no intent twice.
             let intentsBefore = try await h.count("select count(*)::int from push_intents")
+            // The rerun's clock for declaring a source down runs 600 times fast: a whole minute of nothing but 503s from
+            // a dead Stripe is 0.1 s here.
+            let origin = ContinuousClock.now
             let second = try await h.run {
                 $0.maxDowngradeRatio = 1
                 $0.revenueCatRequestsPerSecond = 200
                 $0.stripeRequestsPerSecond = 200
+                $0.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
             }
+            if stripeDown {
+                #expect(second.summary.sourcesDown?.contains { $0.source == "stripe" } == true, "the dead Stripe is declared down — \(replay)")
+            }
+            #expect(try await Self.poisonedUntouched(poisoned, harness: h), "poisoned rows untouched by the rerun — \(replay)")
             let again = try h.report(second)
             for (id, row) in again where webhookVersions[id] == nil {
                 #expect(row.applied == false || row.action == "none", "\(id): the rerun changed \(row.action) — \(replay)")
@@ -215,7 +236,9 @@ struct RandomizedNightTests {
     /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid
     /// period, one refunded in full or in part, canceled, past due, or evidence that cannot be used (the charges call
     /// failing, a full refund nobody dated); sometimes a transient 503 or 429 first.
-    static func generateStripe(id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator) async -> Generated {
+    static func generateStripe(
+        id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator, down: Bool
+    ) async -> Generated {
         let customer = "cus_\(id)", subscriptionID = "sub_\(id)", intent = "pi_\(id)"
         let row =
             rng.chance(0.5)
@@ -258,7 +281,46 @@ struct RandomizedNightTests {
         await stripe.setSubscriptions([subscription], forCustomer: customer)
         await stripe.addCharges(charges)
         if rng.chance(0.2) { await stripe.setFault(rng.chance(0.5) ? .status(503) : .rateLimited, for: customer, times: 1) }
+        // Stripe down all night: whatever its data would say, nothing from it can be used.
+        if down { return Generated(row: row, truth: .unusable("Stripe down all night"), refund: nil) }
         return Generated(row: row, truth: truth, refund: refund)
+    }
+
+    /// Rows a webhook bug (or an app's view) left with a NULL where the contract says not null: `n-poison-0` (tier 1
+    /// past its end, status NULL) and `n-poison-1` (tier NULL, in billing issue). RevenueCat entitles both, so a job
+    /// that read them as anything would change them. Returns their ids.
+    static func poisonRows(count: Int, harness h: Harness) async throws -> [String] {
+        try await h.client.query(
+            "alter table users alter column subscription_status drop not null, alter column current_tier drop not null")
+        let rows = [
+            "('n-poison-0', 1, null, '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+            "('n-poison-1', null, 'billing_issue', '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+        ].prefix(count)
+        try await h.client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    insert into users (id, current_tier, subscription_status, subscription_end_date, subscription_source, \
+                    iap_product_id, updated_at) values \(rows.joined(separator: ", "))
+                    """))
+        let ids = (0..<count).map { "n-poison-\($0)" }
+        for id in ids {
+            await h.revenueCat.setSubscriber(
+                SimulatedSubscriber(
+                    firstSeen: Harness.day(-300), subscriptions: [Harness.subscription("premium_monthly", purchased: -2, expires: 20)]),
+                for: id)
+        }
+        return ids
+    }
+
+    /// The poisoned rows exactly as inserted.
+    static func poisonedUntouched(_ ids: [String], harness h: Harness) async throws -> Bool {
+        let same = try await h.count(
+            """
+            select count(*)::int from users where updated_at = '2026-05-01T00:00:00Z' and \
+            ((id = 'n-poison-0' and current_tier = 1 and subscription_status is null) or \
+            (id = 'n-poison-1' and current_tier is null and subscription_status = 'billing_issue'))
+            """)
+        return same == ids.count
     }
 
     /// Rewrites each racing user's row once after its delay, as a webhook handler would; returns the versions written.
