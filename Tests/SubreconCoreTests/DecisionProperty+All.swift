@@ -23,7 +23,7 @@ extension DecisionProperty {
     static let raisesOnlyWithEvidence = DecisionProperty(
         key: "b", name: "a tier is raised only by a mapped purchase positively entitled at T, with a known end or stated non-expiring"
     ) { seed, decide in
-        let input = Input(seed: seed)
+        let input = seed % 2 == 0 ? Input(seed: seed) : Input.decidable(seed: seed)
         let verdict = input.verdict(decide)
         guard verdict.changesRow, let truth = verdict.truth, truth.tier > input.row.currentTier else { return .premiseFailed }
         let grantors = input.effectivePurchases.filter {

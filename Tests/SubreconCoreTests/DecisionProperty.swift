@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconTestSupport
+import Testing
 
 /// Anything shaped like `decide(row:facts:context:)`: the real one, or a wrong one a property must catch.
 typealias DecideFunction = @Sendable (UserRow, SourceFacts, DecisionContext) -> Verdict
