@@ -40,8 +40,16 @@ struct Mutant: Sendable, CustomTestStringConvertible {
     /// Sandbox purchases treated as production ones: the environment stated by the sources is dropped.
     static let ignoreSandbox = Mutant(name: "ignore sandbox", caughtBy: ["sandbox", "sandbox-only"]) { row, facts, context in
         var production = facts
-        production.purchases = facts.purchases.map { var p = $0; p.isSandbox = false; return p }
-        production.stores = facts.stores.map { var f = $0; f.purchase.isSandbox = false; return f }
+        production.purchases = facts.purchases.map {
+            var p = $0
+            p.isSandbox = false
+            return p
+        }
+        production.stores = facts.stores.map {
+            var f = $0
+            f.purchase.isSandbox = false
+            return f
+        }
         return realDecide(row, production, context)
     }
 
@@ -55,8 +63,16 @@ struct Mutant: Sendable, CustomTestStringConvertible {
         }
         var stripped = facts
         stripped.purchases = facts.purchases.map(graceless)
-        stripped.stores = facts.stores.map { var f = $0; f.purchase = graceless(f.purchase); return f }
-        stripped.entitlements = facts.entitlements.map { var e = $0; e.gracePeriodExpiresDate = nil; return e }
+        stripped.stores = facts.stores.map {
+            var f = $0
+            f.purchase = graceless(f.purchase)
+            return f
+        }
+        stripped.entitlements = facts.entitlements.map {
+            var e = $0
+            e.gracePeriodExpiresDate = nil
+            return e
+        }
         return realDecide(row, stripped, context)
     }
 

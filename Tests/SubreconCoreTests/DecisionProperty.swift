@@ -74,8 +74,16 @@ extension Input {
     /// The same input with every purchase's environment stated as `sandbox`.
     func withSandbox(_ sandbox: Bool) -> Input {
         var copy = self
-        copy.facts.purchases = facts.purchases.map { var p = $0; p.isSandbox = sandbox; return p }
-        copy.facts.stores = facts.stores.map { var f = $0; f.purchase.isSandbox = sandbox; return f }
+        copy.facts.purchases = facts.purchases.map {
+            var p = $0
+            p.isSandbox = sandbox
+            return p
+        }
+        copy.facts.stores = facts.stores.map {
+            var f = $0
+            f.purchase.isSandbox = sandbox
+            return f
+        }
         return copy
     }
 

@@ -38,7 +38,9 @@ extension Input {
         if p.isSandbox == nil { p.isSandbox = false }
         if p.kind == .unstated { p.kind = g.pick([.subscription, .nonRenewing, .nonExpiring]) }
         if p.kind != .nonExpiring && p.expiresDate == nil { p.expiresDate = T.addingTimeInterval(Double(g.int(-60...60)) * 86_400) }
-        if let refunded = p.refundedAt, p.purchaseDate == nil { p.purchaseDate = refunded.addingTimeInterval(-Double(g.int(0...40)) * 86_400) }
+        if let refunded = p.refundedAt, p.purchaseDate == nil {
+            p.purchaseDate = refunded.addingTimeInterval(-Double(g.int(0...40)) * 86_400)
+        }
         if p.storeState == .active, let end = p.expiresDate, end <= T { p.storeState = nil }
         return p
     }

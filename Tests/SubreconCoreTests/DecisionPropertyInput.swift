@@ -24,7 +24,8 @@ struct Input {
             let kind = g.pick(PurchaseKind.allCases)
             purchases.append(
                 PurchaseFact(
-                    origin: .revenueCat, productID: g.pick(DecisionPropertyTests.products), store: g.pick([.appStore, .playStore, .stripe]),
+                    origin: .revenueCat, productID: g.pick(DecisionPropertyTests.products),
+                    store: g.pick([.appStore, .playStore, .stripe]),
                     kind: kind, isSandbox: g.pick([false, false, false, true, nil]), purchaseDate: date(&g),
                     expiresDate: kind == .nonExpiring ? nil : date(&g), gracePeriodExpiresDate: date(&g, 0.2),
                     refundedAt: date(&g, 0.15), billingIssueDetectedAt: date(&g, 0.2), autoRenew: g.pick([true, false, nil]),
