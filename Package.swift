@@ -214,6 +214,7 @@ let package = Package(
             name: "GooglePlayTests",
             dependencies: ["GooglePlay", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "PropertyBased", package: "swift-property-based"),
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "_CryptoExtras", package: "swift-crypto"),
                            .product(name: "Logging", package: "swift-log")],
