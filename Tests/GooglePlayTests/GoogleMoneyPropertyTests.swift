@@ -48,7 +48,8 @@ struct GoogleMoneyPropertyTests {
     func malformedNanos() async throws {
         let junk = [" 5", "5 ", "+5", "5.0", "5\u{0}", "0x5", "", "1e3", "５"]
         for text in junk {
-            let money = try? Self.decode(#"{"currencyCode":"USD","units":"1","nanos":\#(String(data: try JSONEncoder().encode(text), encoding: .utf8)!)}"#)
+            let money = try? Self.decode(
+                #"{"currencyCode":"USD","units":"1","nanos":\#(String(data: try JSONEncoder().encode(text), encoding: .utf8)!)}"#)
             #expect(GooglePlayMapping.price(money) == nil, "nanos \(text.debugDescription)")
         }
     }

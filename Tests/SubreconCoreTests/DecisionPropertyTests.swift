@@ -22,7 +22,8 @@ struct DecisionPropertyTests {
             guard verdict.changesRow, let truth = verdict.truth, truth.tier < input.row.currentTier else { return }
             for purchase in input.effectivePurchases where input.couldGrant(purchase, above: truth.tier) {
                 #expect(
-                    input.positivelyEnded(purchase), "seed \(seed): \(purchase.productID) \(purchase.kind) could still grant tier > \(truth.tier)")
+                    input.positivelyEnded(purchase),
+                    "seed \(seed): \(purchase.productID) \(purchase.kind) could still grant tier > \(truth.tier)")
             }
         }
     }
@@ -82,8 +83,16 @@ struct DecisionPropertyTests {
         await propertyCheck(count: Self.checks, input: Gen.uint64()) { seed in
             var input = Input(seed: seed)
             input.context.environment = .production
-            input.facts.purchases = input.facts.purchases.map { var p = $0; p.isSandbox = true; return p }
-            input.facts.stores = input.facts.stores.map { var f = $0; f.purchase.isSandbox = true; return f }
+            input.facts.purchases = input.facts.purchases.map {
+                var p = $0
+                p.isSandbox = true
+                return p
+            }
+            input.facts.stores = input.facts.stores.map {
+                var f = $0
+                f.purchase.isSandbox = true
+                return f
+            }
             let verdict = decide(row: input.row, facts: input.facts, context: input.context)
             if verdict.changesRow, let truth = verdict.truth { #expect(truth.tier == 0 || truth.tier <= input.row.currentTier) }
             #expect(verdict.truth.map { $0.tier > input.row.currentTier } != true, "seed \(seed)")
@@ -113,7 +122,8 @@ struct Input {
             let kind = g.pick(PurchaseKind.allCases)
             purchases.append(
                 PurchaseFact(
-                    origin: .revenueCat, productID: g.pick(DecisionPropertyTests.products), store: g.pick([.appStore, .playStore, .stripe]),
+                    origin: .revenueCat, productID: g.pick(DecisionPropertyTests.products),
+                    store: g.pick([.appStore, .playStore, .stripe]),
                     kind: kind, isSandbox: g.pick([false, false, false, true, nil]), purchaseDate: date(&g),
                     expiresDate: kind == .nonExpiring ? nil : date(&g), gracePeriodExpiresDate: date(&g, 0.2),
                     refundedAt: date(&g, 0.15), billingIssueDetectedAt: date(&g, 0.2), autoRenew: g.pick([true, false, nil]),
