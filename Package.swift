@@ -188,70 +188,87 @@ let package = Package(
         ),
         .testTarget(
             name: "SubreconReportsTests",
-            dependencies: ["SubreconReports", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "CoreMetrics", package: "swift-metrics"),
-                           .product(name: "Prometheus", package: "swift-prometheus")],
+            dependencies: [
+                "SubreconReports", "SubreconCore", "SubreconTestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "RevenueCatTests",
-            dependencies: ["RevenueCat", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RevenueCat", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "AppStoreTests",
-            dependencies: ["AppStore", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "X509", package: "swift-certificates"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "AppStore", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             exclude: ["Vectors"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "GooglePlayTests",
-            dependencies: ["GooglePlay", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "_CryptoExtras", package: "swift-crypto"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "GooglePlay", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "StripeTests",
-            dependencies: ["Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SourceHTTPTests",
-            dependencies: ["SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            dependencies: [
+                "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SubreconDatabaseTests",
-            dependencies: ["SubreconDatabase", "SubreconCore", "SubreconTestSupport",
-                           .product(name: "PostgresNIO", package: "postgres-nio"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                           .product(name: "Logging", package: "swift-log"),
-                           .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "SubreconDatabase", "SubreconCore", "SubreconTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "SubreconIntegrationTests",
-            dependencies: ["Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore", "SourceHTTP",
-                           "Stripe",
-                           "SubreconDemo", "SubreconTestSupport",
-                           .product(name: "PostgresNIO", package: "postgres-nio"),
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore", "SourceHTTP",
+                "Stripe",
+                "SubreconDemo", "SubreconTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
     ]

@@ -115,38 +115,38 @@ private func revenueCatSubscriber(_ body: Data) {
 /// milliseconds, and Apple's absolute Unix milliseconds or an HTTP-date).
 private func revenueCatError(_ body: Data) {
     #if RATE_LIMIT_WAIT_V2
-    let errorBody = RevenueCatErrorBody.decode(body: body)
-    check(errorBody?.message, "message")
-    check(errorBody?.code, "code")
-    let text = String(decoding: body, as: UTF8.self)
-    let retryAfter = text.split(separator: "\n", omittingEmptySubsequences: false).last.map(String.init)
-    for cap in [Duration.seconds(60), .seconds(0), .seconds(Int64.max)] {
-        rateLimitWait(backoffMS: errorBody?.backoffMS, retryAfter: retryAfter, cap: cap)
-    }
+        let errorBody = RevenueCatErrorBody.decode(body: body)
+        check(errorBody?.message, "message")
+        check(errorBody?.code, "code")
+        let text = String(decoding: body, as: UTF8.self)
+        let retryAfter = text.split(separator: "\n", omittingEmptySubsequences: false).last.map(String.init)
+        for cap in [Duration.seconds(60), .seconds(0), .seconds(Int64.max)] {
+            rateLimitWait(backoffMS: errorBody?.backoffMS, retryAfter: retryAfter, cap: cap)
+        }
     #endif
 }
 
 #if RATE_LIMIT_WAIT_V2
-// `RequestedWait` / `WaitText` in the core (the saturating 429 parse): scripts/fuzz defines RATE_LIMIT_WAIT_V2 when
-// Sources/SubreconCore/RequestedWait.swift exists.
-private func checkWait(_ asked: RequestedWait, cap: Duration) {
-    switch asked {
-    case .wait(let duration): precondition(duration >= .zero && duration <= cap, "a wait outside 0...cap")
-    case .tooLong(let seconds): _ = RequestedWait.tooLongDescription(seconds: seconds, cap: cap)
-    case .unspecified: break
+    // `RequestedWait` / `WaitText` in the core (the saturating 429 parse): scripts/fuzz defines RATE_LIMIT_WAIT_V2 when
+    // Sources/SubreconCore/RequestedWait.swift exists.
+    private func checkWait(_ asked: RequestedWait, cap: Duration) {
+        switch asked {
+        case .wait(let duration): precondition(duration >= .zero && duration <= cap, "a wait outside 0...cap")
+        case .tooLong(let seconds): _ = RequestedWait.tooLongDescription(seconds: seconds, cap: cap)
+        case .unspecified: break
+        }
     }
-}
 
-private func rateLimitWait(backoffMS: Double?, retryAfter: String?, cap: Duration) {
-    let now = Date(timeIntervalSince1970: 1_772_000_000)
-    checkWait(RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: cap), cap: cap)
-    guard let retryAfter else { return }
-    // Apple's Retry-After: absolute Unix milliseconds, or an HTTP-date.
-    if let milliseconds = WaitText.number(retryAfter) {
-        checkWait(RequestedWait.untilUnixMilliseconds(milliseconds, now: now, cap: cap), cap: cap)
+    private func rateLimitWait(backoffMS: Double?, retryAfter: String?, cap: Duration) {
+        let now = Date(timeIntervalSince1970: 1_772_000_000)
+        checkWait(RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: cap), cap: cap)
+        guard let retryAfter else { return }
+        // Apple's Retry-After: absolute Unix milliseconds, or an HTTP-date.
+        if let milliseconds = WaitText.number(retryAfter) {
+            checkWait(RequestedWait.untilUnixMilliseconds(milliseconds, now: now, cap: cap), cap: cap)
+        }
+        if let date = WaitText.httpDate(retryAfter) { checkWait(RequestedWait.until(date, now: now, cap: cap), cap: cap) }
     }
-    if let date = WaitText.httpDate(retryAfter) { checkWait(RequestedWait.until(date, now: now, cap: cap), cap: cap) }
-}
 #endif
 // Without RATE_LIMIT_WAIT_V2 (before the saturating 429 parse), `RevenueCatErrorBody` and `rateLimitWait` are known
 // to trap on `backoff_ms: 1e19` / `Retry-After: inf` (issue 8, bullet 3, fixed with RequestedWait): the error body
@@ -346,7 +346,8 @@ private func stripeEvents(_ body: Data) {
 }
 
 private func checkPayment(_ payment: StripeInvoicePayment) {
-    for text in [payment.id, payment.invoice, payment.currency, payment.status, payment.paymentType, payment.paymentIntent, payment.charge] {
+    for text in [payment.id, payment.invoice, payment.currency, payment.status, payment.paymentType, payment.paymentIntent, payment.charge]
+    {
         check(text, "invoice payment text")
     }
     _ = StripeRefundMapping.isPaid(payment)
@@ -369,7 +370,8 @@ private func stripeCharges(_ body: Data) {
         }
     }
     _ = (try? StripeList<StripeRefund>.decode(body: body))?.data.map { check($0.created, "listed refund created") }
-    let payment = StripeInvoicePayment(id: "inpay", amountPaid: 1, currency: "usd", status: "paid", paymentType: "payment_intent", paymentIntent: "pi")
+    let payment = StripeInvoicePayment(
+        id: "inpay", amountPaid: 1, currency: "usd", status: "paid", paymentType: "payment_intent", paymentIntent: "pi")
     switch StripeRefundMapping.periodRefund(subscription: "sub", payments: [StripePaidPayment(payment: payment, charges: list.data)]) {
     case .failure(let error): check(error.message, "stripe refund error")
     case .success(let refund?):

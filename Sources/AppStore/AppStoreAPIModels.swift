@@ -7,7 +7,9 @@ public struct StatusResponse: Sendable, Hashable, Codable {
     public var appAppleId: Int64?
     public var data: [SubscriptionGroupIdentifierItem]?
 
-    public init(environment: String? = nil, bundleId: String? = nil, appAppleId: Int64? = nil, data: [SubscriptionGroupIdentifierItem]? = nil) {
+    public init(
+        environment: String? = nil, bundleId: String? = nil, appAppleId: Int64? = nil, data: [SubscriptionGroupIdentifierItem]? = nil
+    ) {
         self.environment = environment
         self.bundleId = bundleId
         self.appAppleId = appAppleId
@@ -34,7 +36,9 @@ public struct LastTransactionsItem: Sendable, Hashable, Codable {
     public var signedTransactionInfo: String?
     public var signedRenewalInfo: String?
 
-    public init(status: Int? = nil, originalTransactionId: String? = nil, signedTransactionInfo: String? = nil, signedRenewalInfo: String? = nil) {
+    public init(
+        status: Int? = nil, originalTransactionId: String? = nil, signedTransactionInfo: String? = nil, signedRenewalInfo: String? = nil
+    ) {
         self.status = status
         self.originalTransactionId = originalTransactionId
         self.signedTransactionInfo = signedTransactionInfo

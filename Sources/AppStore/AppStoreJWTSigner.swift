@@ -59,8 +59,18 @@ public struct AppStoreJWTSigner: Sendable, CustomStringConvertible {
         "AppStoreJWTSigner(issuerID: \(issuerID), keyID: \(keyID), bundleID: \(bundleID), key: <redacted>)"
     }
 
-    struct Header: Codable { var alg: String; var kid: String; var typ: String }
-    struct Claims: Codable { var iss: String; var iat: Int; var exp: Int; var aud: String; var bid: String }
+    struct Header: Codable {
+        var alg: String
+        var kid: String
+        var typ: String
+    }
+    struct Claims: Codable {
+        var iss: String
+        var iat: Int
+        var exp: Int
+        var aud: String
+        var bid: String
+    }
 }
 
 /// A signed bearer token and its validity window. `description` hides the token.

@@ -95,7 +95,9 @@ public enum AppleSubscriptionMapping {
         let expires = transaction.expiresDate
         switch state {
         case .active:
-            if let expires, expires <= signed { throw AppleStatusContradiction(status: status, detail: "active, but expired before it was signed") }
+            if let expires, expires <= signed {
+                throw AppleStatusContradiction(status: status, detail: "active, but expired before it was signed")
+            }
             if transaction.revocationDate.map({ $0 <= signed }) == true {
                 throw AppleStatusContradiction(status: status, detail: "active, but revoked before it was signed")
             }

@@ -136,7 +136,11 @@ struct ChainKey: Hashable, Sendable {
 
 /// Validated chains, by (leaf, intermediate), for a limited time and number.
 actor ChainCache {
-    private struct Entry { var validFrom: Date; var validUntil: Date; var cachedAt: Date }
+    private struct Entry {
+        var validFrom: Date
+        var validUntil: Date
+        var cachedAt: Date
+    }
     private let lifetime: TimeInterval
     private let capacity: Int
     private var entries: [ChainKey: Entry] = [:]

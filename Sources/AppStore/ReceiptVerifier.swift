@@ -114,8 +114,12 @@ public struct ReceiptVerifier: Sendable {
 
     /// One URL, through `SourceTransport`: 5xx and the retryable statuses are retried, other HTTP statuses and
     /// malformed bodies fail at once. The receipt and the secret travel only in the request body.
-    private func post(_ receiptData: String, to url: String, asked: StoreEnvironmentName) async -> Result<VerifyReceiptResponse, SourceError> {
-        let payload: [String: Any] = ["receipt-data": receiptData, "password": configuration.sharedSecret, "exclude-old-transactions": true]
+    private func post(_ receiptData: String, to url: String, asked: StoreEnvironmentName) async -> Result<
+        VerifyReceiptResponse, SourceError
+    > {
+        let payload: [String: Any] = [
+            "receipt-data": receiptData, "password": configuration.sharedSecret, "exclude-old-transactions": true,
+        ]
         guard let body = try? JSONSerialization.data(withJSONObject: payload) else {
             return .failure(fetchError("could not encode the request"))
         }

@@ -121,7 +121,9 @@ extension GoogleAccessTokens {
     ) -> Fetch {
         { now in
             let assertion: String
-            do { assertion = try signer.assertion(now: now) } catch { throw GoogleTokenError("could not sign the service account assertion") }
+            do { assertion = try signer.assertion(now: now) } catch {
+                throw GoogleTokenError("could not sign the service account assertion")
+            }
             var form = URLComponents()
             form.queryItems = [
                 URLQueryItem(name: "grant_type", value: "urn:ietf:params:oauth:grant-type:jwt-bearer"),

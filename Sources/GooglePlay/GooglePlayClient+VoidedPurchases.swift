@@ -104,7 +104,8 @@ extension GooglePlayClient {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "/?#%;")
         let encodedPackage = configuration.packageName.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-        var url = configuration.baseURL + "/androidpublisher/v3/applications/" + encodedPackage
+        var url =
+            configuration.baseURL + "/androidpublisher/v3/applications/" + encodedPackage
             + "/purchases/voidedpurchases?type=1&startTime=\(startMillis)&endTime=\(endMillis)&maxResults=\(Self.voidedPageSize)"
         if let pageToken {
             var query = CharacterSet.alphanumerics

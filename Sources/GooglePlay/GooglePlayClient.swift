@@ -125,7 +125,8 @@ public struct GooglePlayClient: Sendable {
                         return .failure(
                             fetchError(
                                 prefix
-                                    + "HTTP 401 with a fresh access token: check GOOGLE_PLAY_SERVICE_ACCOUNT and the service account's Play Console access"))
+                                    + "HTTP 401 with a fresh access token: check GOOGLE_PLAY_SERVICE_ACCOUNT and the service account's Play Console access"
+                            ))
                     }
                     logger.debug("google play access token refused, refreshing once", metadata: ["source": "\(Self.source)"])
                     continue

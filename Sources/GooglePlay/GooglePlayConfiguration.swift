@@ -18,7 +18,8 @@ public enum GooglePlayConfigurationError: Error, Sendable, Hashable, CustomStrin
         case .missingField(let field): "the service account key has no \(field)"
         case .wrongType(let type): "the service account key's type is \(type), not service_account"
         case .invalidTokenURI: "the service account key's token_uri is not an http(s) URL"
-        case .invalidPrivateKey: "the service account key's private_key is not an RSA private key in PEM (PKCS#8) form of at least 2048 bits"
+        case .invalidPrivateKey:
+            "the service account key's private_key is not an RSA private key in PEM (PKCS#8) form of at least 2048 bits"
         case .invalidPackageName: "the package name is empty or contains a character other than letters, digits, '.' and '_'"
         }
     }
@@ -100,7 +101,8 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Parses the JSON key text, then as the memberwise initializer.
-    public init(serviceAccountJSON: String, packageName: String, baseURL: String = Self.defaultBaseURL) throws(GooglePlayConfigurationError) {
+    public init(serviceAccountJSON: String, packageName: String, baseURL: String = Self.defaultBaseURL) throws(GooglePlayConfigurationError)
+    {
         try self.init(serviceAccount: try GoogleServiceAccount(json: serviceAccountJSON), packageName: packageName, baseURL: baseURL)
     }
 

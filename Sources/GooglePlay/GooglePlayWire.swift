@@ -180,7 +180,10 @@ public struct GoogleTokenResponse: Decodable, Sendable {
     public var error: String?
 
     enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token", expiresIn = "expires_in", tokenType = "token_type", error
+        case accessToken = "access_token"
+        case expiresIn = "expires_in"
+        case tokenType = "token_type"
+        case error
     }
 
     public init(from decoder: any Decoder) throws {

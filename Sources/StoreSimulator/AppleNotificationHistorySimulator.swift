@@ -128,8 +128,12 @@ public struct AppleNotificationHistorySimulator: SimulatorRoute {
             for n in page {
                 history.append([
                     "signedPayload": try signedPayload(n),
-                    "sendAttempts": [["attemptDate": Int64((n.sentAt.timeIntervalSince1970 * 1000).rounded()),
-                                      "sendAttemptResult": n.deliveryFailed ? "TIMED_OUT" : "SUCCESS"]],
+                    "sendAttempts": [
+                        [
+                            "attemptDate": Int64((n.sentAt.timeIntervalSince1970 * 1000).rounded()),
+                            "sendAttemptResult": n.deliveryFailed ? "TIMED_OUT" : "SUCCESS",
+                        ]
+                    ],
                 ])
             }
             var answer: [String: Any] = ["hasMore": hasMore, "notificationHistory": history]
@@ -158,8 +162,10 @@ public struct AppleNotificationHistorySimulator: SimulatorRoute {
         let signedTransaction = try signer.sign(payload: transaction)
         var payload: [String: Any] = [
             "notificationType": n.type, "notificationUUID": n.uuid, "version": "2.0", "signedDate": sent,
-            "data": ["bundleId": n.bundleID ?? bundleID, "environment": "Production", "appAppleId": 1_234_567_890,
-                     "signedTransactionInfo": signedTransaction],
+            "data": [
+                "bundleId": n.bundleID ?? bundleID, "environment": "Production", "appAppleId": 1_234_567_890,
+                "signedTransactionInfo": signedTransaction,
+            ],
         ]
         if let subtype = n.subtype { payload["subtype"] = subtype }
         return try signer.sign(payloadJSON: try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))

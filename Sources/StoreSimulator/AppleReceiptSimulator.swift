@@ -170,7 +170,10 @@ public struct AppleReceiptSimulator: SimulatorRoute {
         let body: [String: Any] = [
             "status": 0, "environment": scenario.environment == .production ? "Production" : "Sandbox",
             "latest_receipt": scenario.receiptData, "latest_receipt_info": latest, "pending_renewal_info": pending,
-            "receipt": ["bundle_id": scenario.bundleID ?? bundleID, "receipt_type": scenario.environment == .production ? "Production" : "ProductionSandbox"],
+            "receipt": [
+                "bundle_id": scenario.bundleID ?? bundleID,
+                "receipt_type": scenario.environment == .production ? "Production" : "ProductionSandbox",
+            ],
         ]
         return .json(200, (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data())
     }

@@ -132,7 +132,8 @@ public actor GooglePlaySimulator: SimulatorRoute {
 
     private func voidedPage(_ query: [String: String], package: String) -> SimulatorResponse {
         guard package == packageName else {
-            return Self.error(404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
+            return Self.error(
+                404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
         }
         let invalid = { (message: String) in Self.error(400, message, status: "INVALID_ARGUMENT", reason: "invalid") }
         let nowMillis = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
@@ -181,7 +182,8 @@ public actor GooglePlaySimulator: SimulatorRoute {
 
     private func answer(package: String, token: String) -> SimulatorResponse {
         guard package == packageName else {
-            return Self.error(404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
+            return Self.error(
+                404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
         }
         if gone.contains(token) {
             return Self.error(
@@ -277,13 +279,15 @@ public actor GooglePlaySimulator: SimulatorRoute {
             header["alg"] as? String == "RS256", header["typ"] as? String == "JWT"
         else { return "Invalid JWT header" }
         let signingInput = Data((parts[0] + "." + parts[1]).utf8)
-        guard publicKey.isValidSignature(
-            _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
+        guard
+            publicKey.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
         else { return "Invalid JWT Signature." }
         guard let claims = (try? JSONSerialization.jsonObject(with: claimsData)) as? [String: Any] else { return "Invalid JWT claims" }
         guard claims["iss"] as? String == clientEmail else { return "Invalid issuer" }
         guard let audience = claims["aud"] as? String, URL(string: audience)?.path == tokenPath else { return "Invalid audience" }
-        guard let scope = claims["scope"] as? String, scope.split(separator: " ").contains("https://www.googleapis.com/auth/androidpublisher")
+        guard let scope = claims["scope"] as? String,
+            scope.split(separator: " ").contains("https://www.googleapis.com/auth/androidpublisher")
         else { return "Invalid scope" }
         guard let iat = (claims["iat"] as? NSNumber)?.doubleValue, let exp = (claims["exp"] as? NSNumber)?.doubleValue else {
             return "Missing iat or exp"

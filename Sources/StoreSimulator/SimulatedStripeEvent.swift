@@ -86,14 +86,17 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
             if let refunded { object["refunded"] = refunded }
             if let refundCreated {
                 let refundSeconds = Int64(refundCreated.timeIntervalSince1970.rounded(.down))
-                object["refunds"] = [
-                    "object": "list", "has_more": false, "url": "/v1/charges/\(objectID)/refunds",
-                    "data": [[
-                        "id": "re_" + String(objectID.dropFirst(3)), "object": "refund", "amount": amountRefunded,
-                        "currency": currency, "created": refundSeconds, "status": "succeeded",
-                        "payment_intent": paymentIntent.map { $0 as Any } ?? NSNull(),
-                    ] as [String: Any]],
-                ] as [String: Any]
+                object["refunds"] =
+                    [
+                        "object": "list", "has_more": false, "url": "/v1/charges/\(objectID)/refunds",
+                        "data": [
+                            [
+                                "id": "re_" + String(objectID.dropFirst(3)), "object": "refund", "amount": amountRefunded,
+                                "currency": currency, "created": refundSeconds, "status": "succeeded",
+                                "payment_intent": paymentIntent.map { $0 as Any } ?? NSNull(),
+                            ] as [String: Any]
+                        ],
+                    ] as [String: Any]
             }
             previous = ["amount_refunded": 0, "refunded": false]
         }

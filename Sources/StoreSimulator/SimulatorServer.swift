@@ -132,45 +132,45 @@ public final class SimulatorServer: Sendable {
         inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>,
         outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, routes: [any SimulatorRoute]
     ) async throws {
-            var head: HTTPRequestHead?
-            var body = ByteBuffer()
-            for try await part in inbound {
-                switch part {
-                case .head(let requestHead):
-                    head = requestHead
-                    body.clear()
-                case .body(var chunk):
-                    body.writeBuffer(&chunk)
-                case .end:
-                    guard let requestHead = head else { continue }
-                    let request = makeRequest(requestHead, body: body)
-                    var response = SimulatorResponse(status: 404, body: Data(#"{"message":"not found"}"#.utf8))
-                    for route in routes {
-                        if let answer = await route.handle(request) {
-                            response = answer
-                            break
-                        }
+        var head: HTTPRequestHead?
+        var body = ByteBuffer()
+        for try await part in inbound {
+            switch part {
+            case .head(let requestHead):
+                head = requestHead
+                body.clear()
+            case .body(var chunk):
+                body.writeBuffer(&chunk)
+            case .end:
+                guard let requestHead = head else { continue }
+                let request = makeRequest(requestHead, body: body)
+                var response = SimulatorResponse(status: 404, body: Data(#"{"message":"not found"}"#.utf8))
+                for route in routes {
+                    if let answer = await route.handle(request) {
+                        response = answer
+                        break
                     }
-                    if response.delay > .zero { try? await Task.sleep(for: response.delay) }
-                    var headers = HTTPHeaders()
-                    for (name, value) in response.headers { headers.replaceOrAdd(name: name, value: value) }
-                    headers.replaceOrAdd(name: "content-length", value: String(response.body.count))
-                    let keepAlive = requestHead.isKeepAlive
-                    if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
-                    try await outbound.write(
-                        .head(HTTPResponseHead(version: requestHead.version, status: .init(statusCode: response.status), headers: headers)))
-                    if let pause = response.trickle {
-                        for byte in response.body {
-                            try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: [byte]))))
-                            try await Task.sleep(for: pause)
-                        }
-                    } else {
-                        try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
-                    }
-                    try await outbound.write(.end(nil))
-                    if !keepAlive { return }
                 }
+                if response.delay > .zero { try? await Task.sleep(for: response.delay) }
+                var headers = HTTPHeaders()
+                for (name, value) in response.headers { headers.replaceOrAdd(name: name, value: value) }
+                headers.replaceOrAdd(name: "content-length", value: String(response.body.count))
+                let keepAlive = requestHead.isKeepAlive
+                if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
+                try await outbound.write(
+                    .head(HTTPResponseHead(version: requestHead.version, status: .init(statusCode: response.status), headers: headers)))
+                if let pause = response.trickle {
+                    for byte in response.body {
+                        try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: [byte]))))
+                        try await Task.sleep(for: pause)
+                    }
+                } else {
+                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+                }
+                try await outbound.write(.end(nil))
+                if !keepAlive { return }
             }
+        }
     }
 
     private static func makeRequest(_ head: HTTPRequestHead, body: ByteBuffer) -> SimulatorRequest {

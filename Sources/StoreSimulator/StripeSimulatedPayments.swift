@@ -131,8 +131,10 @@ public struct SimulatedStripeInvoice: Sendable, Hashable {
             id: id, amountDue: amount, currency: currency, created: created,
             payments: amount == 0
                 ? []
-                : [SimulatedStripeInvoicePayment(
-                    id: "inpay_\(id.dropFirst(3))", target: .paymentIntent(paymentIntent), amountPaid: amount, currency: currency)])
+                : [
+                    SimulatedStripeInvoicePayment(
+                        id: "inpay_\(id.dropFirst(3))", target: .paymentIntent(paymentIntent), amountPaid: amount, currency: currency)
+                ])
     }
 }
 
@@ -154,7 +156,9 @@ enum StripeWireValues {
             ],
         ]
         if withPayments {
-            object["payments"] = list(invoice.payments.map { payment($0, invoiceID: invoice.id, livemode: livemode, created: invoice.created) }, url: "/v1/invoice_payments")
+            object["payments"] = list(
+                invoice.payments.map { payment($0, invoiceID: invoice.id, livemode: livemode, created: invoice.created) },
+                url: "/v1/invoice_payments")
         }
         return object
     }

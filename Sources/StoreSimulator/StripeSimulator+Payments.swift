@@ -51,7 +51,8 @@ extension StripeSimulator {
         var start = 0
         if let after = query["starting_after"] {
             guard let index = ids.firstIndex(of: after) else {
-                return error(404, type: "invalid_request_error", code: "resource_missing", "No such object: '\(after)'", param: "starting_after")
+                return error(
+                    404, type: "invalid_request_error", code: "resource_missing", "No such object: '\(after)'", param: "starting_after")
             }
             start = index + 1
         }

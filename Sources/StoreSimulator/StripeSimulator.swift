@@ -192,8 +192,9 @@ public actor StripeSimulator: SimulatorRoute {
         let isCharges = (segments.count == 2 || segments.count == 3) && segments[0] == "v1" && segments[1] == "charges"
         let isRefunds = segments == ["v1", "refunds"]
         let isItems = segments == ["v1", "subscription_items"]
-        guard isEvents || isPayments || isCharges || isRefunds || isItems
-            || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
+        guard
+            isEvents || isPayments || isCharges || isRefunds || isItems
+                || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
         recorded.append(StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers))
@@ -209,7 +210,8 @@ public actor StripeSimulator: SimulatorRoute {
         if isEvents { return serve(key: Self.eventsKey) { listEvents(request.query) } }
         if isItems {
             guard let subscription = request.query["subscription"] else {
-                return error(400, type: "invalid_request_error", code: "parameter_missing", "subscription is required here", param: "subscription")
+                return error(
+                    400, type: "invalid_request_error", code: "parameter_missing", "subscription is required here", param: "subscription")
             }
             return serve(key: Self.itemsKey(subscription: subscription)) { listItems(subscription, request.query) }
         }
@@ -232,7 +234,9 @@ public actor StripeSimulator: SimulatorRoute {
                 return serve(key: id) { retrieveCharge(id, withRefunds: expand == "refunds") }
             }
             guard let intent = request.query["payment_intent"] else {
-                return error(400, type: "invalid_request_error", code: "parameter_missing", "payment_intent is required here", param: "payment_intent")
+                return error(
+                    400, type: "invalid_request_error", code: "parameter_missing", "payment_intent is required here",
+                    param: "payment_intent")
             }
             return serve(key: intent) { listCharges(intent, request.query, withRefunds: expand == "data.refunds") }
         }

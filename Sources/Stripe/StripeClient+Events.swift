@@ -62,7 +62,9 @@ extension StripeClient {
                 feed.events += 1
                 if let customer = event.customer {
                     feed.customerIDs.append(customer)
-                    if let refunded = event.refundedPurchase { feed.refunds.append(StripeCustomerRefund(customer: customer, purchase: refunded)) }
+                    if let refunded = event.refundedPurchase {
+                        feed.refunds.append(StripeCustomerRefund(customer: customer, purchase: refunded))
+                    }
                 } else {
                     feed.withoutCustomer += 1
                 }

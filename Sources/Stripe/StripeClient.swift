@@ -189,7 +189,8 @@ public struct StripeClient: Sendable {
         case .dataCorrupted(let context):
             return context.codingPath.isEmpty ? "not valid JSON" : "unreadable value at \(path(context))"
         case .keyNotFound(let key, let context):
-            return "missing key '\(redact(String(key.stringValue.prefix(40))))'" + (context.codingPath.isEmpty ? "" : " at \(path(context))")
+            return "missing key '\(redact(String(key.stringValue.prefix(40))))'"
+                + (context.codingPath.isEmpty ? "" : " at \(path(context))")
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return "unexpected value at \(path(context))"
         @unknown default:

@@ -16,7 +16,8 @@ public enum StripeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .keyRejected(let status):
-            return "HTTP \(status): STRIPE_API_KEY was rejected (check it is a secret key, or a restricted key with read access to subscriptions, invoices, charges and events)"
+            return
+                "HTTP \(status): STRIPE_API_KEY was rejected (check it is a secret key, or a restricted key with read access to subscriptions, invoices, charges and events)"
         case .request(let reason): return reason
         case .malformed(let reason): return "malformed Stripe answer: \(reason)"
         case .tooManyPages(let pages): return "more than \(pages) pages of subscriptions for one customer; not judged"

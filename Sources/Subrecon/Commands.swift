@@ -4,8 +4,8 @@ import Logging
 import PostgresNIO
 import SourceHTTP
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// The commands behind the executable, usable from the demo and tests with an explicit environment.
 public enum Commands {
@@ -77,7 +77,8 @@ public enum Commands {
             let finalOptions = options
             let stats = RequestStats(health: SourceHealthBoard(clock: finalOptions.healthClock))
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
-                let (source, notes) = try factSource(config: config, options: options, http: http, stats: stats, store: store, logger: logger)
+                let (source, notes) = try factSource(
+                    config: config, options: options, http: http, stats: stats, store: store, logger: logger)
                 let job = ReconcileJob(
                     database: store, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
                 let stop = finalOptions.stop
@@ -158,7 +159,9 @@ public enum Commands {
     }
 
     /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
-    public static func report(environment env: ProcessEnvironment, runID: String, reportDirectory: URL, logger: Logger) async throws -> RunResult {
+    public static func report(environment env: ProcessEnvironment, runID: String, reportDirectory: URL, logger: Logger) async throws
+        -> RunResult
+    {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { store in
             guard let stored = try await store.storedRun(id: runID) else {

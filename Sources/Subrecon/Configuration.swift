@@ -3,8 +3,8 @@ import Crypto
 import Foundation
 import GooglePlay
 import RevenueCat
-import Stripe
 import SourceHTTP
+import Stripe
 import SubreconCore
 import SubreconDatabase
 import X509
@@ -105,7 +105,8 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             return nil
         }
         guard let key else {
-            throw ConfigError("GOOGLE_PLAY_SERVICE_ACCOUNT", "is not set (GOOGLE_PLAY_PACKAGE_NAME is; or GOOGLE_PLAY_SERVICE_ACCOUNT_FILE)")
+            throw ConfigError(
+                "GOOGLE_PLAY_SERVICE_ACCOUNT", "is not set (GOOGLE_PLAY_PACKAGE_NAME is; or GOOGLE_PLAY_SERVICE_ACCOUNT_FILE)")
         }
         guard let package else { throw ConfigError("GOOGLE_PLAY_PACKAGE_NAME", "is not set (GOOGLE_PLAY_SERVICE_ACCOUNT is)") }
         let account: GoogleServiceAccount
@@ -172,7 +173,9 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         let key = try env.secret("APP_STORE_PRIVATE_KEY")
         let bundle = env.string("APP_STORE_BUNDLE_ID")
         // The bundle id alone serves the receipt bridge; the App Store Server API needs the key too.
-        if issuer == nil && keyID == nil && key == nil && (bundle == nil || env.string("APPLE_SHARED_SECRET") != nil || env.string("APPLE_SHARED_SECRET_FILE") != nil) {
+        if issuer == nil && keyID == nil && key == nil
+            && (bundle == nil || env.string("APPLE_SHARED_SECRET") != nil || env.string("APPLE_SHARED_SECRET_FILE") != nil)
+        {
             return nil
         }
         guard let issuer else { throw ConfigError("APP_STORE_ISSUER_ID", "is not set (the other App Store variables are)") }

@@ -53,7 +53,8 @@ public enum ProductFile {
                 throw CommandFailure(.usage, "\(name):\(number + 1): expected product_id,tier[,entitlement]")
             }
             entries.append(
-                ProductCatalog.Entry(productID: fields[0], tier: tier, entitlement: fields.count > 2 && !fields[2].isEmpty ? fields[2] : nil))
+                ProductCatalog.Entry(
+                    productID: fields[0], tier: tier, entitlement: fields.count > 2 && !fields[2].isEmpty ? fields[2] : nil))
         }
         return entries
     }

@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// Errors publishing metrics. Messages name the file or the Pushgateway host, never credentials in a URL.
 public struct MetricsError: Error, CustomStringConvertible, Sendable {

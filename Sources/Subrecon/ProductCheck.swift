@@ -73,7 +73,8 @@ public struct ProductCheck: Sendable, Hashable {
         lines.append(
             missing.isEmpty
                 ? "ok: all \(productsSeen) products seen in \(run) are in product_tiers"
-                : "\(missing.count) of \(productsSeen) products seen in \(run) are missing from product_tiers; add them with subrecon products import")
+                : "\(missing.count) of \(productsSeen) products seen in \(run) are missing from product_tiers; add them with subrecon products import"
+        )
         return lines
     }
 }

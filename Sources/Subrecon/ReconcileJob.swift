@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// The job of SPEC 5, in phases with one job each: validate (scan, ask the sources, decide, append to the ledger),
 /// the safety valve (a pure decision in `SubreconCore`), apply, and report; `RunLifecycle` owns the run's record,

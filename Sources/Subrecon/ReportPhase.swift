@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// The report phase (SPEC 5.6, 5.7): renders the run's ledger into its report files and counts it into the summary,
 /// then writes `summary.json`, the derived reports (`finance.csv`, `summary.md`, `summary.html`, `metrics.prom`)

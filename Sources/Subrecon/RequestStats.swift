@@ -1,6 +1,6 @@
 import SourceHTTP
-import Synchronization
 import SubreconReports
+import Synchronization
 
 /// Requests made per source during a run, for `summary.json` and metrics. Thread-safe.
 public final class RequestStats: Sendable {

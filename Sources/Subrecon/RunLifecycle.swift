@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// The life of one run's record: its folder, its row in `reconcile_runs` (started or resumed, finished, failed),
 /// its clock, and the one place a failure after start becomes an exit status (SPEC 5.8).

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// Options of one `subrecon run`.
 public struct RunOptions: Sendable {
@@ -107,7 +107,8 @@ public struct RunOptions: Sendable {
     var selection: CandidateQuery {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
-            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID, namedUserIDs: namedUserIDs)
+            endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID,
+            namedUserIDs: namedUserIDs)
     }
 }
 

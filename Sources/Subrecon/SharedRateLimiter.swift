@@ -143,7 +143,8 @@ public actor SharedRateLimiter<C: Clock>: RequestGate where C.Duration == Durati
         let now = elapsed
         let wait = trial.reserve(now: now) - now
         if wait > limit {
-            throw DeadlineRefusal.wait("the shared rate limit (paused or slowed by the source's 429s) would hold this request", wait, left: limit)
+            throw DeadlineRefusal.wait(
+                "the shared rate limit (paused or slowed by the source's 429s) would hold this request", wait, left: limit)
         }
         try await acquire()
     }

@@ -35,7 +35,12 @@ struct ValidationPhase: Sendable {
         var tracker = ValidationTracker(state: initial, seqBase: tail.nextSeq, skip: tail.userIDs, options: options)
         var reporter = ProgressReporter(progress: progress, total: total, start: start)
         let stopped: String? = try await withThrowingTaskGroup(of: Event.self) { group in
-            if let stop = options.stop { group.addTask { await stop.wait(); return .stop } }
+            if let stop = options.stop {
+                group.addTask {
+                    await stop.wait()
+                    return .stop
+                }
+            }
             var stopped = try await scan(into: &group, tracker: &tracker, reporter: &reporter)
             while stopped == nil, tracker.hasInFlight, let event = try await group.next() {
                 if try await !take(event, tracker: &tracker, reporter: &reporter) { stopped = stopReason() ?? "stopped" }

@@ -97,7 +97,8 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         while entries.count < limit {
             if let newline = pending.firstIndex(of: 0x0A) {
                 let line = pending[pending.startIndex..<newline]
-                entries.append(LedgerEntry(seq: nextSeq, verdict: try decoder.decode(Verdict.self, from: line), outcome: nil, queuedIntents: []))
+                entries.append(
+                    LedgerEntry(seq: nextSeq, verdict: try decoder.decode(Verdict.self, from: line), outcome: nil, queuedIntents: []))
                 nextSeq += 1
                 pending = Data(pending[pending.index(after: newline)...])
                 continue

@@ -176,7 +176,8 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     switch evidence.granting(catalog: context.catalog) {
     case .failure(let unknownProducts):
         return Verdict(
-            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownProduct]).sorted(), conflicts: conflicts,
+            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownProduct]).sorted(),
+            conflicts: conflicts,
             error: "entitled product(s) missing from product_tiers: \(unknownProducts.products.joined(separator: ", "))")
     case .success(let found): granting = found
     }
@@ -188,7 +189,8 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
         let blocking = evidence.unknowns.first(where: { (context.catalog.tier(for: $0.purchase.productID) ?? Int.max) > truth.tier })
     {
         return Verdict(
-            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.fetchError]).sorted(), conflicts: conflicts,
+            row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.fetchError]).sorted(),
+            conflicts: conflicts,
             error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
     }
 
@@ -425,7 +427,7 @@ private func wholeSeconds(_ date: Date) -> Double { date.timeIntervalSince1970.r
 private func sameInstant(_ a: Date?, _ b: Date?) -> Bool {
     switch (a, b) {
     case (nil, nil): true
-    case let (a?, b?): wholeSeconds(a) == wholeSeconds(b)
+    case (let a?, let b?): wholeSeconds(a) == wholeSeconds(b)
     default: false
     }
 }

@@ -18,10 +18,17 @@ public struct Explanation: Sendable, Codable, Hashable {
         public var autoRenew: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case id, tier = "current_tier", status = "subscription_status", endDate = "subscription_end_date"
-            case graceEndsAt = "grace_period_ends_at", source = "subscription_source", productID = "iap_product_id"
-            case originalTransactionID = "iap_original_transaction_id", stripeCustomerID = "stripe_customer_id"
-            case googlePurchaseToken = "google_purchase_token", autoRenew = "auto_renew"
+            case id
+            case tier = "current_tier"
+            case status = "subscription_status"
+            case endDate = "subscription_end_date"
+            case graceEndsAt = "grace_period_ends_at"
+            case source = "subscription_source"
+            case productID = "iap_product_id"
+            case originalTransactionID = "iap_original_transaction_id"
+            case stripeCustomerID = "stripe_customer_id"
+            case googlePurchaseToken = "google_purchase_token"
+            case autoRenew = "auto_renew"
         }
     }
 
@@ -47,9 +54,16 @@ public struct Explanation: Sendable, Codable, Hashable {
         public var signature: String?
 
         enum CodingKeys: String, CodingKey {
-            case productID = "product_id", store, kind, sandbox, purchaseDate = "purchase_date", expiresDate = "expires_date"
-            case gracePeriodExpiresDate = "grace_period_expires_date", refundedAt = "refunded_at", storeState = "store_state"
-            case autoRenew = "auto_renew", originalTransactionID = "original_transaction_id", transactionID = "transaction_id"
+            case productID = "product_id"
+            case store, kind, sandbox
+            case purchaseDate = "purchase_date"
+            case expiresDate = "expires_date"
+            case gracePeriodExpiresDate = "grace_period_expires_date"
+            case refundedAt = "refunded_at"
+            case storeState = "store_state"
+            case autoRenew = "auto_renew"
+            case originalTransactionID = "original_transaction_id"
+            case transactionID = "transaction_id"
             case judged, price, signature
         }
     }
@@ -86,8 +100,13 @@ public struct Explanation: Sendable, Codable, Hashable {
     public var rules: [Rule]
 
     enum CodingKeys: String, CodingKey {
-        case asOf = "as_of", environment, row, sources, action, drift, truthTier = "truth_tier", truthStatus = "truth_status"
-        case truthEndDate = "truth_end_date", truthProductID = "truth_product_id", error, rules
+        case asOf = "as_of"
+        case environment, row, sources, action, drift
+        case truthTier = "truth_tier"
+        case truthStatus = "truth_status"
+        case truthEndDate = "truth_end_date"
+        case truthProductID = "truth_product_id"
+        case error, rules
     }
 
     /// True when a source errored for the user (`explain` exits 1), including lookups cut off by explain's deadline

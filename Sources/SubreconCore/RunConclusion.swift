@@ -26,7 +26,6 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
     }
 }
 
-
 /// The safety valve of SPEC 5.5 as a value: how many candidates holding a tier would lose it, against the threshold.
 public struct SafetyValve: Sendable, Hashable, Codable {
     public var threshold: Double
@@ -47,7 +46,10 @@ public struct SafetyValve: Sendable, Hashable, Codable {
     public func allowsApply(acceptingDowngrades: Bool) -> Bool { !tripped || acceptingDowngrades }
 
     enum CodingKeys: String, CodingKey {
-        case threshold, heldTier = "held_tier", wouldLoseTier = "would_lose_tier", ratio, tripped
+        case threshold
+        case heldTier = "held_tier"
+        case wouldLoseTier = "would_lose_tier"
+        case ratio, tripped
     }
 }
 

@@ -135,7 +135,10 @@ public struct PurchaseJudgement: Sendable, Hashable, Codable {
         self.expiresDate = expiresDate
     }
 
-    enum CodingKeys: String, CodingKey { case entitled, status, expiresDate = "expires_date" }
+    enum CodingKeys: String, CodingKey {
+        case entitled, status
+        case expiresDate = "expires_date"
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

@@ -15,13 +15,13 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .unreachable(endpoint, reason): "database at \(endpoint) is unreachable: \(reason)"
-        case let .rejected(endpoint, reason): "database at \(endpoint) refused the connection: \(reason)"
-        case let .schemaMissing(table):
+        case .unreachable(let endpoint, let reason): "database at \(endpoint) is unreachable: \(reason)"
+        case .rejected(let endpoint, let reason): "database at \(endpoint) refused the connection: \(reason)"
+        case .schemaMissing(let table):
             "table '\(table)' does not exist in the current schema; run `subrecon migrate` first"
-        case let .schemaOutdated(current, required):
+        case .schemaOutdated(let current, let required):
             "database schema is at version \(current), this build needs \(required); run `subrecon migrate` first"
-        case let .database(operation, reason): "database error during \(operation): \(reason)"
+        case .database(let operation, let reason): "database error during \(operation): \(reason)"
         }
     }
 

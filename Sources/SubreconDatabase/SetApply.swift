@@ -124,7 +124,10 @@ struct SetApply {
     /// (c) One audit row per updated user, in verdict order.
     private func audit(_ applied: [(verdict: Verdict, truth: Entitlement)]) async throws {
         guard !applied.isEmpty else { return }
-        var users: [String] = [], befores: [String] = [], afters: [String] = [], actions: [String] = []
+        var users: [String] = []
+        var befores: [String] = []
+        var afters: [String] = []
+        var actions: [String] = []
         var drifts: [String] = []
         for (verdict, truth) in applied {
             users.append(verdict.row.id)
@@ -145,7 +148,10 @@ struct SetApply {
     /// (d) Inserts the intents (first of each dedupe key); returns the keys that were queued now.
     private func insertIntents(_ intents: [PushIntent]) async throws -> Set<String> {
         var seen = Set<String>()
-        var users: [String] = [], kinds: [String] = [], keys: [String] = [], payloads: [String] = []
+        var users: [String] = []
+        var kinds: [String] = []
+        var keys: [String] = []
+        var payloads: [String] = []
         for intent in intents where seen.insert(intent.dedupeKey).inserted {
             users.append(intent.userID)
             kinds.append(intent.kind.rawValue)
@@ -168,7 +174,9 @@ struct SetApply {
     /// (e) Every verdict's outcome and the intents it queued, in `reconcile_verdicts`.
     private func recordOutcomes(_ outcomes: [(userID: String, result: AppliedVerdict)]) async throws {
         guard !outcomes.isEmpty else { return }
-        var users: [String] = [], names: [String] = [], queued: [String] = []
+        var users: [String] = []
+        var names: [String] = []
+        var queued: [String] = []
         for (userID, result) in outcomes {
             users.append(userID)
             names.append(result.outcome.ledgerOutcome.rawValue)

@@ -91,7 +91,12 @@ public enum ShardLock {
     /// True for the first caller only.
     private final class Once: Sendable {
         private let taken = Mutex(false)
-        func claim() -> Bool { taken.withLock { taken in defer { taken = true }; return !taken } }
+        func claim() -> Bool {
+            taken.withLock { taken in
+                defer { taken = true }
+                return !taken
+            }
+        }
     }
 
     /// Whether the lock's connection was lost, or released by us first.

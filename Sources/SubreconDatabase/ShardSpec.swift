@@ -1,4 +1,5 @@
 import Crypto
+
 /// One slice of the users: those whose stable id hash mod `count` equals `index` (`--shard I/N`).
 ///
 /// The hash is the first 8 hex digits of `md5(id)` (UTF-8) read as an unsigned 32-bit integer. PostgreSQL computes it

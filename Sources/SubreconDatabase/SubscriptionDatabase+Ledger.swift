@@ -117,7 +117,9 @@ extension SubscriptionDatabase {
 
     /// The typed outcome of a `reconcile_verdicts.outcome` text; an unknown one is an error, never a guess.
     static func ledgerOutcome(_ text: String) throws -> LedgerOutcome {
-        guard let outcome = LedgerOutcome(rawValue: text) else { throw DatabaseError.database(operation: "read verdicts", reason: "unknown outcome \(text.prefix(40))") }
+        guard let outcome = LedgerOutcome(rawValue: text) else {
+            throw DatabaseError.database(operation: "read verdicts", reason: "unknown outcome \(text.prefix(40))")
+        }
         return outcome
     }
 
@@ -177,7 +179,8 @@ extension SubscriptionDatabase {
                     id: r.0, mode: CandidateQuery.Mode(rawValue: r.1) ?? .nightly, asOf: r.2,
                     shard: try ShardSpec.stored(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
                     startedAt: r.7, finishedAt: r.8)
-                return StoredRun(record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
+                return StoredRun(
+                    record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
             }
             return nil
         }
@@ -186,7 +189,8 @@ extension SubscriptionDatabase {
     /// Sets a run's status (e.g. back to `running` when resumed).
     public func setRunStatus(id: String, _ status: RunStatus) async throws {
         try await run("update run") {
-            try await client.query("update reconcile_runs set status = \(status.rawValue), finished_at = null where id = \(id)", logger: logger)
+            try await client.query(
+                "update reconcile_runs set status = \(status.rawValue), finished_at = null where id = \(id)", logger: logger)
         }
     }
 }

@@ -9,14 +9,22 @@ extension SubscriptionDatabase {
     public func recordRefunds(runID: String, _ refunds: [(userID: String, refund: SeenRefund)]) async throws -> Int {
         guard !refunds.isEmpty else { return 0 }
         // Text arrays throughout ('' for an unknown amount or currency), cast in SQL.
-        var stores: [String] = [], ids: [String] = [], users: [String] = [], dates: [String] = []
-        var amounts: [String] = [], currencies: [String] = []
+        var stores: [String] = []
+        var ids: [String] = []
+        var users: [String] = []
+        var dates: [String] = []
+        var amounts: [String] = []
+        var currencies: [String] = []
         for (user, refund) in refunds {
             stores.append(refund.store)
             ids.append(refund.transactionID)
             users.append(user)
             dates.append(ISO8601.string(refund.refundedAt))
-            amounts.append(refund.amount.map { var value = $0; return NSDecimalString(&value, Locale(identifier: "en_US_POSIX")) } ?? "")
+            amounts.append(
+                refund.amount.map {
+                    var value = $0
+                    return NSDecimalString(&value, Locale(identifier: "en_US_POSIX"))
+                } ?? "")
             currencies.append(refund.currency ?? "")
         }
         return try await run("record refunds") {

@@ -4,8 +4,8 @@ import Logging
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// What `subrecon demo` ran: one night with every source, one without RevenueCat.
 public struct DemoResult: Sendable {
@@ -106,7 +106,9 @@ public enum DemoRunner {
             let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
             let explainInSecond = explain.map { id in soloUsers.contains { $0.row.id == id } } ?? false
             let allSources = try await night.run(
-                users, explaining: explainInSecond ? nil : explain, environment: ProcessEnvironment(setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
+                users, explaining: explainInSecond ? nil : explain,
+                environment: ProcessEnvironment(
+                    setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
                 before: "run 1",
                 announce: "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
                     + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
@@ -115,7 +117,8 @@ public enum DemoRunner {
             // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
             try postgres.createDatabase(secondDatabase)
             let withoutRevenueCat = try await night.run(
-                soloUsers, explaining: explainInSecond ? explain : nil, environment: ProcessEnvironment(setup.stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 }),
+                soloUsers, explaining: explainInSecond ? explain : nil,
+                environment: ProcessEnvironment(setup.stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 }),
                 before: "run 2",
                 announce: "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
                     + "seeded \(soloUsers.count) users; running `subrecon run` against them",
@@ -215,9 +218,12 @@ public enum DemoRunner {
     }
 
     /// `subrecon explain USER_ID --as-of AS_OF` against the demo's database and simulators, as text.
-    static func explanation(of userID: String, environment: ProcessEnvironment, asOf: Date, before run: String, logger: Logger) async throws -> String {
+    static func explanation(of userID: String, environment: ProcessEnvironment, asOf: Date, before run: String, logger: Logger) async throws
+        -> String
+    {
         let explanation = try await Commands.explain(environment: environment, userID: userID, asOf: asOf, logger: logger)
-        return (["demo: subrecon explain \(userID) --as-of \(ISO8601.string(asOf)), before \(run) (asks every source, changes nothing):"]
+        return
+            (["demo: subrecon explain \(userID) --as-of \(ISO8601.string(asOf)), before \(run) (asks every source, changes nothing):"]
             + explanation.lines).joined(separator: "\n")
     }
 }

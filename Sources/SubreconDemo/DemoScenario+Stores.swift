@@ -49,7 +49,9 @@ extension DemoScenario {
         let swept = sweptUserID(asOf: t)
         var users = [
             DemoUser(
-                row: m.row("demo-35-stripe-conflict", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo35"),
+                row: m.row(
+                    "demo-35-stripe-conflict", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo35"
+                ),
                 subscriber: SimulatedSubscriber(
                     firstSeen: d(-400),
                     subscriptions: [
@@ -57,22 +59,31 @@ extension DemoScenario {
                             productID: "prod_web_pro", store: "stripe", purchaseDate: d(-1), expiresDate: d(29),
                             storeTransactionID: "sub_demo35", price: SimulatedPrice(amount: 24, currency: "USD"))
                     ]),
-                stripe: [m.stripe("sub_demo35", "canceled", from: -31, to: -1, product: "prod_web_pro", amount: 2400, canceled: -6, ended: -1)],
+                stripe: [
+                    m.stripe("sub_demo35", "canceled", from: -31, to: -1, product: "prod_web_pro", amount: 2400, canceled: -6, ended: -1)
+                ],
                 shows: "web subscriber: RevenueCat says renewed, Stripe says canceled → Stripe wins, downgrade, source_conflict"),
             DemoUser(
-                row: m.row("demo-36-stripe-past-due", tier: 1, "active", end: -1, product: "prod_web_premium", source: "stripe", customer: "cus_demo36"),
+                row: m.row(
+                    "demo-36-stripe-past-due", tier: 1, "active", end: -1, product: "prod_web_premium", source: "stripe",
+                    customer: "cus_demo36"),
                 stripe: [m.stripe("sub_demo36", "past_due", from: -1, to: 29, product: "prod_web_premium", amount: 999)],
                 shows: "Stripe renewal payment failed (past_due): entitled to the new period end in billing_issue → extend, UPDATE_PAYMENT"),
             DemoUser(
-                row: m.row("demo-37-google-renewed", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap", token: "demo-token-37"),
+                row: m.row(
+                    "demo-37-google-renewed", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap",
+                    token: "demo-token-37"),
                 google: m.play("ACTIVE", start: -32, expiry: 28),
                 shows: "Google Play renewal the webhook missed, asked by purchase token → extend"),
             DemoUser(
-                row: m.row("demo-38-google-grace", tier: 1, "active", end: -1, product: "gp_premium", source: "google_iap", token: "demo-token-38"),
+                row: m.row(
+                    "demo-38-google-grace", tier: 1, "active", end: -1, product: "gp_premium", source: "google_iap", token: "demo-token-38"),
                 google: m.play("IN_GRACE_PERIOD", start: -31, expiry: 2),
                 shows: "Google Play payment declined, in grace until the new expiry → extend, billing_issue, UPDATE_PAYMENT"),
             DemoUser(
-                row: m.row("demo-39-apple-feed-refund", tier: 1, "active", end: 305, product: "premium_annual", source: "apple_iap", txn: "200000039"),
+                row: m.row(
+                    "demo-39-apple-feed-refund", tier: 1, "active", end: 305, product: "premium_annual", source: "apple_iap",
+                    txn: "200000039"),
                 subscriber: SimulatedSubscriber(
                     firstSeen: d(-400),
                     subscriptions: [
@@ -105,7 +116,9 @@ extension DemoScenario {
         ]
         users.append(
             DemoUser(
-                row: m.row("demo-41-google-voided", tier: 1, "active", end: 300, product: "gp_premium", source: "google_iap", token: "demo-token-41"),
+                row: m.row(
+                    "demo-41-google-voided", tier: 1, "active", end: 300, product: "gp_premium", source: "google_iap",
+                    token: "demo-token-41"),
                 google: m.play("EXPIRED", start: -60, expiry: -1),
                 voided: [
                     SimulatedVoidedPurchase(purchaseToken: "demo-token-41", orderID: "GPA.3399-0041-0041-00041", voidedTime: d(-1))
@@ -117,7 +130,10 @@ extension DemoScenario {
                 row: m.row(
                     "demo-42-stripe-event-canceled", tier: 1, "active", end: 200, product: "prod_web_premium", source: "stripe",
                     customer: "cus_demo42"),
-                stripe: [m.stripe("sub_demo42", "canceled", from: -30, to: 200, product: "prod_web_premium", amount: 999, canceled: -1, ended: -1)],
+                stripe: [
+                    m.stripe(
+                        "sub_demo42", "canceled", from: -30, to: 200, product: "prod_web_premium", amount: 999, canceled: -1, ended: -1)
+                ],
                 stripeEvents: [
                     SimulatedStripeEvent(
                         id: "evt_demo42", type: "customer.subscription.deleted", created: d(-1), customer: "cus_demo42",
@@ -135,7 +151,8 @@ extension DemoScenario {
         let d = m.d
         return [
             DemoUser(
-                row: m.row("demo-51-apple-only", tier: 1, "active", end: -3, product: "premium_monthly", source: "apple_iap", txn: "200000051"),
+                row: m.row(
+                    "demo-51-apple-only", tier: 1, "active", end: -3, product: "premium_monthly", source: "apple_iap", txn: "200000051"),
                 apple: [
                     AppStoreScenario(
                         originalTransactionID: "200000051", transactionID: "200000151", productID: "premium_monthly", status: 1,
@@ -143,7 +160,9 @@ extension DemoScenario {
                 ],
                 shows: "known by iap_original_transaction_id; Apple says renewed → extend"),
             DemoUser(
-                row: m.row("demo-52-apple-only-lapsed", tier: 1, "active", end: -2, product: "premium_monthly", source: "apple_iap", txn: "200000052"),
+                row: m.row(
+                    "demo-52-apple-only-lapsed", tier: 1, "active", end: -2, product: "premium_monthly", source: "apple_iap",
+                    txn: "200000052"),
                 apple: [
                     AppStoreScenario(
                         originalTransactionID: "200000052", productID: "premium_monthly", status: 2, purchaseDate: d(-32),
@@ -151,11 +170,16 @@ extension DemoScenario {
                 ],
                 shows: "Apple says expired → downgrade, RESUBSCRIBE"),
             DemoUser(
-                row: m.row("demo-53-stripe-web", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo53"),
-                stripe: [m.stripe("sub_demo53", "active", from: -1, to: 29, product: "prod_web_pro", amount: 2400, cancelAtPeriodEnd: true)],
+                row: m.row(
+                    "demo-53-stripe-web", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo53"),
+                stripe: [
+                    m.stripe("sub_demo53", "active", from: -1, to: 29, product: "prod_web_pro", amount: 2400, cancelAtPeriodEnd: true)
+                ],
                 shows: "web subscriber renewed, then turned auto-renew off → extend, canceled"),
             DemoUser(
-                row: m.row("demo-54-google-direct", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap", token: "demo-token-54"),
+                row: m.row(
+                    "demo-54-google-direct", tier: 1, "active", end: -2, product: "gp_premium", source: "google_iap", token: "demo-token-54"
+                ),
                 google: m.play("ACTIVE", start: -32, expiry: 28),
                 shows: "Google Play asked directly by purchase token → extend"),
             stripeRefund(m),
@@ -168,7 +192,8 @@ extension DemoScenario {
         var subscription = m.stripe("sub_demo55", "active", from: -1, to: 29, product: "prod_web_pro", amount: 2400)
         subscription.latestInvoice = .paid(id: "in_demo55", amount: 2400, paymentIntent: "pi_demo55", created: m.d(-1))
         return DemoUser(
-            row: m.row("demo-55-stripe-refund", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo55"),
+            row: m.row(
+                "demo-55-stripe-refund", tier: 2, "active", end: -1, product: "prod_web_pro", source: "stripe", customer: "cus_demo55"),
             stripe: [subscription],
             stripeCharges: [
                 SimulatedStripeCharge(

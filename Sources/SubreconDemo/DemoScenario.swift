@@ -239,14 +239,19 @@ enum DemoScenario {
                 AppStoreScenario(
                     originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly", status: 1,
                     purchaseDate: d(-2), expiresDate: d(28), price: 9990, currency: "USD")
-            ], shows: "only a stored receipt → verifyReceipt reveals the transaction; RevenueCat lags, Apple says renewed → extend, source_conflict, id stored")
+            ],
+            shows:
+                "only a stored receipt → verifyReceipt reveals the transaction; RevenueCat lags, Apple says renewed → extend, source_conflict, id stored"
+        )
         legacy.receipt = AppleReceiptScenario(
             receiptData: "TUlJVDBnWUpLb1pJaHZjTkFRY0NvSUlUd2pDQ0U3NENBUUV4Q3pBSkJnVXJEZ01DR2dVQU1JSURjZ1lKS29aSWh2Y05B",
             transactions: [
-                .init(originalTransactionID: "200000034", transactionID: "200000034", productID: "premium_monthly",
-                      purchaseDate: d(-32), expiresDate: d(-2)),
-                .init(originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly",
-                      purchaseDate: d(-2), expiresDate: d(28)),
+                .init(
+                    originalTransactionID: "200000034", transactionID: "200000034", productID: "premium_monthly",
+                    purchaseDate: d(-32), expiresDate: d(-2)),
+                .init(
+                    originalTransactionID: "200000034", transactionID: "200000134", productID: "premium_monthly",
+                    purchaseDate: d(-2), expiresDate: d(28)),
             ],
             renewals: [.init(originalTransactionID: "200000034", productID: "premium_monthly")])
         users.append(legacy)
@@ -256,9 +261,12 @@ enum DemoScenario {
             let id = String(format: "demo-%02d-renewal", n)
             users.append(
                 DemoUser(
-                    row: row(id, tier: n % 3 == 0 ? 2 : 1, "active", end: -Double(n % 4 + 1), product: n % 3 == 0 ? "pro_monthly" : "premium_monthly"),
+                    row: row(
+                        id, tier: n % 3 == 0 ? 2 : 1, "active", end: -Double(n % 4 + 1),
+                        product: n % 3 == 0 ? "pro_monthly" : "premium_monthly"),
                     subscriber: subscriber(
-                        sub(n % 3 == 0 ? "pro_monthly" : "premium_monthly", purchased: -1, expires: 29,
+                        sub(
+                            n % 3 == 0 ? "pro_monthly" : "premium_monthly", purchased: -1, expires: 29,
                             price: n % 3 == 0 ? usd(19.99) : usd(9.99))),
                     shows: "missed renewal → extend", folded: true))
         }

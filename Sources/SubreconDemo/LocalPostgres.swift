@@ -1,7 +1,7 @@
-import SubreconCore
 import Foundation
 import Logging
 import Subrecon
+import SubreconCore
 
 /// A throwaway PostgreSQL cluster from the system's server binaries, for `subrecon demo`.
 ///
@@ -47,7 +47,8 @@ public final class LocalPostgres: Sendable {
         guard let bin = findBinaries(environment) else {
             throw CommandFailure(
                 .unavailable,
-                "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin; install them (apt-get install -y postgresql-15) or set SUBRECON_PG_BIN")
+                "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin; install them (apt-get install -y postgresql-15) or set SUBRECON_PG_BIN"
+            )
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-demo-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -58,8 +59,10 @@ public final class LocalPostgres: Sendable {
             if asPostgres { try run("/bin/chown", ["-R", "postgres:postgres", directory.path], cwd: directory.path) }
             let data = directory.appendingPathComponent("data").path
             try cluster.postgres("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"])
-            let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            try cluster.postgres("pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "60", "start"])
+            let options =
+                "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            try cluster.postgres(
+                "pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("server.log").path, "-w", "-t", "60", "start"])
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw CommandFailure(.unavailable, "could not start a local PostgreSQL: \(error)")
@@ -94,7 +97,7 @@ public final class LocalPostgres: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = ([executable] + arguments).map { strdup($0) }
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid = pid_t()
         let spawned = (argv + [nil]).withUnsafeBufferPointer { buffer in
             posix_spawn(&pid, executable, &actions, nil, UnsafeMutablePointer(mutating: buffer.baseAddress!), environ)

@@ -38,15 +38,30 @@ public struct ReportRow: Sendable, Hashable, Codable {
     public var priceBasis: String?
 
     enum CodingKeys: String, CodingKey {
-        case runID = "run_id", userID = "user_id", store, productID = "product_id", dbTier = "db_tier"
-        case dbStatus = "db_status", dbEndDate = "db_end_date", truthTier = "truth_tier", truthStatus = "truth_status"
-        case truthEndDate = "truth_end_date", action, drift, applied, pushIntent = "push_intent", error, sources
-        case candidateReason = "candidate_reason", conflicts
-        case priceAmount = "price_amount", priceCurrency = "price_currency", priceBasis = "price_basis"
+        case runID = "run_id"
+        case userID = "user_id"
+        case store
+        case productID = "product_id"
+        case dbTier = "db_tier"
+        case dbStatus = "db_status"
+        case dbEndDate = "db_end_date"
+        case truthTier = "truth_tier"
+        case truthStatus = "truth_status"
+        case truthEndDate = "truth_end_date"
+        case action, drift, applied
+        case pushIntent = "push_intent"
+        case error, sources
+        case candidateReason = "candidate_reason"
+        case conflicts
+        case priceAmount = "price_amount"
+        case priceCurrency = "price_currency"
+        case priceBasis = "price_basis"
     }
 
     /// Builds the row for a verdict and what applying it did.
-    public init(runID: String, verdict: Verdict, applied: Bool, extraDrift: [Drift] = [], intents: [PushIntentKind]? = nil, error: String? = nil) {
+    public init(
+        runID: String, verdict: Verdict, applied: Bool, extraDrift: [Drift] = [], intents: [PushIntentKind]? = nil, error: String? = nil
+    ) {
         self.runID = runID
         self.userID = verdict.row.id
         self.store = verdict.store?.rawValue ?? verdict.row.source.map { StoreKind(subscriptionSource: $0).rawValue }
@@ -156,7 +171,12 @@ public struct IntentRow: Sendable, Hashable, Codable {
     public var periodEnd: String?
 
     enum CodingKeys: String, CodingKey {
-        case runID = "run_id", userID = "user_id", kind, action, dedupeKey = "dedupe_key", productID = "product_id", tier
+        case runID = "run_id"
+        case userID = "user_id"
+        case kind, action
+        case dedupeKey = "dedupe_key"
+        case productID = "product_id"
+        case tier
         case periodEnd = "period_end"
     }
 

@@ -9,7 +9,9 @@ public struct RunSummary: Sendable, Codable {
         public var applySeconds: Double = 0
         public init() {}
         enum CodingKeys: String, CodingKey {
-            case totalSeconds = "total_seconds", validateSeconds = "validate_seconds", applySeconds = "apply_seconds"
+            case totalSeconds = "total_seconds"
+            case validateSeconds = "validate_seconds"
+            case applySeconds = "apply_seconds"
         }
     }
 
@@ -18,7 +20,11 @@ public struct RunSummary: Sendable, Codable {
         public var rateLimited = 0
         public var failures = 0
         public init() {}
-        enum CodingKeys: String, CodingKey { case requests, rateLimited = "rate_limited", failures }
+        enum CodingKeys: String, CodingKey {
+            case requests
+            case rateLimited = "rate_limited"
+            case failures
+        }
     }
 
     /// The safety valve (SPEC 5.5); the same value the job decided by.
@@ -28,7 +34,10 @@ public struct RunSummary: Sendable, Codable {
         public var userID: String
         public var drift: String
         public var error: String
-        enum CodingKeys: String, CodingKey { case userID = "user_id", drift, error }
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case drift, error
+        }
         public init(userID: String, drift: String, error: String) {
             self.userID = userID
             self.drift = drift
@@ -86,7 +95,10 @@ public struct RunSummary: Sendable, Codable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case users, minimumRefunds = "minimum_refunds", days, newRefunds = "new_refunds"
+            case users
+            case minimumRefunds = "minimum_refunds"
+            case days
+            case newRefunds = "new_refunds"
         }
     }
 
@@ -118,8 +130,11 @@ public struct RunSummary: Sendable, Codable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case since, until, entries, rejected, matchedUsers = "matched_users", unmatched, error, complete
-            case refunds, refundsNew = "refunds_new"
+            case since, until, entries, rejected
+            case matchedUsers = "matched_users"
+            case unmatched, error, complete
+            case refunds
+            case refundsNew = "refunds_new"
         }
 
         /// Summaries stored before a field existed read it as 0 (or nil).
@@ -139,11 +154,26 @@ public struct RunSummary: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case runID = "run_id", mode, asOf = "as_of", shard, dryRun = "dry_run", status, exitCode = "exit_code"
-        case startedAt = "started_at", finishedAt = "finished_at", timings, sources, candidates, actions, drift, applied
-        case concurrentUpdates = "concurrent_updates", errors, errorSamples = "error_samples", requests
-        case intentsQueued = "intents_queued", intentsDeduplicated = "intents_deduplicated", valve, finance
-        case candidateReasons = "candidate_reasons", feeds, refundReview = "refund_review"
+        case runID = "run_id"
+        case mode
+        case asOf = "as_of"
+        case shard
+        case dryRun = "dry_run"
+        case status
+        case exitCode = "exit_code"
+        case startedAt = "started_at"
+        case finishedAt = "finished_at"
+        case timings, sources, candidates, actions, drift, applied
+        case concurrentUpdates = "concurrent_updates"
+        case errors
+        case errorSamples = "error_samples"
+        case requests
+        case intentsQueued = "intents_queued"
+        case intentsDeduplicated = "intents_deduplicated"
+        case valve, finance
+        case candidateReasons = "candidate_reasons"
+        case feeds
+        case refundReview = "refund_review"
         case sourcesDown = "sources_down"
     }
 
@@ -206,7 +236,10 @@ public struct FinanceFigures: Sendable, Codable {
         public var value: Decimal = 0
         public var unknownPrice = 0
         public init() {}
-        enum CodingKeys: String, CodingKey { case count, value, unknownPrice = "unknown_price" }
+        enum CodingKeys: String, CodingKey {
+            case count, value
+            case unknownPrice = "unknown_price"
+        }
     }
 
     /// Which money a bucket holds: `revenue` (paid, renewal and unknown prices), `family_shared` or `trial` (0).
@@ -232,7 +265,9 @@ public struct FinanceFigures: Sendable, Codable {
         public var billingIssueAtRisk = Figure()
         public var restored = Figure()
         enum CodingKeys: String, CodingKey {
-            case store, currency, group, refunds, billingIssueAtRisk = "billing_issue_at_risk", restored
+            case store, currency, group, refunds
+            case billingIssueAtRisk = "billing_issue_at_risk"
+            case restored
         }
 
         public init(store: String, currency: String, group: Group = .revenue) {
@@ -265,7 +300,10 @@ public struct FinanceFigures: Sendable, Codable {
     public var buckets: [String: Bucket] = [:]
     public var driftByProduct: [String: [String: Int]] = [:]
 
-    enum CodingKeys: String, CodingKey { case buckets, driftByProduct = "drift_by_product" }
+    enum CodingKeys: String, CodingKey {
+        case buckets
+        case driftByProduct = "drift_by_product"
+    }
 
     public init() {}
 

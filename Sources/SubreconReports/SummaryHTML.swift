@@ -41,7 +41,9 @@ public enum SummaryHTML {
             ("intents queued", String(s.intentsQueued)), ("concurrent updates", String(s.concurrentUpdates)),
         ]
         if let valve = s.valve { cards.append(("would lose tier", "\(valve.wouldLoseTier) / \(valve.heldTier)")) }
-        for (key, value) in cards { h += "<div class=\"card\"><div class=\"v\">\(esc(value))</div><div class=\"k\">\(esc(key))</div></div>\n" }
+        for (key, value) in cards {
+            h += "<div class=\"card\"><div class=\"v\">\(esc(value))</div><div class=\"k\">\(esc(key))</div></div>\n"
+        }
         h += "</div>\n"
 
         h += "<h2>Actions</h2>\n<table><tr>"
@@ -70,11 +72,18 @@ public enum SummaryHTML {
     static func driftChart(_ drift: [String: Int]) -> String {
         let kinds = drift.filter { $0.value > 0 }.keys.sorted(by: FinanceCSV.driftOrder)
         guard !kinds.isEmpty else { return "<p>No users checked.</p>\n" }
-        let errorKinds: Set<String> = [Drift.fetchError.rawValue, Drift.rowError.rawValue, Drift.verificationFailed.rawValue, Drift.unknownAtSource.rawValue, Drift.unknownProduct.rawValue]
+        let errorKinds: Set<String> = [
+            Drift.fetchError.rawValue, Drift.rowError.rawValue, Drift.verificationFailed.rawValue, Drift.unknownAtSource.rawValue,
+            Drift.unknownProduct.rawValue,
+        ]
         let maxCount = max(1, kinds.map { drift[$0] ?? 0 }.max() ?? 1)
-        let rowHeight = 26, labelWidth = 190, barMax = 560, width = 860
+        let rowHeight = 26
+        let labelWidth = 190
+        let barMax = 560
+        let width = 860
         let height = kinds.count * rowHeight + 10
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"drift kinds\">\n"
+        var svg =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"drift kinds\">\n"
         for (i, kind) in kinds.enumerated() {
             let count = drift[kind] ?? 0
             let y = 5 + i * rowHeight
@@ -123,29 +132,43 @@ public enum SummaryHTML {
     static func revenueChart(_ points: [RunHistoryPoint], currency: String, currentRunID: String) -> String {
         let values = points.map { Double(FinanceCSV.decimalString($0.atRisk[currency] ?? 0)) ?? 0 }
         let maxValue = max(values.max() ?? 0, 0.01)
-        let width = 860, height = 260, left = 70, top = 24, plotHeight = 180, plotWidth = 770
+        let width = 860
+        let height = 260
+        let left = 70
+        let top = 24
+        let plotHeight = 180
+        let plotWidth = 770
         let slot = Double(plotWidth) / Double(max(points.count, 1))
         let barWidth = max(4, min(36, slot - 6))
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"revenue at risk \(esc(currency))\">\n"
+        var svg =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"revenue at risk \(esc(currency))\">\n"
         svg += "<text x=\"0\" y=\"14\" font-size=\"13\" font-weight=\"600\" fill=\"#1d2430\">\(esc(currency))</text>\n"
         let baseline = top + plotHeight
         svg += "<line x1=\"\(left)\" y1=\"\(baseline)\" x2=\"\(left + plotWidth)\" y2=\"\(baseline)\" stroke=\"#9aa5b5\"/>"
         svg += "<line x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(baseline)\" stroke=\"#9aa5b5\"/>\n"
-        svg += "<text x=\"\(left - 6)\" y=\"\(top + 4)\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6575\">\(esc(format(maxValue)))</text>"
+        svg +=
+            "<text x=\"\(left - 6)\" y=\"\(top + 4)\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6575\">\(esc(format(maxValue)))</text>"
         svg += "<text x=\"\(left - 6)\" y=\"\(baseline + 4)\" font-size=\"11\" text-anchor=\"end\" fill=\"#5b6575\">0</text>\n"
         let labelEvery = points.count > 15 ? 2 : 1
         for (i, point) in points.enumerated() {
             let x = Double(left) + slot * Double(i) + (slot - barWidth) / 2
             let barHeight = values[i] / maxValue * Double(plotHeight)
             let color = point.runID == currentRunID ? "#d64545" : "#e39a2d"
-            svg += String(format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\">", x, Double(baseline) - barHeight, barWidth, max(barHeight, 0.5), color)
-            svg += "<title>\(esc(point.runID)): \(esc(FinanceCSV.decimalString(point.atRisk[currency] ?? 0))) \(esc(currency))</title></rect>"
+            svg += String(
+                format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\">", x, Double(baseline) - barHeight,
+                barWidth, max(barHeight, 0.5), color)
+            svg +=
+                "<title>\(esc(point.runID)): \(esc(FinanceCSV.decimalString(point.atRisk[currency] ?? 0))) \(esc(currency))</title></rect>"
             let center = x + barWidth / 2
             if values[i] > 0 {
-                svg += String(format: "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#1d2430\">%@</text>", center, Double(baseline) - barHeight - 4, esc(format(values[i])))
+                svg += String(
+                    format: "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#1d2430\">%@</text>", center,
+                    Double(baseline) - barHeight - 4, esc(format(values[i])))
             }
             if (points.count - 1 - i) % labelEvery == 0 {
-                svg += String(format: "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" fill=\"#5b6575\">%@</text>", center, baseline + 16, esc(day(point.startedAt)))
+                svg += String(
+                    format: "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\" fill=\"#5b6575\">%@</text>", center,
+                    baseline + 16, esc(day(point.startedAt)))
             }
             svg += "\n"
         }

@@ -12,15 +12,20 @@ public enum SummaryMarkdown {
         lines.append("**\(headline(s))**\(dry)")
         lines.append("")
         lines.append("- \(s.mode) run as of \(s.asOf), shard \(s.shard), took \(String(format: "%.1f", s.timings.totalSeconds)) s")
-        lines.append("- \(s.candidates) users checked, \(s.applied) rows corrected, errors: \(s.errors), left to webhooks that wrote first: \(s.concurrentUpdates)")
+        lines.append(
+            "- \(s.candidates) users checked, \(s.applied) rows corrected, errors: \(s.errors), left to webhooks that wrote first: \(s.concurrentUpdates)"
+        )
         lines.append("- actions: \(nonzero(s.actions, order: Action.allCases.map(\.rawValue)))")
         lines.append("- drift: \(nonzero(s.drift.filter { $0.key != Drift.inSync.rawValue }, order: Drift.allCases.map(\.rawValue)))")
         lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")
-        let requests = s.requests.sorted { $0.key < $1.key }.map { "\(inline($0.key)) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)" }
+        let requests = s.requests.sorted { $0.key < $1.key }.map {
+            "\(inline($0.key)) \($0.value.requests) (\($0.value.rateLimited) × 429, \($0.value.failures) failed)"
+        }
         lines.append("- requests: \(requests.isEmpty ? "none" : requests.joined(separator: ", "))")
         for down in s.sourcesDown ?? [] {
             lines.append(
-                "- **source down: \(oneLine(down.source))** since \(down.since): \(oneLine(down.reason)); its remaining users were not asked (fetch_error)")
+                "- **source down: \(oneLine(down.source))** since \(down.since): \(oneLine(down.reason)); its remaining users were not asked (fetch_error)"
+            )
         }
         if let valve = s.valve {
             lines.append(
@@ -32,12 +37,15 @@ public enum SummaryMarkdown {
             lines.append("")
             lines.append("## Finance (source prices only)")
             lines.append("")
-            lines.append("| store | currency | money | refunds (paid) | billing issue (at risk, next renewal) | restored (next renewal) | unknown price |")
+            lines.append(
+                "| store | currency | money | refunds (paid) | billing issue (at risk, next renewal) | restored (next renewal) | unknown price |"
+            )
             lines.append("| --- | --- | --- | --- | --- | --- | --- |")
             for b in buckets {
                 let unknown = b.refunds.unknownPrice + b.billingIssueAtRisk.unknownPrice + b.restored.unknownPrice
                 lines.append(
-                    "| \(cell(b.store)) | \(cell(b.currency)) | \(FinanceCSV.groupWords(b.group)) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |")
+                    "| \(cell(b.store)) | \(cell(b.currency)) | \(FinanceCSV.groupWords(b.group)) | \(figure(b.refunds)) | \(figure(b.billingIssueAtRisk)) | \(figure(b.restored)) | \(unknown) |"
+                )
             }
         }
         if let review = s.refundReview {
@@ -60,7 +68,8 @@ public enum SummaryMarkdown {
     public static func headline(_ s: RunSummary) -> String {
         switch s.status {
         case "valve_tripped": "Safety valve tripped: nothing was applied; review drift.csv before rerunning."
-        case "completed_with_errors": "Completed with \(s.errors) user error\(s.errors == 1 ? "" : "s") (left untouched, listed in drift.csv)."
+        case "completed_with_errors":
+            "Completed with \(s.errors) user error\(s.errors == 1 ? "" : "s") (left untouched, listed in drift.csv)."
         case "completed": "Completed: every candidate processed."
         default: "Status: \(s.status)."
         }

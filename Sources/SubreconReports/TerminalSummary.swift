@@ -10,7 +10,8 @@ public enum TerminalSummary {
         }
         var lines: [String] = []
         lines.append("run \(s.runID) (\(s.mode), as of \(s.asOf), shard \(s.shard)\(s.dryRun ? ", dry run" : "")): \(s.status)")
-        lines.append("  candidates  \(s.candidates)   applied \(s.applied)   errors \(s.errors)   concurrent updates \(s.concurrentUpdates)")
+        lines.append(
+            "  candidates  \(s.candidates)   applied \(s.applied)   errors \(s.errors)   concurrent updates \(s.concurrentUpdates)")
         lines.append("  actions     \(nonzero(s.actions))")
         lines.append("  drift       \(nonzero(s.drift))")
         lines.append("  intents     queued \(s.intentsQueued), already queued before \(s.intentsDeduplicated)")

@@ -33,7 +33,9 @@ public struct PrometheusTextParser: Sendable {
                 let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
                 guard parts.count >= 3, Self.isMetricName(parts[2]) else { throw fail("bad metric name") }
                 if parts[1] == "TYPE" {
-                    guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else { throw fail("bad type") }
+                    guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else {
+                        throw fail("bad type")
+                    }
                     guard types[parts[2]] == nil else { throw fail("second TYPE") }
                     types[parts[2]] = parts[3]
                 }
@@ -57,8 +59,12 @@ public struct PrometheusTextParser: Sendable {
     }
 
     static func isMetricName(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, first == "_" || first == ":" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return s.unicodeScalars.allSatisfy { $0 == "_" || $0 == ":" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        guard let first = s.unicodeScalars.first, first == "_" || first == ":" || (first.isASCII && first.properties.isAlphabetic) else {
+            return false
+        }
+        return s.unicodeScalars.allSatisfy {
+            $0 == "_" || $0 == ":" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+        }
     }
 
     static func isLabelName(_ s: String) -> Bool { isMetricName(s) && !s.contains(":") }
@@ -67,14 +73,20 @@ public struct PrometheusTextParser: Sendable {
         var chars = Array(line)
         var i = 0
         var name = ""
-        while i < chars.count, chars[i] != "{", chars[i] != " " { name.append(chars[i]); i += 1 }
+        while i < chars.count, chars[i] != "{", chars[i] != " " {
+            name.append(chars[i])
+            i += 1
+        }
         guard isMetricName(name) else { throw fail("bad metric name") }
         var labels: [String: String] = [:]
         if i < chars.count, chars[i] == "{" {
             i += 1
             while i < chars.count, chars[i] != "}" {
                 var key = ""
-                while i < chars.count, chars[i] != "=" { key.append(chars[i]); i += 1 }
+                while i < chars.count, chars[i] != "=" {
+                    key.append(chars[i])
+                    i += 1
+                }
                 guard isLabelName(key), i + 1 < chars.count, chars[i + 1] == "\"" else { throw fail("bad label name") }
                 i += 2
                 var value = ""

@@ -97,7 +97,9 @@ extension TestDatabase {
     public static func statements(ofScript script: String) -> [String] {
         var statements: [String] = []
         var current = ""
-        var inQuote = false, inDollar = false, inComment = false
+        var inQuote = false
+        var inDollar = false
+        var inComment = false
         let characters = Array(script)
         var index = 0
         while index < characters.count {

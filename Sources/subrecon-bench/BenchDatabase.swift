@@ -3,8 +3,8 @@ import Logging
 import PostgresNIO
 import Subrecon
 import SubreconCore
-import SubreconDemo
 import SubreconDatabase
+import SubreconDemo
 
 /// The benchmark's PostgreSQL: `DATABASE_URL` if given, else a throwaway local cluster; always a schema of its
 /// own (`subrecon_bench_<random>`, dropped at the end) so an existing database is never touched.
@@ -64,7 +64,9 @@ struct BenchDatabase {
         }
     }
 
-    func withDatabase<T: Sendable>(logger: Logger, _ body: @Sendable (SubscriptionDatabase, PostgresClient) async throws -> T) async throws -> T {
+    func withDatabase<T: Sendable>(logger: Logger, _ body: @Sendable (SubscriptionDatabase, PostgresClient) async throws -> T) async throws
+        -> T
+    {
         try await withClient(logger: logger) { client in try await body(SubscriptionDatabase(client: client, logger: logger), client) }
     }
 

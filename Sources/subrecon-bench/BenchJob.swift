@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import Subrecon
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 
 /// What one measured run of the job reports back from its own process.
 struct JobMeasurement: Codable, Sendable {

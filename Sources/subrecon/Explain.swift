@@ -7,7 +7,9 @@ import SubreconCore
 struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask every configured source about one user, exactly as a run would, and explain the verdict (changes nothing).",
-        discussion: "Exit 0, 1 when a source errored, 66 when the user has no row. With --json, stdout holds exactly one JSON document; logs go to stderr.")
+        discussion:
+            "Exit 0, 1 when a source errored, 66 when the user has no row. With --json, stdout holds exactly one JSON document; logs go to stderr."
+    )
 
     @Argument(help: "The user's id (users.id).") var userID: String
     @Option(help: "The instant to judge by (ISO 8601); default now.") var asOf: String?

@@ -3,9 +3,9 @@ import Foundation
 import Logging
 import Subrecon
 import SubreconCore
+import SubreconDatabase
 import SubreconDemo
 import SubreconReports
-import SubreconDatabase
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Scan candidates, re-validate, apply, report (SPEC 5).")
@@ -28,7 +28,10 @@ struct Run: AsyncParsableCommand {
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
     @Option(help: "Rolling sweep: every tier holder is re-validated at least once every D nights (0 = off).")
     var sweepDays: Int = 30
-    @Option(help: "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back (3 days on a feed's first run).")
+    @Option(
+        help:
+            "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back (3 days on a feed's first run)."
+    )
     var feedsSince: String?
     @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")
     var metricsFile: String?
@@ -36,7 +39,10 @@ struct Run: AsyncParsableCommand {
     var pushgatewayURL: String?
     @Option(help: "RevenueCat requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
-    @Option(help: "App Store Server API requests per second for the whole app; a --shard I/N run takes 1/N (default 50 production, 5 sandbox; 0 = unlimited).")
+    @Option(
+        help:
+            "App Store Server API requests per second for the whole app; a --shard I/N run takes 1/N (default 50 production, 5 sandbox; 0 = unlimited)."
+    )
     var appStoreRps: Double?
     @Option(help: "Google Play Developer API requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var googlePlayRps: Double = RunOptions.defaultGooglePlayRequestsPerSecond
@@ -79,17 +85,17 @@ struct Run: AsyncParsableCommand {
         let dates = [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore), ("--feeds-since", feedsSince)]
         var checks: [String?] = dates.map { name, value in value.flatMap { R.dateProblem(name, $0) } }
         checks += [
-                R.problem("--concurrency", concurrency, R.concurrency), limit.flatMap { R.problem("--limit", $0, R.limit) },
-                R.problem("--lookback-days", lookbackDays, R.lookbackDays), R.problem("--sweep-days", sweepDays, R.sweepDays),
-                R.problem("--max-downgrade-ratio", maxDowngradeRatio, R.maxDowngradeRatio),
-                R.problem("--user-timeout", userTimeout, R.userTimeoutSeconds),
-                R.problem("--feed-timeout", feedTimeout, R.userTimeoutSeconds),
-                R.problem("--revenuecat-rps", revenuecatRps, R.requestsPerSecond),
-                appStoreRps.flatMap { R.problem("--app-store-rps", $0, R.requestsPerSecond) },
-                R.problem("--google-play-rps", googlePlayRps, R.requestsPerSecond),
-                R.problem("--stripe-rps", stripeRps, R.requestsPerSecond),
-                R.problem("--refund-review-count", refundReviewCount, R.refundReviewCount),
-                R.problem("--refund-review-days", refundReviewDays, R.refundReviewDays),
+            R.problem("--concurrency", concurrency, R.concurrency), limit.flatMap { R.problem("--limit", $0, R.limit) },
+            R.problem("--lookback-days", lookbackDays, R.lookbackDays), R.problem("--sweep-days", sweepDays, R.sweepDays),
+            R.problem("--max-downgrade-ratio", maxDowngradeRatio, R.maxDowngradeRatio),
+            R.problem("--user-timeout", userTimeout, R.userTimeoutSeconds),
+            R.problem("--feed-timeout", feedTimeout, R.userTimeoutSeconds),
+            R.problem("--revenuecat-rps", revenuecatRps, R.requestsPerSecond),
+            appStoreRps.flatMap { R.problem("--app-store-rps", $0, R.requestsPerSecond) },
+            R.problem("--google-play-rps", googlePlayRps, R.requestsPerSecond),
+            R.problem("--stripe-rps", stripeRps, R.requestsPerSecond),
+            R.problem("--refund-review-count", refundReviewCount, R.refundReviewCount),
+            R.problem("--refund-review-days", refundReviewDays, R.refundReviewDays),
         ]
         return checks.compactMap { $0 }.first
     }
@@ -134,7 +140,8 @@ struct Run: AsyncParsableCommand {
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
             await MetricsPublisher.publish(
-                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? runOptions.shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? runOptions.shard, metricsFile: metricsFile,
+                pushgatewayURL: pushgatewayURL,
                 credentials: pushCredentials, logger: logger)
             return result.exitStatus
         }
@@ -160,7 +167,9 @@ struct Report: AsyncParsableCommand {
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The embedded default: a throwaway PostgreSQL and local store simulators, sample users, a run with every source and one without RevenueCat.")
+        abstract:
+            "The embedded default: a throwaway PostgreSQL and local store simulators, sample users, a run with every source and one without RevenueCat."
+    )
 
     @Option(help: "Where the demo's run folder is written.") var reportDir: String = "reports"
     @Flag(help: "Keep the throwaway database running and print how to reach it.") var keep = false

@@ -1,7 +1,7 @@
-import SubreconCore
 import Dispatch
 import Foundation
 import Subrecon
+import SubreconCore
 import Synchronization
 
 /// SIGTERM / SIGINT stop the job cleanly: the first signal asks `stop` to end the run (in-flight lookups are
@@ -36,7 +36,7 @@ enum Signals {
             source.resume()
             sources.append(source)
         }
-        defer { sources.forEach { $0.cancel() } }
+        defer { for source in sources { source.cancel() } }
         return try await body()
     }
 

@@ -9,7 +9,8 @@ struct SubreconCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subrecon",
         abstract: "Keeps subscription tiers in PostgreSQL true to RevenueCat and the App Store.",
-        discussion: "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 69 unavailable, 75 stopped (resume it), 78 configuration.",
+        discussion:
+            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 69 unavailable, 75 stopped (resume it), 78 configuration.",
         subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self]
     )
 }

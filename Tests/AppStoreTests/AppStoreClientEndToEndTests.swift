@@ -207,7 +207,9 @@ struct AppStoreClientEndToEndTests {
         await harness.stop()
     }
 
-    @Test("a forged or tampered signature is a verification error, never a fact", arguments: [AppStoreFault.forgedSignature, .tamperedPayload])
+    @Test(
+        "a forged or tampered signature is a verification error, never a fact",
+        arguments: [AppStoreFault.forgedSignature, .tamperedPayload])
     func forged(_ fault: AppStoreFault) async throws {
         let harness = try await AppStoreHarness(scenarios: [Self.scenario("801", status: 1, expiresIn: Self.day)])
         await harness.simulator.setFault(fault, for: "801")

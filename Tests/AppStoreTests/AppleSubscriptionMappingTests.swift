@@ -130,7 +130,8 @@ struct AppleSubscriptionMappingTests {
     @Test("a status Apple does not document is not believed")
     func unknownStatus() {
         #expect(throws: AppleStatusContradiction.self) {
-            try AppleSubscriptionMapping.purchaseFact(status: 9, transaction: Self.transaction(status: 9, expiresIn: 5 * Self.day), renewal: nil)
+            try AppleSubscriptionMapping.purchaseFact(
+                status: 9, transaction: Self.transaction(status: 9, expiresIn: 5 * Self.day), renewal: nil)
         }
     }
 
@@ -165,25 +166,34 @@ struct AppleFinanceMappingTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "normal: paid and renewal each from its own field", price: 9_990, currency: "USD", renewalPrice: 12_990,
-             renewalCurrency: "USD", ownership: "PURCHASED", paid: "9.99", renewal: "12.99", expectedOwnership: .purchased, period: .normal),
-        Case(name: "introductory offer: the offer price was paid, the renewal price is next", price: 990, currency: "USD",
-             renewalPrice: 9_990, renewalCurrency: "USD", ownership: "PURCHASED", offerType: 1, offerDiscountType: "PAY_AS_YOU_GO",
-             paid: "0.99", renewal: "9.99", expectedOwnership: .purchased, period: .intro),
-        Case(name: "free trial", price: 0, currency: "USD", renewalPrice: 9_990, renewalCurrency: "USD", offerType: 1,
-             offerDiscountType: "FREE_TRIAL", paid: "0", renewal: "9.99", period: .trial),
-        Case(name: "family shared", price: 9_990, currency: "USD", renewalPrice: 9_990, renewalCurrency: "USD", ownership: "FAMILY_SHARED",
-             paid: "9.99", renewal: "9.99", expectedOwnership: .familyShared, period: .normal),
-        Case(name: "missing currency: no price", price: 9_990, currency: nil, renewalPrice: 9_990, renewalCurrency: nil,
-             paid: nil, renewal: nil, period: .normal),
-        Case(name: "no renewal info price: renewal unknown, paid kept apart", price: 9_990, currency: "EUR",
-             paid: "9.99", renewal: nil, period: .normal),
-        Case(name: "JPY milliunits", price: 1_200_000, currency: "JPY", renewalPrice: 1_200_000, renewalCurrency: "JPY",
-             paid: "1200", renewal: "1200", period: .normal),
-        Case(name: "KWD milliunits", price: 3_500, currency: "KWD", renewalPrice: 3_500, renewalCurrency: "KWD",
-             paid: "3.5", renewal: "3.5", period: .normal),
-        Case(name: "zero price stated", price: 0, currency: "USD", renewalPrice: 0, renewalCurrency: "USD", paid: "0", renewal: "0",
-             period: .normal),
+        Case(
+            name: "normal: paid and renewal each from its own field", price: 9_990, currency: "USD", renewalPrice: 12_990,
+            renewalCurrency: "USD", ownership: "PURCHASED", paid: "9.99", renewal: "12.99", expectedOwnership: .purchased, period: .normal),
+        Case(
+            name: "introductory offer: the offer price was paid, the renewal price is next", price: 990, currency: "USD",
+            renewalPrice: 9_990, renewalCurrency: "USD", ownership: "PURCHASED", offerType: 1, offerDiscountType: "PAY_AS_YOU_GO",
+            paid: "0.99", renewal: "9.99", expectedOwnership: .purchased, period: .intro),
+        Case(
+            name: "free trial", price: 0, currency: "USD", renewalPrice: 9_990, renewalCurrency: "USD", offerType: 1,
+            offerDiscountType: "FREE_TRIAL", paid: "0", renewal: "9.99", period: .trial),
+        Case(
+            name: "family shared", price: 9_990, currency: "USD", renewalPrice: 9_990, renewalCurrency: "USD", ownership: "FAMILY_SHARED",
+            paid: "9.99", renewal: "9.99", expectedOwnership: .familyShared, period: .normal),
+        Case(
+            name: "missing currency: no price", price: 9_990, currency: nil, renewalPrice: 9_990, renewalCurrency: nil,
+            paid: nil, renewal: nil, period: .normal),
+        Case(
+            name: "no renewal info price: renewal unknown, paid kept apart", price: 9_990, currency: "EUR",
+            paid: "9.99", renewal: nil, period: .normal),
+        Case(
+            name: "JPY milliunits", price: 1_200_000, currency: "JPY", renewalPrice: 1_200_000, renewalCurrency: "JPY",
+            paid: "1200", renewal: "1200", period: .normal),
+        Case(
+            name: "KWD milliunits", price: 3_500, currency: "KWD", renewalPrice: 3_500, renewalCurrency: "KWD",
+            paid: "3.5", renewal: "3.5", period: .normal),
+        Case(
+            name: "zero price stated", price: 0, currency: "USD", renewalPrice: 0, renewalCurrency: "USD", paid: "0", renewal: "0",
+            period: .normal),
     ]
 
     @Test("transaction price vs renewal price", arguments: cases)

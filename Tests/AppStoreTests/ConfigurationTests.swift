@@ -39,7 +39,9 @@ struct ConfigurationTests {
         #expect(configuration.description.contains("<redacted>"))
         #expect(!String(describing: try AppStoreJWTSigner(configuration: configuration)).contains(body))
         let error = #expect(throws: AppStoreConfigurationError.self) {
-            try AppStoreJWTSigner(issuerID: "i", keyID: "k", bundleID: "b", privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nsecretstuff\n-----END PRIVATE KEY-----")
+            try AppStoreJWTSigner(
+                issuerID: "i", keyID: "k", bundleID: "b",
+                privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nsecretstuff\n-----END PRIVATE KEY-----")
         }
         #expect(error == .invalidPrivateKey)
         #expect(!(error?.description.contains("secretstuff") ?? true))

@@ -6,7 +6,8 @@ import Testing
 
 @Suite("Apple bodies, JWS payloads and receipts from a hostile peer: numbers out of range, NUL, invalid UTF-8")
 struct HostileAppleDecodingTests {
-    @Test("payload dates outside 1970...9999 (huge, negative, 1e300) are a decoding error, never a trap downstream",
+    @Test(
+        "payload dates outside 1970...9999 (huge, negative, 1e300) are a decoding error, never a trap downstream",
         arguments: ["1e300", "-1", "253402300800000", "1e19", "-9223372036854775808"])
     func transactionDates(value: String) {
         let body = Data(#"{"productId":"p","expiresDate":\#(value)}"#.utf8)
@@ -33,10 +34,12 @@ struct HostileAppleDecodingTests {
         #expect(huge?.errorCode == nil, "an error code beyond Int64 is no error code")
     }
 
-    @Test("receipt millisecond strings: overflow, signs and out-of-range values are unknown", arguments: [
-        ("1772302931000", true), ("99999999999999999999", false), ("-9223372036854775808", false),
-        ("9223372036854775807", false), ("1e19", false), (" 1772302931000", false), ("", false),
-    ])
+    @Test(
+        "receipt millisecond strings: overflow, signs and out-of-range values are unknown",
+        arguments: [
+            ("1772302931000", true), ("99999999999999999999", false), ("-9223372036854775808", false),
+            ("9223372036854775807", false), ("1e19", false), (" 1772302931000", false), ("", false),
+        ])
     func receiptMilliseconds(text: String, valid: Bool) {
         #expect((ReceiptMapping.date(text) != nil) == valid)
     }

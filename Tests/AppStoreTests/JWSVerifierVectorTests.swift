@@ -58,7 +58,10 @@ struct JWSVerifierVectorTests {
         let error = await #expect(throws: JWSVerificationError.self) {
             try await verifier.verify(try Vectors.signedData("missingX5CHeaderClaim"), as: JWSSignedDate.self, now: .vectorValidationTime)
         }
-        guard case .invalidFormat? = error else { Issue.record("expected invalidFormat, got \(String(describing: error))"); return }
+        guard case .invalidFormat? = error else {
+            Issue.record("expected invalidFormat, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test("strings that are not compact JWS are format errors", arguments: ["a.b.c.d", "a.b.c", "", "abc"])
@@ -66,14 +69,18 @@ struct JWSVerifierVectorTests {
         let error = await #expect(throws: JWSVerificationError.self) {
             try await verifier.verify(input, as: JWSSignedDate.self, now: .vectorValidationTime)
         }
-        guard case .invalidFormat? = error else { Issue.record("expected invalidFormat, got \(String(describing: error))"); return }
+        guard case .invalidFormat? = error else {
+            Issue.record("expected invalidFormat, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test("test-signed data does not verify against the real Apple Root CA - G3")
     func realRootRejectsTestChain() async throws {
         let production = JWSVerifier(rootCertificates: [try AppStoreConfiguration.appleRootCAG3()], bundleID: "com.example")
         await expectChainInvalid {
-            try await production.verifyTransaction(try Vectors.signedData("transactionInfo"), environment: .sandbox, now: .vectorValidationTime)
+            try await production.verifyTransaction(
+                try Vectors.signedData("transactionInfo"), environment: .sandbox, now: .vectorValidationTime)
         }
     }
 
@@ -90,13 +97,17 @@ struct JWSVerifierVectorTests {
     @Test("a leaf without Apple's receipt-signing OID is rejected")
     func wrongLeafOID() async throws {
         let minted = try mint(leaf: "testInvalidOIDLeaf.pem", intermediate: "testIntermediate.pem")
-        await expectChainInvalid(mentioning: "6.11.1") { try await verifier.verify(minted, as: JWSSignedDate.self, now: .vectorValidationTime) }
+        await expectChainInvalid(mentioning: "6.11.1") {
+            try await verifier.verify(minted, as: JWSSignedDate.self, now: .vectorValidationTime)
+        }
     }
 
     @Test("an intermediate without Apple's WWDR OID is rejected")
     func wrongIntermediateOID() async throws {
         let minted = try mint(leaf: "testInvalidIntermediateLeaf.pem", intermediate: "testInvalidOIDIntermediate.pem")
-        await expectChainInvalid(mentioning: "6.2.1") { try await verifier.verify(minted, as: JWSSignedDate.self, now: .vectorValidationTime) }
+        await expectChainInvalid(mentioning: "6.2.1") {
+            try await verifier.verify(minted, as: JWSSignedDate.self, now: .vectorValidationTime)
+        }
     }
 
     @Test("a JWS minted with testLeaf.key and the PEM chain verifies, and tampering breaks it")

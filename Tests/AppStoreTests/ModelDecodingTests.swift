@@ -5,12 +5,14 @@ import Testing
 
 @Suite("App Store wire models")
 struct ModelDecodingTests {
-    @Test("error bodies decode, unknown codes kept raw", arguments: [
-        ("apiException.json", Int64(5_000_000), "An unknown error occurred."),
-        ("apiTooManyRequestsException.json", Int64(4_290_000), "Rate limit exceeded."),
-        ("apiUnknownError.json", Int64(9_990_000), nil),
-        ("transactionIdNotFoundError.json", Int64(4_040_010), "Transaction id not found."),
-    ] as [(String, Int64, String?)])
+    @Test(
+        "error bodies decode, unknown codes kept raw",
+        arguments: [
+            ("apiException.json", Int64(5_000_000), "An unknown error occurred."),
+            ("apiTooManyRequestsException.json", Int64(4_290_000), "Rate limit exceeded."),
+            ("apiUnknownError.json", Int64(9_990_000), nil),
+            ("transactionIdNotFoundError.json", Int64(4_040_010), "Transaction id not found."),
+        ] as [(String, Int64, String?)])
     func errorBodies(file: String, code: Int64, message: String?) throws {
         let payload = try JSONDecoder().decode(AppStoreErrorPayload.self, from: try Vectors.model(file))
         #expect(payload.errorCode == code)
@@ -20,7 +22,8 @@ struct ModelDecodingTests {
 
     @Test("getAllSubscriptionStatusesResponse.json decodes")
     func statusResponse() throws {
-        let response = try JSONDecoder.appStore.decode(StatusResponse.self, from: try Vectors.model("getAllSubscriptionStatusesResponse.json"))
+        let response = try JSONDecoder.appStore.decode(
+            StatusResponse.self, from: try Vectors.model("getAllSubscriptionStatusesResponse.json"))
         #expect(response.environment == "LocalTesting")
         #expect(response.bundleId == "com.example")
         #expect(response.appAppleId == 5_454_545)
@@ -33,7 +36,8 @@ struct ModelDecodingTests {
 
     @Test("the full signed transaction and renewal payloads decode with millisecond dates")
     func fullPayloads() throws {
-        let transaction = try JSONDecoder.appStore.decode(JWSTransactionDecodedPayload.self, from: try Vectors.model("signedTransaction.json"))
+        let transaction = try JSONDecoder.appStore.decode(
+            JWSTransactionDecodedPayload.self, from: try Vectors.model("signedTransaction.json"))
         #expect(transaction.originalTransactionId == "12345")
         #expect(transaction.transactionId == "23456")
         #expect(transaction.expiresDate == Date(timeIntervalSince1970: 1_698_149_000))

@@ -24,7 +24,8 @@ struct NotificationHistoryTests {
         // A type that does not change entitlement is not asked for (unless undelivered).
         await h.history.add(AppleHistoryNotification(type: "PRICE_INCREASE", originalTransactionID: "p1", sentAt: sent))
         // Outside the window.
-        await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "old", sentAt: Self.since.addingTimeInterval(-60)))
+        await h.history.add(
+            AppleHistoryNotification(type: "REFUND", originalTransactionID: "old", sentAt: Self.since.addingTimeInterval(-60)))
         let feed = try await h.client.notificationHistory(since: Self.since, until: Date()).get()
         await h.stop()
         #expect(Set(feed.entries.map(\.originalTransactionID)) == ["r0", "r1", "r2", "r3", "r4", "v1"])

@@ -27,7 +27,8 @@ struct ReceiptHarness {
     /// `split`: production and sandbox at distinct URLs (21007 → sandbox); otherwise one URL serves both.
     func verifier(secret: String = ReceiptHarness.secret, split: Bool = true) -> ReceiptVerifier {
         let configuration = ReceiptVerifierConfiguration(
-            sharedSecret: secret, bundleID: Self.bundleID, urlOverride: server.baseURL + (split ? "/production/verifyReceipt" : "/verifyReceipt"),
+            sharedSecret: secret, bundleID: Self.bundleID,
+            urlOverride: server.baseURL + (split ? "/production/verifyReceipt" : "/verifyReceipt"),
             sandboxURLOverride: split ? server.baseURL + "/sandbox/verifyReceipt" : nil,
             requestPolicy: SourceRequestPolicy(
                 maxBodyBytes: ReceiptVerifierConfiguration.defaultMaxBodyBytes, maxAttempts: 3, baseBackoff: .milliseconds(10)))
@@ -64,18 +65,23 @@ struct ReceiptVerifierTests {
         AppleReceiptScenario(
             receiptData: data, environment: environment,
             transactions: [
-                .init(originalTransactionID: "5000", transactionID: "5000", productID: "basic.monthly", purchaseDate: day(-62),
-                      expiresDate: day(-32)),
-                .init(originalTransactionID: "5000", transactionID: "5001", productID: "basic.monthly", purchaseDate: day(-32),
-                      expiresDate: day(-2)),
-                .init(originalTransactionID: "5000", transactionID: "5002", productID: "pro.monthly", purchaseDate: day(-2),
-                      expiresDate: day(28), isTrialPeriod: true),
-                .init(originalTransactionID: "6000", productID: "extra.monthly", purchaseDate: day(-40), expiresDate: day(-10),
-                      cancellationDate: day(-20)),
+                .init(
+                    originalTransactionID: "5000", transactionID: "5000", productID: "basic.monthly", purchaseDate: day(-62),
+                    expiresDate: day(-32)),
+                .init(
+                    originalTransactionID: "5000", transactionID: "5001", productID: "basic.monthly", purchaseDate: day(-32),
+                    expiresDate: day(-2)),
+                .init(
+                    originalTransactionID: "5000", transactionID: "5002", productID: "pro.monthly", purchaseDate: day(-2),
+                    expiresDate: day(28), isTrialPeriod: true),
+                .init(
+                    originalTransactionID: "6000", productID: "extra.monthly", purchaseDate: day(-40), expiresDate: day(-10),
+                    cancellationDate: day(-20)),
             ],
             renewals: [
-                .init(originalTransactionID: "5000", productID: "pro.monthly", autoRenew: true, isInBillingRetryPeriod: true,
-                      gracePeriodExpiresDate: day(5)),
+                .init(
+                    originalTransactionID: "5000", productID: "pro.monthly", autoRenew: true, isInBillingRetryPeriod: true,
+                    gracePeriodExpiresDate: day(5)),
                 .init(originalTransactionID: "6000", productID: "extra.monthly", autoRenew: false, expirationIntent: 1),
             ])
     }

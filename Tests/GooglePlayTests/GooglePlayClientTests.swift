@@ -68,7 +68,10 @@ struct GooglePlayClientTests {
             await loop.simulator.setPurchase(Self.active, token: "tok")
             await loop.simulator.setFault(.status(401), token: "tok", times: 2)
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure, got \(result)"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure, got \(result)")
+                return
+            }
             #expect(error.kind == .fetch)
             #expect(error.origin == .googlePlay)
             #expect(error.message.contains("401"))
@@ -84,7 +87,10 @@ struct GooglePlayClientTests {
         try await PlayLoopback.run { loop in
             await loop.simulator.setTokenEndpointFault(status: 400, times: 1)
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("OAuth token endpoint"))
             #expect(error.message.contains("HTTP 400"))
             #expect(!error.message.contains("eyJ"))  // no assertion
@@ -97,7 +103,10 @@ struct GooglePlayClientTests {
         try await PlayLoopback.run(signingKeyPEM: other.privateKeyPEM) { loop in
             await loop.simulator.setPurchase(Self.active, token: "tok")
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("HTTP 400 (invalid_grant)"))
             let counters = await loop.simulator.counters()
             #expect(counters.assertionsRefused == 1 && counters.tokensIssued == 0 && counters.apiRequests == 0)
@@ -120,7 +129,10 @@ struct GooglePlayClientTests {
         try await PlayLoopback.run { loop in
             await loop.simulator.setFault(.rateLimited(retryAfter: "3600"), token: "tok")
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("429"))
         }
     }
@@ -131,7 +143,10 @@ struct GooglePlayClientTests {
             await loop.simulator.setPurchase(Self.active, token: "tok")
             await loop.simulator.setFault(.status(500), token: "bad")
             let result = await loop.client.storeFacts(token: "bad", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("gave up after 3 attempts"))
             #expect(error.message.contains("HTTP 500"))
             await loop.simulator.setFault(.status(503), token: "tok", times: 1)
@@ -145,7 +160,10 @@ struct GooglePlayClientTests {
         try await PlayLoopback.run { loop in
             await loop.simulator.setFault(.status(403), token: "tok")
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("HTTP 403 (PERMISSION_DENIED)"))
             #expect(await loop.simulator.counters().apiRequests == 1)
         }
@@ -156,12 +174,18 @@ struct GooglePlayClientTests {
         try await PlayLoopback.run { loop in
             await loop.simulator.setFault(.malformedJSON, token: "tok")
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("malformed"))
             await loop.simulator.setPurchase(
                 .single("SUBSCRIPTION_STATE_UNSPECIFIED", product: "p", start: day(-1), expiry: day(1)), token: "odd")
             let odd = await loop.client.storeFacts(token: "odd", productHint: nil)
-            guard case .failure(let oddError) = odd else { Issue.record("expected a failure"); return }
+            guard case .failure(let oddError) = odd else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(oddError.message.contains("SUBSCRIPTION_STATE_UNSPECIFIED"))
         }
     }
@@ -172,7 +196,10 @@ struct GooglePlayClientTests {
             let body = Data(#"{"error":{"code":404,"message":"No application","errors":[{"reason":"applicationNotFound"}]}}"#.utf8)
             await loop.simulator.setFault(.raw(status: 404, headers: [:], body: body), token: "tok")
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("GOOGLE_PLAY_PACKAGE_NAME"))
         }
     }
@@ -183,7 +210,10 @@ struct GooglePlayClientTests {
             await loop.simulator.setPurchase(Self.active, token: "tok")
             await loop.simulator.setFault(.trickle(pause: .milliseconds(50)), token: "tok")
             let result = await loop.client.storeFacts(token: "tok", productHint: nil)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.message.contains("timed out"))
         }
     }

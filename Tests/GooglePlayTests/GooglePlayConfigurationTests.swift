@@ -42,18 +42,23 @@ struct GooglePlayConfigurationTests {
     }
 
     static let malformed: [(KeyText, GooglePlayConfigurationError)] = [
-            (KeyText(json: "not json at all"), GooglePlayConfigurationError.notJSON),
-            (KeyText(json: "[1, 2]"), .notJSON),
-            (keyJSON { $0["client_email"] = nil }, .missingField("client_email")),
-            (keyJSON { $0["private_key"] = nil }, .missingField("private_key")),
-            (keyJSON { $0["token_uri"] = nil }, .missingField("token_uri")),
-            (keyJSON { $0["type"] = nil }, .missingField("type")),
-            (keyJSON { $0["client_email"] = 42 }, .missingField("client_email")),
-            (keyJSON { $0["type"] = "authorized_user" }, .wrongType("authorized_user")),
-            (keyJSON { $0["token_uri"] = "not a url" }, .invalidTokenURI),
-            (keyJSON { $0["token_uri"] = "ftp://example.com/token" }, .invalidTokenURI),
-            (keyJSON { $0["private_key"] = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n" }, .invalidPrivateKey),
-            (keyJSON { $0["private_key"] = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgevZzL1gdAFr88hb2\nOF/2NxApJCzGCEDdfSp6VQO30hyhRANCAAQRWz+jn65BtOMvdyHKcvjBeBSDZH2r\n1RTwjmYSi9R/zpBnuQ4EiMnCqfMPWiZqB4QdbAd0E7oH50VpuZ1P087G\n-----END PRIVATE KEY-----\n" }, .invalidPrivateKey),
+        (KeyText(json: "not json at all"), GooglePlayConfigurationError.notJSON),
+        (KeyText(json: "[1, 2]"), .notJSON),
+        (keyJSON { $0["client_email"] = nil }, .missingField("client_email")),
+        (keyJSON { $0["private_key"] = nil }, .missingField("private_key")),
+        (keyJSON { $0["token_uri"] = nil }, .missingField("token_uri")),
+        (keyJSON { $0["type"] = nil }, .missingField("type")),
+        (keyJSON { $0["client_email"] = 42 }, .missingField("client_email")),
+        (keyJSON { $0["type"] = "authorized_user" }, .wrongType("authorized_user")),
+        (keyJSON { $0["token_uri"] = "not a url" }, .invalidTokenURI),
+        (keyJSON { $0["token_uri"] = "ftp://example.com/token" }, .invalidTokenURI),
+        (keyJSON { $0["private_key"] = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n" }, .invalidPrivateKey),
+        (
+            keyJSON {
+                $0["private_key"] =
+                    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgevZzL1gdAFr88hb2\nOF/2NxApJCzGCEDdfSp6VQO30hyhRANCAAQRWz+jn65BtOMvdyHKcvjBeBSDZH2r\n1RTwjmYSi9R/zpBnuQ4EiMnCqfMPWiZqB4QdbAd0E7oH50VpuZ1P087G\n-----END PRIVATE KEY-----\n"
+            }, .invalidPrivateKey
+        ),
     ]
 
     @Test("a malformed key is an error naming what is wrong, never echoing the key", arguments: malformed)

@@ -114,8 +114,13 @@ struct GooglePlayMappingTests {
 
     @Test("testPurchase present is a sandbox purchase; absent is production; a prepaid plan is non-renewing")
     func sandboxAndPrepaid() throws {
-        #expect(try GooglePlayMapping.storeFacts(Self.purchase("SUBSCRIPTION_STATE_ACTIVE", test: true), token: "t")[0].purchase.isSandbox == true)
-        let decoded = try GoogleJSON.subscription(Data(#"{"subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","testPurchase":{},"lineItems":[{"productId":"p","expiryTime":"2026-07-01T00:00:00Z"}]}"#.utf8))
+        #expect(
+            try GooglePlayMapping.storeFacts(Self.purchase("SUBSCRIPTION_STATE_ACTIVE", test: true), token: "t")[0].purchase.isSandbox
+                == true)
+        let decoded = try GoogleJSON.subscription(
+            Data(
+                #"{"subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","testPurchase":{},"lineItems":[{"productId":"p","expiryTime":"2026-07-01T00:00:00Z"}]}"#
+                    .utf8))
         #expect(decoded.isTestPurchase)
         #expect(try GooglePlayMapping.storeFacts(decoded, token: "t")[0].purchase.isSandbox == true)
         let prepaid = try GooglePlayMapping.storeFacts(Self.purchase("SUBSCRIPTION_STATE_ACTIVE", prepaid: true), token: "t")[0].purchase
@@ -125,19 +130,19 @@ struct GooglePlayMappingTests {
     }
 
     static let moneyTable: [(GoogleMoney, Decimal?)] = [
-            (GoogleMoney(currencyCode: "USD", units: "9", nanos: 990_000_000), Decimal(string: "9.99")),
-            (GoogleMoney(currencyCode: "JPY", units: "1200", nanos: nil), Decimal(1200)),
-            (GoogleMoney(currencyCode: "USD", units: "0", nanos: 500_000), Decimal(string: "0.0005")),
-            (GoogleMoney(currencyCode: "USD", units: "9223372036854775807", nanos: 0), Decimal(string: "9223372036854775807")),
-            (GoogleMoney(currencyCode: "USD", units: "-1", nanos: -750_000_000), nil),
-            (GoogleMoney(currencyCode: "USD", units: "1", nanos: -5), nil),
-            (GoogleMoney(currencyCode: "USD", units: "1", nanos: 1_000_000_000), nil),
-            (GoogleMoney(currencyCode: "USD", units: "9.99", nanos: 0), nil),
-            (GoogleMoney(currencyCode: "USD", units: "99999999999999999999", nanos: 0), nil),
-            (GoogleMoney(currencyCode: nil, units: "9", nanos: 0), nil),
-            (GoogleMoney(currencyCode: "US", units: "9", nanos: 0), nil),
-            (GoogleMoney(currencyCode: "USD", units: nil, nanos: 990_000_000), nil),
-        ]
+        (GoogleMoney(currencyCode: "USD", units: "9", nanos: 990_000_000), Decimal(string: "9.99")),
+        (GoogleMoney(currencyCode: "JPY", units: "1200", nanos: nil), Decimal(1200)),
+        (GoogleMoney(currencyCode: "USD", units: "0", nanos: 500_000), Decimal(string: "0.0005")),
+        (GoogleMoney(currencyCode: "USD", units: "9223372036854775807", nanos: 0), Decimal(string: "9223372036854775807")),
+        (GoogleMoney(currencyCode: "USD", units: "-1", nanos: -750_000_000), nil),
+        (GoogleMoney(currencyCode: "USD", units: "1", nanos: -5), nil),
+        (GoogleMoney(currencyCode: "USD", units: "1", nanos: 1_000_000_000), nil),
+        (GoogleMoney(currencyCode: "USD", units: "9.99", nanos: 0), nil),
+        (GoogleMoney(currencyCode: "USD", units: "99999999999999999999", nanos: 0), nil),
+        (GoogleMoney(currencyCode: nil, units: "9", nanos: 0), nil),
+        (GoogleMoney(currencyCode: "US", units: "9", nanos: 0), nil),
+        (GoogleMoney(currencyCode: "USD", units: nil, nanos: 990_000_000), nil),
+    ]
 
     @Test("money is units + nanos / 1e9, exact; anything malformed is unknown, never guessed", arguments: moneyTable)
     func money(money: GoogleMoney, amount: Decimal?) {
@@ -152,11 +157,11 @@ struct GooglePlayMappingTests {
     }
 
     static let timeTable: [(String, Double?)] = [
-            ("2026-07-01T00:00:00Z", 1_782_864_000.0 as Double?), ("2026-07-01T00:00:00.5Z", 1_782_864_000.5),
-            ("2026-07-01T00:00:00.123456789Z", 1_782_864_000.123456789), ("2026-07-01T02:00:00+02:00", 1_782_864_000),
-            ("2026-07-01T02:00:00.250+02:00", 1_782_864_000.25), ("2026-07-01", nil), ("2026-07-01T00:00:00.Z", nil),
-            ("tomorrow", nil), ("", nil), ("1900-01-01T00:00:00Z", nil), ("12026-07-01T00:00:00Z", nil),
-        ]
+        ("2026-07-01T00:00:00Z", 1_782_864_000.0 as Double?), ("2026-07-01T00:00:00.5Z", 1_782_864_000.5),
+        ("2026-07-01T00:00:00.123456789Z", 1_782_864_000.123456789), ("2026-07-01T02:00:00+02:00", 1_782_864_000),
+        ("2026-07-01T02:00:00.250+02:00", 1_782_864_000.25), ("2026-07-01", nil), ("2026-07-01T00:00:00.Z", nil),
+        ("tomorrow", nil), ("", nil), ("1900-01-01T00:00:00Z", nil), ("12026-07-01T00:00:00Z", nil),
+    ]
 
     @Test("RFC 3339 times with or without fractional seconds, Z or an offset; anything else is unknown", arguments: timeTable)
     func times(text: String, seconds: Double?) {
@@ -168,10 +173,12 @@ struct GooglePlayMappingTests {
         }
     }
 
-    @Test("order ids lose their ..N renewal suffix in the alias", arguments: [
-        ("GPA.1234-5678-9012-34567..3", "GPA.1234-5678-9012-34567"), ("GPA.1234-5678-9012-34567", "GPA.1234-5678-9012-34567"),
-        ("GPA.1..x", "GPA.1..x"), ("..", ".."), ("GPA.9..12", "GPA.9"),
-    ])
+    @Test(
+        "order ids lose their ..N renewal suffix in the alias",
+        arguments: [
+            ("GPA.1234-5678-9012-34567..3", "GPA.1234-5678-9012-34567"), ("GPA.1234-5678-9012-34567", "GPA.1234-5678-9012-34567"),
+            ("GPA.1..x", "GPA.1..x"), ("..", ".."), ("GPA.9..12", "GPA.9"),
+        ])
     func orderBase(order: String, base: String) {
         #expect(GooglePlayMapping.orderBase(order) == base)
     }

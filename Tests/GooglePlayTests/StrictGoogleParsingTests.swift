@@ -11,21 +11,25 @@ struct StrictGoogleParsingTests {
         try JSONDecoder().decode(GoogleMoney.self, from: Data(json.utf8))
     }
 
-    @Test("nanos as a JSON number or a string of digits: 4.99 either way", arguments: [
-        #"{"currencyCode":"EUR","units":"4","nanos":990000000}"#, #"{"currencyCode":"EUR","units":"4","nanos":"990000000"}"#,
-        #"{"currencyCode":"EUR","units":4,"nanos":"990000000"}"#,
-    ])
+    @Test(
+        "nanos as a JSON number or a string of digits: 4.99 either way",
+        arguments: [
+            #"{"currencyCode":"EUR","units":"4","nanos":990000000}"#, #"{"currencyCode":"EUR","units":"4","nanos":"990000000"}"#,
+            #"{"currencyCode":"EUR","units":4,"nanos":"990000000"}"#,
+        ])
     func nanosForms(json: String) throws {
         #expect(GooglePlayMapping.price(try Self.money(json))?.amount == Decimal(string: "4.99"))
     }
 
-    @Test("a negative amount, or nanos that cannot be read, is an unknown price, never revenue", arguments: [
-        #"{"currencyCode":"USD","units":"-1","nanos":-750000000}"#, #"{"currencyCode":"USD","units":"-4"}"#,
-        #"{"currencyCode":"USD","units":"0","nanos":-10000000}"#, #"{"currencyCode":"USD","units":"0","nanos":"-10000000"}"#,
-        #"{"currencyCode":"USD","units":"4","nanos":"99.5"}"#, #"{"currencyCode":"USD","units":"4","nanos":"x"}"#,
-        #"{"currencyCode":"USD","units":"4","nanos":{"a":1}}"#, #"{"currencyCode":"USD","units":"4","nanos":" 990000000"}"#,
-        #"{"currencyCode":"USD","units":"4","nanos":"1000000000"}"#,
-    ])
+    @Test(
+        "a negative amount, or nanos that cannot be read, is an unknown price, never revenue",
+        arguments: [
+            #"{"currencyCode":"USD","units":"-1","nanos":-750000000}"#, #"{"currencyCode":"USD","units":"-4"}"#,
+            #"{"currencyCode":"USD","units":"0","nanos":-10000000}"#, #"{"currencyCode":"USD","units":"0","nanos":"-10000000"}"#,
+            #"{"currencyCode":"USD","units":"4","nanos":"99.5"}"#, #"{"currencyCode":"USD","units":"4","nanos":"x"}"#,
+            #"{"currencyCode":"USD","units":"4","nanos":{"a":1}}"#, #"{"currencyCode":"USD","units":"4","nanos":" 990000000"}"#,
+            #"{"currencyCode":"USD","units":"4","nanos":"1000000000"}"#,
+        ])
     func unknownPrices(json: String) throws {
         #expect(GooglePlayMapping.price(try Self.money(json)) == nil)
     }

@@ -146,7 +146,8 @@ struct VoidedPurchasesTests {
     func rejectedEntry() async throws {
         try await PlayLoopback.run { loop in
             let body = Data(
-                #"{"voidedPurchases": [{"orderId": "GPA.x", "voidedTimeMillis": "1"}, {"purchaseToken": "tok-ok", "orderId": "GPA.y"}]}"#.utf8)
+                #"{"voidedPurchases": [{"orderId": "GPA.x", "voidedTimeMillis": "1"}, {"purchaseToken": "tok-ok", "orderId": "GPA.y"}]}"#
+                    .utf8)
             await loop.simulator.setVoidedFault(.raw(status: 200, headers: ["content-type": "application/json"], body: body), times: 1)
             let feed = try await loop.client.voidedPurchases(since: day(-3), until: Date()).get()
             #expect(feed.purchaseTokens == ["tok-ok"])

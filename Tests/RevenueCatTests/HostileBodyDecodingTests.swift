@@ -33,7 +33,8 @@ struct HostileBodyDecodingTests {
         }
     }
 
-    @Test("a price that is not a believable amount is an unknown price; the subscription still decodes",
+    @Test(
+        "a price that is not a believable amount is an unknown price; the subscription still decodes",
         arguments: ["1e400", "-1e300", "123456789012345678901234567890", "\"9.99\""])
     func implausiblePrice(amount: String) throws {
         let body = Data(

@@ -59,10 +59,11 @@ struct RevenueCatClientTests {
                 #expect(request.headers["accept"] == "application/json")
                 #expect(request.headers["x-platform"] == nil)
             }
-            #expect(loop.observer.entries == [
-                .init(source: "revenuecat", status: 200, retried: false),
-                .init(source: "revenuecat", status: 200, retried: false),
-            ])
+            #expect(
+                loop.observer.entries == [
+                    .init(source: "revenuecat", status: 200, retried: false),
+                    .init(source: "revenuecat", status: 200, retried: false),
+                ])
             #expect(loop.gate.acquireCount == 2)
         }
     }
@@ -79,9 +80,11 @@ struct RevenueCatClientTests {
         }
     }
 
-    @Test("ids with $, :, /, spaces and non-ASCII reach the simulator intact", arguments: [
-        "$RCAnonymousID:0123abcd", "team/alice", "with space+plus", "ünï?#&=%",
-    ])
+    @Test(
+        "ids with $, :, /, spaces and non-ASCII reach the simulator intact",
+        arguments: [
+            "$RCAnonymousID:0123abcd", "team/alice", "with space+plus", "ünï?#&=%",
+        ])
     func idEncoding(id: String) async throws {
         try await Loopback.run { loop in
             await loop.simulator.setSubscriber(Self.subscriber, for: id)
@@ -197,7 +200,8 @@ struct RevenueCatClientTests {
             let result = try await loop.client.subscriber("u")
             #expect(result.status == 200 && result.attempts == 4)
             #expect(loop.gate.backOffDurations.count == 3)
-            #expect(loop.gate.backOffDurations == Array(repeating: .milliseconds(50), count: 3), "own backoff (<= 20 ms) raised to the floor")
+            #expect(
+                loop.gate.backOffDurations == Array(repeating: .milliseconds(50), count: 3), "own backoff (<= 20 ms) raised to the floor")
         }
     }
 
@@ -247,7 +251,7 @@ struct RevenueCatClientTests {
         let client = RevenueCatClient(
             httpClient: http,
             configuration: RevenueCatConfiguration(
-                baseURL: "http://127.0.0.1:1", apiKey: "k", 
+                baseURL: "http://127.0.0.1:1", apiKey: "k",
                 requestPolicy: SourceRequestPolicy(requestTimeout: .seconds(5), maxAttempts: 2, baseBackoff: .milliseconds(1))),
             logger: Logger(label: "test.revenuecat"), observer: observer)
         let facts = await client.facts(for: "u")

@@ -26,22 +26,52 @@ struct RevenueCatFinanceMappingTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "normal period: the price is also the next renewal's", json: subscription(period: "normal", ownership: "PURCHASED",
-             price: #"{"amount": 9.99, "currency": "USD"}"#), paid: "9.99", renewal: "9.99", currency: "USD", ownership: .purchased, period: .normal),
-        Case(name: "trial: no stated next price", json: subscription(period: "trial", ownership: "PURCHASED",
-             price: #"{"amount": 0, "currency": "USD"}"#), paid: "0", renewal: nil, currency: "USD", ownership: .purchased, period: .trial),
-        Case(name: "intro: the intro price was paid, the next price is not stated", json: subscription(period: "intro", ownership: nil,
-             price: #"{"amount": 0.99, "currency": "EUR"}"#), paid: "0.99", renewal: nil, currency: "EUR", ownership: nil, period: .intro),
-        Case(name: "family shared", json: subscription(period: "normal", ownership: "FAMILY_SHARED",
-             price: #"{"amount": 4.99, "currency": "USD"}"#), paid: "4.99", renewal: "4.99", currency: "USD", ownership: .familyShared, period: .normal),
-        Case(name: "missing currency: no price", json: subscription(period: "normal", ownership: "PURCHASED",
-             price: #"{"amount": 9.99}"#), paid: nil, renewal: nil, currency: nil, ownership: .purchased, period: .normal),
-        Case(name: "JPY without decimals", json: subscription(period: "normal", ownership: "PURCHASED",
-             price: #"{"amount": 1200, "currency": "JPY"}"#), paid: "1200", renewal: "1200", currency: "JPY", ownership: .purchased, period: .normal),
-        Case(name: "KWD with three decimals, from the JSON text exactly", json: subscription(period: "normal", ownership: nil,
-             price: #"{"amount": 3.142, "currency": "KWD"}"#), paid: "3.142", renewal: "3.142", currency: "KWD", ownership: nil, period: .normal),
-        Case(name: "a period type RevenueCat may add (prepaid): not stated", json: subscription(period: "prepaid", ownership: "SOMETHING",
-             price: #"{"amount": 5, "currency": "USD"}"#), paid: "5", renewal: nil, currency: "USD", ownership: nil, period: nil),
+        Case(
+            name: "normal period: the price is also the next renewal's",
+            json: subscription(
+                period: "normal", ownership: "PURCHASED",
+                price: #"{"amount": 9.99, "currency": "USD"}"#), paid: "9.99", renewal: "9.99", currency: "USD", ownership: .purchased,
+            period: .normal),
+        Case(
+            name: "trial: no stated next price",
+            json: subscription(
+                period: "trial", ownership: "PURCHASED",
+                price: #"{"amount": 0, "currency": "USD"}"#), paid: "0", renewal: nil, currency: "USD", ownership: .purchased,
+            period: .trial),
+        Case(
+            name: "intro: the intro price was paid, the next price is not stated",
+            json: subscription(
+                period: "intro", ownership: nil,
+                price: #"{"amount": 0.99, "currency": "EUR"}"#), paid: "0.99", renewal: nil, currency: "EUR", ownership: nil, period: .intro
+        ),
+        Case(
+            name: "family shared",
+            json: subscription(
+                period: "normal", ownership: "FAMILY_SHARED",
+                price: #"{"amount": 4.99, "currency": "USD"}"#), paid: "4.99", renewal: "4.99", currency: "USD", ownership: .familyShared,
+            period: .normal),
+        Case(
+            name: "missing currency: no price",
+            json: subscription(
+                period: "normal", ownership: "PURCHASED",
+                price: #"{"amount": 9.99}"#), paid: nil, renewal: nil, currency: nil, ownership: .purchased, period: .normal),
+        Case(
+            name: "JPY without decimals",
+            json: subscription(
+                period: "normal", ownership: "PURCHASED",
+                price: #"{"amount": 1200, "currency": "JPY"}"#), paid: "1200", renewal: "1200", currency: "JPY", ownership: .purchased,
+            period: .normal),
+        Case(
+            name: "KWD with three decimals, from the JSON text exactly",
+            json: subscription(
+                period: "normal", ownership: nil,
+                price: #"{"amount": 3.142, "currency": "KWD"}"#), paid: "3.142", renewal: "3.142", currency: "KWD", ownership: nil,
+            period: .normal),
+        Case(
+            name: "a period type RevenueCat may add (prepaid): not stated",
+            json: subscription(
+                period: "prepaid", ownership: "SOMETHING",
+                price: #"{"amount": 5, "currency": "USD"}"#), paid: "5", renewal: nil, currency: "USD", ownership: nil, period: nil),
     ]
 
     @Test("subscription price mapping", arguments: cases)

@@ -105,7 +105,8 @@ struct RevenueCatMappingTests {
 
     @Test("201 or an empty subscriber means unknown; a 200 with purchases means known")
     func known() throws {
-        let empty = #"{"request_date": "2026-03-01T02:00:05Z", "subscriber": {"entitlements": {}, "subscriptions": {}, "non_subscriptions": {}}}"#
+        let empty =
+            #"{"request_date": "2026-03-01T02:00:05Z", "subscriber": {"entitlements": {}, "subscriptions": {}, "non_subscriptions": {}}}"#
         #expect(try facts(empty, status: 200).subscriberKnown == false)
         #expect(try facts(empty, status: 201).subscriberKnown == false)
         #expect(try facts(Fixtures.referenceExample, status: 201).subscriberKnown == false)

@@ -28,15 +28,19 @@ struct RevenueCatStrictParsingTests {
         #expect(throws: (any Error).self) { try RevenueCatSubscriberResponse.decode(body: Self.entitlementBody(value)) }
     }
 
-    @Test("every subscription date is read strictly", arguments: [
-        "purchase_date", "original_purchase_date", "expires_date", "grace_period_expires_date", "refunded_at",
-        "unsubscribe_detected_at", "billing_issues_detected_at", "auto_resume_date",
-    ])
+    @Test(
+        "every subscription date is read strictly",
+        arguments: [
+            "purchase_date", "original_purchase_date", "expires_date", "grace_period_expires_date", "refunded_at",
+            "unsubscribe_detected_at", "billing_issues_detected_at", "auto_resume_date",
+        ])
     func subscriptionDates(field: String) throws {
         #expect(throws: (any Error).self) {
             try RevenueCatSubscriberResponse.decode(body: Self.subscriptionBody(field, #""2026-06-30T00:00:00Z\u0000""#))
         }
-        #expect(throws: (any Error).self) { try RevenueCatSubscriberResponse.decode(body: Self.subscriptionBody(field, #""3026-06-30T00:00:00Z""#)) }
+        #expect(throws: (any Error).self) {
+            try RevenueCatSubscriberResponse.decode(body: Self.subscriptionBody(field, #""3026-06-30T00:00:00Z""#))
+        }
         _ = try RevenueCatSubscriberResponse.decode(body: Self.subscriptionBody(field, #""2026-06-30T00:00:00.123Z""#))
     }
 
@@ -51,14 +55,18 @@ struct RevenueCatStrictParsingTests {
         #expect(missing.subscriber.entitlements["premium"]?.expires == .unstated)
     }
 
-    @Test("a negative price is unknown, never revenue; zero and positive prices are kept", arguments: [
-        ("-3.99", nil), ("-0.01", nil), ("0", Decimal(0)), ("4.99", Decimal(string: "4.99")),
-    ] as [(String, Decimal?)])
+    @Test(
+        "a negative price is unknown, never revenue; zero and positive prices are kept",
+        arguments: [
+            ("-3.99", nil), ("-0.01", nil), ("0", Decimal(0)), ("4.99", Decimal(string: "4.99")),
+        ] as [(String, Decimal?)])
     func negativePrice(amount: String, expected: Decimal?) throws {
         let body = Self.subscriptionBody("price", #"{"amount":\#(amount),"currency":"USD"}"#)
         let response = try RevenueCatSubscriberResponse.decode(body: body)
         #expect(response.subscriber.subscriptions["p"]?.price?.amount == expected)
-        let purchase = Data(#"{"subscriber":{"non_subscriptions":{"c":[{"id":"1","store":"app_store","price":{"amount":\#(amount),"currency":"USD"}}]}}}"#.utf8)
+        let purchase = Data(
+            #"{"subscriber":{"non_subscriptions":{"c":[{"id":"1","store":"app_store","price":{"amount":\#(amount),"currency":"USD"}}]}}}"#
+                .utf8)
         #expect(try RevenueCatSubscriberResponse.decode(body: purchase).subscriber.nonSubscriptions["c"]?.first?.price?.amount == expected)
     }
 }

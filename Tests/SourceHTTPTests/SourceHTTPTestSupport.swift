@@ -122,7 +122,9 @@ struct TransportHarness {
 func classifyProbe(_ answer: SourceAnswer, cap: Duration = .seconds(60)) -> AnswerClass<String> {
     switch answer.status {
     case 200: .success(String(decoding: answer.body, as: UTF8.self))
-    case 429: .rateLimited(answer.headers.first(name: "retry-after").flatMap { Double($0) }.map { RequestedWait.seconds($0, cap: cap) } ?? .unspecified)
+    case 429:
+        .rateLimited(
+            answer.headers.first(name: "retry-after").flatMap { Double($0) }.map { RequestedWait.seconds($0, cap: cap) } ?? .unspecified)
     case 500...599: .retry(problem: "HTTP \(answer.status)")
     default: .fail(reason: "HTTP \(answer.status)")
     }

@@ -103,7 +103,9 @@ struct SourceTransportTests {
             }
             #expect(seconds == 3600 && cap == .seconds(60) && answer.status == 429)
             let message = try #require(result.failure).description
-            #expect(message.contains("rate limited (HTTP 429)") && message.contains("asked to wait 3600 s, more than the 60 s cap"), "\(message)")
+            #expect(
+                message.contains("rate limited (HTTP 429)") && message.contains("asked to wait 3600 s, more than the 60 s cap"),
+                "\(message)")
             #expect(h.sleeper.waits.isEmpty, "never a sleep that long")
             #expect(h.gate.backOffDurations == [.zero])
             #expect(await h.route.count == 1)

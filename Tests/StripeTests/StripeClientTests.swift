@@ -42,7 +42,8 @@ struct StripeLoopback {
     static func subscription(_ id: String, status: String = "active", product: String = "prod_pro") -> SimulatedStripeSubscription {
         SimulatedStripeSubscription(
             id: id, status: status, currentPeriodStart: start, currentPeriodEnd: end,
-            items: [SimulatedStripeItem(id: "si_\(id)", priceID: "price_\(product)", productID: product, unitAmount: 1299, currency: "eur")])
+            items: [SimulatedStripeItem(id: "si_\(id)", priceID: "price_\(product)", productID: product, unitAmount: 1299, currency: "eur")]
+        )
     }
 }
 
@@ -108,9 +109,13 @@ struct StripeClientTests {
         try await StripeLoopback.run(apiKey: "sk_test_WrongKey123") { loop in
             await loop.simulator.setSubscriptions([], forCustomer: "cus_1")
             guard case .failure(let error) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("succeeded"); return
+                Issue.record("succeeded")
+                return
             }
-            guard case .keyRejected(401) = error else { Issue.record("\(error)"); return }
+            guard case .keyRejected(401) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(error.description.contains("STRIPE_API_KEY"))
             #expect(!error.description.contains("sk_test"), "not even Stripe's masked echo of the key")
             #expect(loop.observer.statuses == [401])
@@ -135,7 +140,8 @@ struct StripeClientTests {
             await loop.simulator.setSubscriptions([], forCustomer: "cus_1")
             await loop.simulator.setFault(.rateLimited, for: "cus_1")
             guard case .failure(let error) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("succeeded"); return
+                Issue.record("succeeded")
+                return
             }
             #expect(error.description.contains("rate limited (HTTP 429)"))
             #expect(await loop.simulator.rateLimitedCount() >= 2)
@@ -148,7 +154,8 @@ struct StripeClientTests {
             await loop.simulator.setSubscriptions([StripeLoopback.subscription("sub_1")], forCustomer: "cus_1")
             await loop.simulator.setFault(.status(500), for: "cus_1", times: 3)
             guard case .failure(let error) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("succeeded"); return
+                Issue.record("succeeded")
+                return
             }
             #expect(error.description == "gave up after 3 attempts: HTTP 500")
             await loop.simulator.setFault(.status(503), for: "cus_1", times: 1)
@@ -163,17 +170,20 @@ struct StripeClientTests {
             await loop.simulator.setSubscriptions([], forCustomer: "cus_1")
             await loop.simulator.setFault(.malformedBody, for: "cus_1", times: 1)
             guard case .failure(.malformed) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("malformed body accepted"); return
+                Issue.record("malformed body accepted")
+                return
             }
             await loop.simulator.setFault(
                 .raw(status: 200, headers: [:], body: Data(#"{"object":"list","data":[]}"#.utf8)), for: "cus_1", times: 1)
             guard case .failure(.malformed) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("list without has_more accepted"); return
+                Issue.record("list without has_more accepted")
+                return
             }
             await loop.simulator.setFault(
                 .raw(status: 404, headers: [:], body: Data("<html>not here</html>".utf8)), for: "cus_1", times: 1)
             guard case .failure(.request(let text)) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("a 404 that is not resource_missing was taken as absence"); return
+                Issue.record("a 404 that is not resource_missing was taken as absence")
+                return
             }
             #expect(text == "HTTP 404")
         }
@@ -185,7 +195,8 @@ struct StripeClientTests {
             await loop.simulator.setSubscriptions([StripeLoopback.subscription("sub_1")], forCustomer: "cus_1")
             await loop.simulator.setFault(.trickle(pause: .milliseconds(20)), for: "cus_1", times: 1)
             guard case .failure(let error) = await loop.client.subscriptions(customerID: "cus_1") else {
-                Issue.record("succeeded"); return
+                Issue.record("succeeded")
+                return
             }
             #expect(error.description.contains("timed out"))
         }

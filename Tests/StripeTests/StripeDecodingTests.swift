@@ -213,7 +213,9 @@ struct StripeDecodingTests {
                 return Data([0xFF, 0xFE, 0x7B, 0x00, 0x7D])
             case .bigList:
                 let element = #"{"id":"sub_x","status":"active","items":{"data":[{"id":"si","price":{"id":"p","unit_amount":1e308}}]}}"#
-                return Data((#"{"object":"list","has_more":false,"data":["# + Array(repeating: element, count: 5_000).joined(separator: ",") + "]}").utf8)
+                return Data(
+                    (#"{"object":"list","has_more":false,"data":["# + Array(repeating: element, count: 5_000).joined(separator: ",") + "]}")
+                        .utf8)
             }
         }
     }
@@ -236,7 +238,8 @@ struct StripeDecodingTests {
 
     @Test("Stripe's error body decodes, with code and param")
     func errorBody() {
-        let body = #"{"error":{"code":"resource_missing","doc_url":"https://stripe.com/docs/error-codes/resource-missing","message":"No such customer: 'cus_x'","param":"customer","type":"invalid_request_error"}}"#
+        let body =
+            #"{"error":{"code":"resource_missing","doc_url":"https://stripe.com/docs/error-codes/resource-missing","message":"No such customer: 'cus_x'","param":"customer","type":"invalid_request_error"}}"#
         let error = StripeErrorBody.decode(body: Data(body.utf8))
         #expect(error?.code == "resource_missing")
         #expect(error?.param == "customer")

@@ -88,21 +88,27 @@ struct StripeEventsTests {
             let key = StripeSimulator.eventsKey
             await loop.simulator.setFault(.malformedBody, for: key, times: 1)
             guard case .failure(.malformed) = await loop.client.events(since: since, until: until) else {
-                Issue.record("malformed body accepted"); return
+                Issue.record("malformed body accepted")
+                return
             }
-            await loop.simulator.setFault(.raw(status: 200, headers: [:], body: Data(#"{"object":"list","data":[]}"#.utf8)), for: key, times: 1)
+            await loop.simulator.setFault(
+                .raw(status: 200, headers: [:], body: Data(#"{"object":"list","data":[]}"#.utf8)), for: key, times: 1)
             guard case .failure(.malformed) = await loop.client.events(since: since, until: until) else {
-                Issue.record("list without has_more accepted"); return
+                Issue.record("list without has_more accepted")
+                return
             }
-            let noID = #"{"object":"list","has_more":true,"data":[{"object":"event","type":"charge.refunded","data":{"object":{"customer":"cus_x"}}}]}"#
+            let noID =
+                #"{"object":"list","has_more":true,"data":[{"object":"event","type":"charge.refunded","data":{"object":{"customer":"cus_x"}}}]}"#
             await loop.simulator.setFault(.raw(status: 200, headers: [:], body: Data(noID.utf8)), for: key, times: 1)
             guard case .failure(.malformed) = await loop.client.events(since: since, until: until) else {
-                Issue.record("has_more without a cursor accepted"); return
+                Issue.record("has_more without a cursor accepted")
+                return
             }
             let notAnObject = #"{"object":"list","has_more":false,"data":[42]}"#
             await loop.simulator.setFault(.raw(status: 200, headers: [:], body: Data(notAnObject.utf8)), for: key, times: 1)
             guard case .failure(.malformed) = await loop.client.events(since: since, until: until) else {
-                Issue.record("an element that is not an object accepted"); return
+                Issue.record("an element that is not an object accepted")
+                return
             }
             // Without faults the same events read fine; a 404 (even Stripe's resource_missing) is an error, never an
             // empty feed.
@@ -112,7 +118,8 @@ struct StripeEventsTests {
                 .raw(status: 404, headers: [:], body: Data(#"{"error":{"type":"invalid_request_error","code":"resource_missing"}}"#.utf8)),
                 for: key, times: 1)
             guard case .failure(.request(let text)) = await loop.client.events(since: since, until: until) else {
-                Issue.record("404 accepted"); return
+                Issue.record("404 accepted")
+                return
             }
             #expect(text.hasPrefix("HTTP 404"))
         }
@@ -146,7 +153,8 @@ struct StripeEventsTests {
             await loop.simulator.setEvents([event(1)])
             await loop.simulator.setFault(.status(503), for: StripeSimulator.eventsKey, times: 3)
             guard case .failure(let error) = await loop.client.events(since: since, until: until) else {
-                Issue.record("succeeded"); return
+                Issue.record("succeeded")
+                return
             }
             #expect(error.description == "gave up after 3 attempts: HTTP 503")
             #expect(!error.description.contains(StripeLoopback.apiKey))
@@ -167,7 +175,8 @@ struct StripeEventsTests {
             #expect(await loop.simulator.rateLimitedCount() == 2)
             await loop.simulator.setFault(.rateLimited, for: StripeSimulator.eventsKey)
             guard case .failure(let error) = await loop.client.events(since: since, until: until) else {
-                Issue.record("succeeded"); return
+                Issue.record("succeeded")
+                return
             }
             #expect(error.description.contains("rate limited (HTTP 429)"))
         }
@@ -285,7 +294,8 @@ struct StripeChargeRefundedTests {
             #"{"id":"ch_x","object":"charge","customer":"cus_x","amount_refunded":9000000000000000000,"currency":"usd","refunded":true}"#)
         #expect(try Self.refund(huge).amount == nil, "beyond the range the lookup accepts: unknown")
         let weird = try Self.decode(
-            #"{"id":"ch_w","object":"charge","customer":"cus_w","refunded":true,"refunds":{"data":[null,"x",[1],{"created":1e300,"status":"succeeded"}]}}"#)
+            #"{"id":"ch_w","object":"charge","customer":"cus_w","refunded":true,"refunds":{"data":[null,"x",[1],{"created":1e300,"status":"succeeded"}]}}"#
+        )
         #expect(try Self.refund(weird).refundedAt == Date(timeIntervalSince1970: 1_780_000_100))
     }
 

@@ -88,7 +88,9 @@ struct StripeMappingTests {
         #expect(fact.purchase.purchaseDate == Self.start)
         #expect(fact.purchase.expiresDate == Self.end)
         #expect(fact.purchase.autoRenew == true)
-        #expect(fact.purchase.renewalPrice == Money(amount: Decimal(string: "9.99")!, currency: "USD"), "unit_amount × quantity is the renewal price")
+        #expect(
+            fact.purchase.renewalPrice == Money(amount: Decimal(string: "9.99")!, currency: "USD"),
+            "unit_amount × quantity is the renewal price")
         #expect(fact.purchase.price == nil && fact.purchase.periodType == nil)
     }
 
@@ -123,7 +125,10 @@ struct StripeMappingTests {
     func cancellation() throws {
         let atEnd = try Self.only(Self.subscription(status: "active", cancelAtPeriodEnd: true))
         #expect(atEnd.purchase.autoRenew == false)
-        guard case .known(let judged) = judge(atEnd.purchase, asOf: Self.asOf) else { Issue.record("unknown"); return }
+        guard case .known(let judged) = judge(atEnd.purchase, asOf: Self.asOf) else {
+            Issue.record("unknown")
+            return
+        }
         #expect(judged.status == .canceled)
         #expect(judged.entitled)
 
@@ -179,8 +184,9 @@ struct StripeMappingTests {
             MoneyRow(currency: "omr", unit: 3333, quantity: 3, expected: "9.999"),
             MoneyRow(currency: "tnd", unit: 10, quantity: 1, expected: "0.01"),
             MoneyRow(currency: "clp", unit: 990, quantity: 1, expected: "990"),
-            MoneyRow(currency: "usd", unit: 999_999_999_999_999, quantity: 999_999_999,
-                     expected: "9999999989999990000000.01"),
+            MoneyRow(
+                currency: "usd", unit: 999_999_999_999_999, quantity: 999_999_999,
+                expected: "9999999989999990000000.01"),
         ])
     func money(_ row: MoneyRow) {
         let item = StripeSubscriptionItem(

@@ -42,7 +42,8 @@ struct StripePaginationTests {
             await loop.simulator.setSubscriptions([StripeLoopback.subscription("sub_a")], forCustomer: "cus_cycle")
             for _ in 0..<30 {
                 for id in ["sub_a", "sub_b"] {
-                    let element = #"{"id": "\#(id)", "object": "subscription", "status": "active", "items": {"object": "list", "has_more": false, "data": []}}"#
+                    let element =
+                        #"{"id": "\#(id)", "object": "subscription", "status": "active", "items": {"object": "list", "has_more": false, "data": []}}"#
                     await loop.simulator.setFault(Self.page(element), for: "cus_cycle", times: 1)
                 }
             }
@@ -96,7 +97,10 @@ struct StripePaginationTests {
     func mappingRefusesPartialItems() throws {
         var subscription = StripeSubscription(
             id: "sub_p", status: "active", currentPeriodEnd: StripeLoopback.end,
-            items: [StripeSubscriptionItem(id: "si_1", currentPeriodEnd: StripeLoopback.end, price: StripePrice(id: "price_1", product: "prod_1"))])
+            items: [
+                StripeSubscriptionItem(
+                    id: "si_1", currentPeriodEnd: StripeLoopback.end, price: StripePrice(id: "price_1", product: "prod_1"))
+            ])
         #expect((try? StripeMapping.storeFacts(subscription).get()) != nil)
         subscription.itemsHaveMore = true
         #expect(throws: SourceError.self) { try StripeMapping.storeFacts(subscription).get() }

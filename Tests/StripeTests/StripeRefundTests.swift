@@ -72,7 +72,9 @@ struct StripeRefundDecodingTests {
             charge
                 == StripeCharge(
                     id: "ch_1", amount: 999, amountRefunded: 999, refunded: true, currency: "usd", paymentIntent: "pi_1",
-                    refunds: [StripeRefund(id: "re_1", amount: 999, created: Date(timeIntervalSince1970: 1_780_500_000), status: "succeeded")]))
+                    refunds: [
+                        StripeRefund(id: "re_1", amount: 999, created: Date(timeIntervalSince1970: 1_780_500_000), status: "succeeded")
+                    ]))
     }
 
     @Test("hostile charges: huge numbers, strings for numbers, a missing refunded, a missing refunds list never trap")
@@ -101,7 +103,8 @@ struct StripeRefundDecodingTests {
         #expect(throws: (any Error).self) { try StripeChargeList.decode(body: Data(#"{"object": "list", "data": [1]}"#.utf8)) }
         #expect(throws: (any Error).self) { try StripeCharge.decode(body: Data("not json".utf8)) }
         let payments = try StripeInvoicePaymentList.decode(
-            body: Data(#"{"data": [{"id": "inpay", "amount_paid": "1e999", "payment": "pi_1", "status": "paid"}], "has_more": false}"#.utf8))
+            body: Data(#"{"data": [{"id": "inpay", "amount_paid": "1e999", "payment": "pi_1", "status": "paid"}], "has_more": false}"#.utf8)
+        )
         #expect(payments.data.first?.amountPaid == nil && payments.data.first?.paymentIntent == nil)
     }
 }
@@ -114,7 +117,9 @@ struct StripeRefundMappingTests {
     static let asOf = Date(timeIntervalSince1970: 1_781_000_000)
     static func at(_ offset: Double) -> Date { start.addingTimeInterval(offset) }
 
-    static func payment(_ intent: String? = "pi_1", charge: String? = nil, paid: Int64? = 999, isDefault: Bool = true) -> StripeInvoicePayment {
+    static func payment(_ intent: String? = "pi_1", charge: String? = nil, paid: Int64? = 999, isDefault: Bool = true)
+        -> StripeInvoicePayment
+    {
         StripeInvoicePayment(
             id: "inpay_\(intent ?? charge ?? "x")", amountPaid: paid, currency: "usd", status: "paid", isDefault: isDefault,
             paymentType: intent != nil ? "payment_intent" : (charge != nil ? "charge" : "out_of_band_payment"),
@@ -163,11 +168,15 @@ struct StripeRefundMappingTests {
             expected: .refund(at: at(300), amount: "9.99", currency: "USD", id: "pi_1")),
         Row(
             name: "full refund in JPY (no minor unit)",
-            payments: [StripePaidPayment(payment: payment(paid: 1200), charges: [charge(amount: 1200, refundedAmount: 1200, currency: "jpy")])],
+            payments: [
+                StripePaidPayment(payment: payment(paid: 1200), charges: [charge(amount: 1200, refundedAmount: 1200, currency: "jpy")])
+            ],
             expected: .refund(at: at(100), amount: "1200", currency: "JPY", id: "pi_1")),
         Row(
             name: "full refund in KWD (three decimals)",
-            payments: [StripePaidPayment(payment: payment(paid: 5125), charges: [charge(amount: 5125, refundedAmount: 5125, currency: "kwd")])],
+            payments: [
+                StripePaidPayment(payment: payment(paid: 5125), charges: [charge(amount: 5125, refundedAmount: 5125, currency: "kwd")])
+            ],
             expected: .refund(at: at(100), amount: "5.125", currency: "KWD", id: "pi_1")),
         Row(
             name: "a failed charge of the same intent is no refund, the succeeded one is",
@@ -189,7 +198,10 @@ struct StripeRefundMappingTests {
             name: "partial refund (proration, goodwill): no refund",
             payments: [StripePaidPayment(payment: payment(), charges: [charge(refundedAmount: 300, refunded: false)])],
             expected: .none),
-        Row(name: "nothing refunded", payments: [StripePaidPayment(payment: payment(), charges: [charge(refundedAmount: 0, refunded: false, refunds: [])])], expected: .none),
+        Row(
+            name: "nothing refunded",
+            payments: [StripePaidPayment(payment: payment(), charges: [charge(refundedAmount: 0, refunded: false, refunds: [])])],
+            expected: .none),
         Row(
             name: "refunded missing with amount_refunded 0: nothing refunded",
             payments: [StripePaidPayment(payment: payment(), charges: [charge(refundedAmount: 0, refunded: nil)])], expected: .none),
@@ -197,7 +209,9 @@ struct StripeRefundMappingTests {
             name: "two payments, one fully refunded, one not: no revocation",
             payments: [
                 StripePaidPayment(payment: payment("pi_1"), charges: [charge("ch_1", intent: "pi_1")]),
-                StripePaidPayment(payment: payment("pi_2", isDefault: false), charges: [charge("ch_2", intent: "pi_2", refundedAmount: 0, refunded: false)]),
+                StripePaidPayment(
+                    payment: payment("pi_2", isDefault: false),
+                    charges: [charge("ch_2", intent: "pi_2", refundedAmount: 0, refunded: false)]),
             ],
             expected: .none),
         Row(
@@ -217,10 +231,12 @@ struct StripeRefundMappingTests {
             payments: [
                 StripePaidPayment(
                     payment: payment(),
-                    charges: [charge(refunds: [
-                        StripeRefund(id: "re_1", amount: 999, created: nil, status: "succeeded"),
-                        StripeRefund(id: "re_2", amount: 999, created: at(5), status: "pending"),
-                    ])])
+                    charges: [
+                        charge(refunds: [
+                            StripeRefund(id: "re_1", amount: 999, created: nil, status: "succeeded"),
+                            StripeRefund(id: "re_2", amount: 999, created: at(5), status: "pending"),
+                        ])
+                    ])
             ],
             expected: .error("no succeeded refund states when")),
         Row(
@@ -282,7 +298,9 @@ struct StripeRefundMappingTests {
         }
         for reason in ["subscription_update", "manual", "subscription_threshold"] {
             let invoice = StripeInvoice(id: "in_r", amountPaid: 9, billingReason: reason)
-            #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: invoice)) == nil, "\(reason): not the period's own invoice")
+            #expect(
+                StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: invoice)) == nil,
+                "\(reason): not the period's own invoice")
         }
         let plain = StripeInvoice(id: "in_2", expanded: false, status: nil)
         #expect(StripeRefundMapping.invoiceToAsk(Self.subscription("active", invoice: plain)) == plain)
@@ -293,10 +311,13 @@ struct StripeRefundMappingTests {
         #expect(StripeRefundMapping.isPaid(open) == false)
     }
 
-    @Test("a full refund makes the purchase refunded at the refund (paid price, refund keyed by pi_); another subscription's refund leaves the facts as they were")
+    @Test(
+        "a full refund makes the purchase refunded at the refund (paid price, refund keyed by pi_); another subscription's refund leaves the facts as they were"
+    )
     func applied() throws {
         let facts = try StripeMapping.storeFacts(Self.subscription("active", invoice: nil)).get()
-        let refund = StripePeriodRefund(refundedAt: Self.at(100), price: Money(amount: Decimal(string: "9.99")!, currency: "usd"), transactionID: "pi_1")
+        let refund = StripePeriodRefund(
+            refundedAt: Self.at(100), price: Money(amount: Decimal(string: "9.99")!, currency: "usd"), transactionID: "pi_1")
         let refunded = StripeRefundMapping.apply(refund, subscriptionID: "sub_1", to: facts)
         let purchase = try #require(refunded.first?.purchase)
         #expect(purchase.refundedAt == Self.at(100) && purchase.refundTransactionID == "pi_1")
@@ -328,7 +349,9 @@ struct StripeRefundClientTests {
             id: "in_\(name)", amount: 999, currency: "eur", paymentIntent: "pi_\(name)", created: start)
         invoice.expandable = expandable
         if chargeOnly {
-            invoice.payments = [SimulatedStripeInvoicePayment(id: "inpay_\(name)", target: .charge("ch_\(name)"), amountPaid: 999, currency: "eur")]
+            invoice.payments = [
+                SimulatedStripeInvoicePayment(id: "inpay_\(name)", target: .charge("ch_\(name)"), amountPaid: 999, currency: "eur")
+            ]
         }
         subscription.latestInvoice = invoice
         await loop.simulator.setSubscriptions([subscription], forCustomer: "cus_\(name)")
@@ -336,7 +359,9 @@ struct StripeRefundClientTests {
             SimulatedStripeCharge(
                 id: "ch_\(name)", paymentIntentID: chargeOnly ? nil : "pi_\(name)", amount: 999, amountRefunded: refunded,
                 currency: "eur", created: start,
-                refunds: refunds ?? (refunded > 0 ? [SimulatedStripeRefund(id: "re_\(name)", amount: refunded, created: start.addingTimeInterval(3600))] : []))
+                refunds: refunds
+                    ?? (refunded > 0
+                        ? [SimulatedStripeRefund(id: "re_\(name)", amount: refunded, created: start.addingTimeInterval(3600))] : []))
         ])
     }
 
@@ -415,26 +440,41 @@ struct StripeRefundClientTests {
         try await StripeLoopback.run(maxAttempts: 2) { loop in
             await Self.seed(loop, "c500")
             await loop.simulator.setFault(.status(500), for: "pi_c500")
-            guard case .failure(let error) = try await Self.refunds(loop, "cus_c500") else { Issue.record("succeeded"); return }
+            guard case .failure(let error) = try await Self.refunds(loop, "cus_c500") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(error.origin == .stripe && error.message.contains("HTTP 500"), "\(error.message)")
 
             await Self.seed(loop, "p500", expandable: false)
             await loop.simulator.setFault(.status(500), for: "in_p500")
-            guard case .failure(let listing) = try await Self.refunds(loop, "cus_p500") else { Issue.record("succeeded"); return }
+            guard case .failure(let listing) = try await Self.refunds(loop, "cus_p500") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(listing.message.contains("HTTP 500"))
 
             await Self.seed(loop, "nocharge", chargeOnly: true)
             await loop.simulator.setCharges([])
-            guard case .failure(let missing) = try await Self.refunds(loop, "cus_nocharge") else { Issue.record("succeeded"); return }
+            guard case .failure(let missing) = try await Self.refunds(loop, "cus_nocharge") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(missing.message.contains("HTTP 404"), "a charge the invoice names and Stripe does not know is no absence")
 
             await Self.seed(loop, "undated", refunds: [SimulatedStripeRefund(id: "re_u", amount: 999, created: nil)])
-            guard case .failure(let undated) = try await Self.refunds(loop, "cus_undated") else { Issue.record("succeeded"); return }
+            guard case .failure(let undated) = try await Self.refunds(loop, "cus_undated") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(undated.message.contains("no succeeded refund states when"))
 
             await Self.seed(loop, "garbled")
             await loop.simulator.setFault(.malformedBody, for: "pi_garbled")
-            guard case .failure(let garbled) = try await Self.refunds(loop, "cus_garbled") else { Issue.record("succeeded"); return }
+            guard case .failure(let garbled) = try await Self.refunds(loop, "cus_garbled") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(garbled.message.contains("malformed"))
             #expect(!"\(error.message)\(listing.message)\(missing.message)".contains(StripeLoopback.apiKey))
         }
@@ -453,11 +493,16 @@ struct StripeRefundClientTests {
             let many = try await Self.refunds(loop, "cus_many").get()
             #expect(many.isEmpty)
             #expect(await loop.simulator.recordedRequests().filter { $0.path == "/v1/charges" }.count == 2)
-            await loop.simulator.addCharges((150..<250).map {
-                SimulatedStripeCharge(id: "ch_failed\($0)", paymentIntentID: "pi_many", amount: 999, status: "failed",
-                    created: Self.start.addingTimeInterval(Double(-$0 - 1)))
-            })
-            guard case .failure(let error) = try await Self.refunds(loop, "cus_many") else { Issue.record("succeeded"); return }
+            await loop.simulator.addCharges(
+                (150..<250).map {
+                    SimulatedStripeCharge(
+                        id: "ch_failed\($0)", paymentIntentID: "pi_many", amount: 999, status: "failed",
+                        created: Self.start.addingTimeInterval(Double(-$0 - 1)))
+                })
+            guard case .failure(let error) = try await Self.refunds(loop, "cus_many") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(error.message.contains("more than 2 pages of charges"))
         }
     }
@@ -472,7 +517,8 @@ extension StripeRefundClientTests {
                 SimulatedStripeRefund(id: "re_ok2", amount: 499, created: Self.start.addingTimeInterval(200)),
             ]
             let failed = (0..<10).map {
-                SimulatedStripeRefund(id: "re_failed\($0)", amount: 999, created: Self.start.addingTimeInterval(Double(1000 + $0)), status: "failed")
+                SimulatedStripeRefund(
+                    id: "re_failed\($0)", amount: 999, created: Self.start.addingTimeInterval(Double(1000 + $0)), status: "failed")
             }
             await Self.seed(loop, "cut", refunds: older + failed)
             let refunds = try await Self.refunds(loop, "cus_cut").get()
@@ -482,7 +528,10 @@ extension StripeRefundClientTests {
             #expect(requests.last?.query["charge"] == "ch_cut")
 
             await loop.simulator.setFault(.status(500), for: StripeSimulator.refundsKey(charge: "ch_cut"))
-            guard case .failure(let error) = try await Self.refunds(loop, "cus_cut") else { Issue.record("succeeded"); return }
+            guard case .failure(let error) = try await Self.refunds(loop, "cus_cut") else {
+                Issue.record("succeeded")
+                return
+            }
             #expect(error.message.contains("HTTP 500"))
         }
     }

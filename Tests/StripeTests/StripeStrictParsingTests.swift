@@ -67,8 +67,10 @@ struct StripeStrictParsingTests {
     @Test("a period refund whose succeeded refund is dated after 2200 is an error for the user")
     func periodRefundDate() throws {
         let charge = try #require(try Self.event(refundCreated: "32503680000").charge)
-        let payment = StripeInvoicePayment(id: "inpay", amountPaid: 1999, currency: "usd", status: "paid", paymentType: "payment_intent", paymentIntent: "pi_1")
-        let result = StripeRefundMapping.periodRefund(subscription: "sub_1", payments: [StripePaidPayment(payment: payment, charges: [charge])])
+        let payment = StripeInvoicePayment(
+            id: "inpay", amountPaid: 1999, currency: "usd", status: "paid", paymentType: "payment_intent", paymentIntent: "pi_1")
+        let result = StripeRefundMapping.periodRefund(
+            subscription: "sub_1", payments: [StripePaidPayment(payment: payment, charges: [charge])])
         #expect(throws: SourceError.self) { try result.get() }
     }
 

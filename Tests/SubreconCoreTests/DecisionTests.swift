@@ -53,40 +53,66 @@ struct JudgeTests {
         Case(name: "expires after T, renewing", purchase: sub(expires: 10), entitled: true, status: .active),
         Case(name: "expires after T, auto-renew off", purchase: sub(expires: 10, autoRenew: false), entitled: true, status: .canceled),
         Case(name: "expires after T, auto-renew unknown", purchase: sub(expires: 10, autoRenew: nil), entitled: true, status: .active),
-        Case(name: "expires after T with billing issue", purchase: sub(expires: 10, billingIssue: -1), entitled: true, status: .billingIssue),
-        Case(name: "billing issue detected after T is ignored", purchase: sub(expires: 10, billingIssue: 2), entitled: true, status: .active),
+        Case(
+            name: "expires after T with billing issue", purchase: sub(expires: 10, billingIssue: -1), entitled: true, status: .billingIssue),
+        Case(
+            name: "billing issue detected after T is ignored", purchase: sub(expires: 10, billingIssue: 2), entitled: true, status: .active),
         Case(name: "expires exactly at T is over", purchase: sub(expires: 0), entitled: false, status: .expired),
-        Case(name: "expired, grace ends after T", purchase: sub(expires: -2, grace: 3, billingIssue: -2), entitled: true, status: .billingIssue),
+        Case(
+            name: "expired, grace ends after T", purchase: sub(expires: -2, grace: 3, billingIssue: -2), entitled: true,
+            status: .billingIssue),
         Case(name: "expired, grace over", purchase: sub(expires: -20, grace: -5, billingIssue: -20), entitled: false, status: .expired),
         Case(name: "expired and paused", purchase: sub(expires: -3, paused: true), entitled: false, status: .paused),
         Case(name: "paused but period still running", purchase: sub(expires: 3, paused: true), entitled: true, status: .active),
         Case(name: "plain expiry", purchase: sub(expires: -1), entitled: false, status: .expired),
         Case(name: "lifetime", purchase: sub("lifetime", expires: nil, autoRenew: nil, lifetime: true), entitled: true, status: .active),
-        Case(name: "lifetime refunded", purchase: sub("lifetime", expires: nil, refunded: -3, lifetime: true), entitled: false, status: .refunded),
+        Case(
+            name: "lifetime refunded", purchase: sub("lifetime", expires: nil, refunded: -3, lifetime: true), entitled: false,
+            status: .refunded),
         // Evidence is explicit: nothing missing is taken for a default.
         Case(name: "subscription without expiry is unknown, never lifetime", purchase: sub(expires: nil), entitled: nil),
         Case(
             name: "non-renewing pass without expiry is unknown", purchase: sub(expires: nil, kind: .nonRenewing), entitled: nil),
-        Case(name: "non-renewing pass ends at its expiry", purchase: sub(expires: -1, kind: .nonRenewing), entitled: false, status: .expired),
+        Case(
+            name: "non-renewing pass ends at its expiry", purchase: sub(expires: -1, kind: .nonRenewing), entitled: false, status: .expired),
         Case(name: "non-renewing pass running", purchase: sub(expires: 5, kind: .nonRenewing), entitled: true, status: .active),
         Case(name: "one-time purchase of unstated kind is unknown", purchase: sub(expires: nil, kind: .unstated), entitled: nil),
-        Case(name: "refund before this period's start does not revoke it", purchase: sub(purchased: -3, expires: 27, refunded: -10), entitled: true, status: .active),
-        Case(name: "refund inside this period revokes it", purchase: sub(purchased: -3, expires: 27, refunded: -2), entitled: false, status: .refunded),
-        Case(name: "refund with no period start stated is unknown", purchase: sub(purchased: nil, expires: 27, refunded: -2), entitled: nil),
+        Case(
+            name: "refund before this period's start does not revoke it", purchase: sub(purchased: -3, expires: 27, refunded: -10),
+            entitled: true, status: .active),
+        Case(
+            name: "refund inside this period revokes it", purchase: sub(purchased: -3, expires: 27, refunded: -2), entitled: false,
+            status: .refunded),
+        Case(
+            name: "refund with no period start stated is unknown", purchase: sub(purchased: nil, expires: 27, refunded: -2), entitled: nil),
         // Apple's status is evidence on its own.
-        Case(name: "status 4 (billing grace) without renewal info entitles", purchase: sub(expires: -2, autoRenew: nil, state: .gracePeriod), entitled: true, status: .billingIssue),
-        Case(name: "status 4 with a grace end before T is over", purchase: sub(expires: -20, grace: -1, state: .gracePeriod), entitled: false, status: .expired),
+        Case(
+            name: "status 4 (billing grace) without renewal info entitles", purchase: sub(expires: -2, autoRenew: nil, state: .gracePeriod),
+            entitled: true, status: .billingIssue),
+        Case(
+            name: "status 4 with a grace end before T is over", purchase: sub(expires: -20, grace: -1, state: .gracePeriod),
+            entitled: false, status: .expired),
         Case(name: "status 4 without any expiry is unknown", purchase: sub(expires: nil, state: .gracePeriod), entitled: nil),
-        Case(name: "status 5 (revoked) without a revocation date", purchase: sub(expires: 20, state: .revoked), entitled: false, status: .refunded),
+        Case(
+            name: "status 5 (revoked) without a revocation date", purchase: sub(expires: 20, state: .revoked), entitled: false,
+            status: .refunded),
         Case(name: "status 2 (expired) without an expiry", purchase: sub(expires: nil, state: .expired), entitled: false, status: .expired),
-        Case(name: "status 3 (billing retry), period over", purchase: sub(expires: -2, state: .billingRetry), entitled: false, status: .expired),
+        Case(
+            name: "status 3 (billing retry), period over", purchase: sub(expires: -2, state: .billingRetry), entitled: false,
+            status: .expired),
         Case(name: "status 1 running", purchase: sub(expires: 20, state: .active), entitled: true, status: .active),
         // Stripe's and Google Play's states (their modules map onto these).
         Case(name: "store says active but the period ended: unknown", purchase: sub(expires: -1, state: .active), entitled: nil),
-        Case(name: "store says paused (Stripe paused, Google PAUSED)", purchase: sub(expires: 10, state: .paused), entitled: false, status: .paused),
+        Case(
+            name: "store says paused (Stripe paused, Google PAUSED)", purchase: sub(expires: 10, state: .paused), entitled: false,
+            status: .paused),
         Case(name: "store says pending (never paid)", purchase: sub(expires: 10, state: .pending), entitled: false, status: .expired),
-        Case(name: "past_due / grace with a running period", purchase: sub(expires: 10, state: .gracePeriod), entitled: true, status: .billingIssue),
-        Case(name: "canceled at period end, still running", purchase: sub(expires: 10, autoRenew: false, state: .active), entitled: true, status: .canceled),
+        Case(
+            name: "past_due / grace with a running period", purchase: sub(expires: 10, state: .gracePeriod), entitled: true,
+            status: .billingIssue),
+        Case(
+            name: "canceled at period end, still running", purchase: sub(expires: 10, autoRenew: false, state: .active), entitled: true,
+            status: .canceled),
     ]
 
     @Test("judgement", arguments: cases)

@@ -20,34 +20,48 @@ struct FinancePriceTests {
     static func usd(_ text: String) -> Money { Money(amount: Decimal(string: text)!, currency: "USD") }
 
     static let cases: [Case] = [
-        Case(name: "refund: what was paid", paid: usd("9.99"), renewal: usd("12.99"), category: .refund,
-             amount: "9.99", currency: "USD", basis: .paid),
-        Case(name: "refund of an introductory period: the intro price that was charged", paid: usd("0.99"),
-             renewal: usd("9.99"), period: .intro, category: .refund, amount: "0.99", currency: "USD", basis: .paid),
-        Case(name: "at risk after an introductory offer: the next renewal's price", paid: usd("0.99"), renewal: usd("9.99"),
-             period: .intro, category: .billingIssueAtRisk, amount: "9.99", currency: "USD", basis: .renewal),
-        Case(name: "restored: the next renewal's price", paid: usd("4.99"), renewal: usd("9.99"), category: .restored,
-             amount: "9.99", currency: "USD", basis: .renewal),
-        Case(name: "at risk without a stated renewal price: unknown, never the paid price", paid: usd("0.99"),
-             period: .intro, category: .billingIssueAtRisk, amount: nil, currency: nil, basis: .unknown),
-        Case(name: "refund without a stated paid price: unknown, never the renewal price", renewal: usd("9.99"),
-             category: .refund, amount: nil, currency: nil, basis: .unknown),
-        Case(name: "family shared refund: 0, its own basis", paid: usd("9.99"), renewal: usd("9.99"), ownership: .familyShared,
-             category: .refund, amount: "0", currency: "USD", basis: .familyShared),
-        Case(name: "family shared at risk: 0", paid: usd("9.99"), renewal: usd("9.99"), ownership: .familyShared,
-             category: .billingIssueAtRisk, amount: "0", currency: "USD", basis: .familyShared),
-        Case(name: "bought (not shared) counts as money", paid: usd("9.99"), ownership: .purchased, category: .refund,
-             amount: "9.99", currency: "USD", basis: .paid),
-        Case(name: "trial at risk without a renewal price: 0 trial", paid: usd("0"), period: .trial,
-             category: .billingIssueAtRisk, amount: "0", currency: "USD", basis: .trial),
-        Case(name: "trial refund: 0 trial", paid: usd("0"), period: .trial, category: .refund, amount: "0", currency: "USD",
-             basis: .trial),
-        Case(name: "trial without any price or currency: 0 trial, currency unknown", period: .trial, category: .restored,
-             amount: "0", currency: nil, basis: .trial),
-        Case(name: "trial whose store states the renewal price: the renewal price", renewal: usd("9.99"), period: .trial,
-             category: .billingIssueAtRisk, amount: "9.99", currency: "USD", basis: .renewal),
-        Case(name: "zero price stated as paid: 0 paid, not unknown", paid: usd("0"), category: .refund, amount: "0",
-             currency: "USD", basis: .paid),
+        Case(
+            name: "refund: what was paid", paid: usd("9.99"), renewal: usd("12.99"), category: .refund,
+            amount: "9.99", currency: "USD", basis: .paid),
+        Case(
+            name: "refund of an introductory period: the intro price that was charged", paid: usd("0.99"),
+            renewal: usd("9.99"), period: .intro, category: .refund, amount: "0.99", currency: "USD", basis: .paid),
+        Case(
+            name: "at risk after an introductory offer: the next renewal's price", paid: usd("0.99"), renewal: usd("9.99"),
+            period: .intro, category: .billingIssueAtRisk, amount: "9.99", currency: "USD", basis: .renewal),
+        Case(
+            name: "restored: the next renewal's price", paid: usd("4.99"), renewal: usd("9.99"), category: .restored,
+            amount: "9.99", currency: "USD", basis: .renewal),
+        Case(
+            name: "at risk without a stated renewal price: unknown, never the paid price", paid: usd("0.99"),
+            period: .intro, category: .billingIssueAtRisk, amount: nil, currency: nil, basis: .unknown),
+        Case(
+            name: "refund without a stated paid price: unknown, never the renewal price", renewal: usd("9.99"),
+            category: .refund, amount: nil, currency: nil, basis: .unknown),
+        Case(
+            name: "family shared refund: 0, its own basis", paid: usd("9.99"), renewal: usd("9.99"), ownership: .familyShared,
+            category: .refund, amount: "0", currency: "USD", basis: .familyShared),
+        Case(
+            name: "family shared at risk: 0", paid: usd("9.99"), renewal: usd("9.99"), ownership: .familyShared,
+            category: .billingIssueAtRisk, amount: "0", currency: "USD", basis: .familyShared),
+        Case(
+            name: "bought (not shared) counts as money", paid: usd("9.99"), ownership: .purchased, category: .refund,
+            amount: "9.99", currency: "USD", basis: .paid),
+        Case(
+            name: "trial at risk without a renewal price: 0 trial", paid: usd("0"), period: .trial,
+            category: .billingIssueAtRisk, amount: "0", currency: "USD", basis: .trial),
+        Case(
+            name: "trial refund: 0 trial", paid: usd("0"), period: .trial, category: .refund, amount: "0", currency: "USD",
+            basis: .trial),
+        Case(
+            name: "trial without any price or currency: 0 trial, currency unknown", period: .trial, category: .restored,
+            amount: "0", currency: nil, basis: .trial),
+        Case(
+            name: "trial whose store states the renewal price: the renewal price", renewal: usd("9.99"), period: .trial,
+            category: .billingIssueAtRisk, amount: "9.99", currency: "USD", basis: .renewal),
+        Case(
+            name: "zero price stated as paid: 0 paid, not unknown", paid: usd("0"), category: .refund, amount: "0",
+            currency: "USD", basis: .paid),
         Case(name: "nothing stated: unknown", category: .restored, amount: nil, currency: nil, basis: .unknown),
     ]
 
@@ -67,9 +81,12 @@ struct FinancePriceTests {
         #expect(FinancePrice.of(nil, for: .refund) == .unknown)
     }
 
-    @Test("exact amounts from integers by exponent (JPY 0, USD 2, Apple milliunits / KWD 3)",
-          arguments: [(Int64(1200), 0, "1200"), (999, 2, "9.99"), (9_990, 3, "9.99"), (3_500, 3, "3.5"), (1, 3, "0.001"),
-                      (-250, 2, "-2.5"), (0, 3, "0")])
+    @Test(
+        "exact amounts from integers by exponent (JPY 0, USD 2, Apple milliunits / KWD 3)",
+        arguments: [
+            (Int64(1200), 0, "1200"), (999, 2, "9.99"), (9_990, 3, "9.99"), (3_500, 3, "3.5"), (1, 3, "0.001"),
+            (-250, 2, "-2.5"), (0, 3, "0"),
+        ])
     func exactUnits(units: Int64, exponent: Int, text: String) {
         let money = Money(units: units, exponent: exponent, currency: "xxx")
         #expect(money.amount == Decimal(string: text))
@@ -88,7 +105,10 @@ struct FinancePriceTests {
         #expect(FinanceCategory.of(dbTier: 1, truthTier: 0, truthStatus: "refunded", action: "downgrade") == [.refund])
         #expect(FinanceCategory.of(dbTier: 0, truthTier: 0, truthStatus: "refunded", action: "none") == [])
         #expect(FinanceCategory.of(dbTier: 1, truthTier: 1, truthStatus: "billing_issue", action: "status_change") == [.billingIssueAtRisk])
-        #expect(FinanceCategory.of(dbTier: 0, truthTier: 1, truthStatus: "billing_issue", action: "restore") == [.billingIssueAtRisk, .restored])
+        #expect(
+            FinanceCategory.of(dbTier: 0, truthTier: 1, truthStatus: "billing_issue", action: "restore") == [
+                .billingIssueAtRisk, .restored,
+            ])
         #expect(FinanceCategory.of(dbTier: 0, truthTier: 1, truthStatus: "active", action: "restore") == [.restored])
         #expect(FinanceCategory.of(dbTier: 1, truthTier: nil, truthStatus: nil, action: "skipped") == [])
     }
@@ -113,7 +133,9 @@ struct VerdictFinancePriceTests {
     func familyRefund() {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: 5),
-            facts: SourceFacts(subscriberKnown: true, purchases: [Self.purchase(expires: 5, refunded: -1, ownership: .familyShared, paid: Self.eur, renewal: Self.eur)]),
+            facts: SourceFacts(
+                subscriberKnown: true,
+                purchases: [Self.purchase(expires: 5, refunded: -1, ownership: .familyShared, paid: Self.eur, renewal: Self.eur)]),
             context: context)
         #expect(verdict.truth?.tier == 0)
         #expect(verdict.truth?.status == .refunded)
@@ -124,7 +146,8 @@ struct VerdictFinancePriceTests {
     func paidRefund() {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: 5),
-            facts: SourceFacts(subscriberKnown: true, purchases: [Self.purchase(expires: 5, refunded: -1, period: .intro, paid: Self.eur, renewal: nil)]),
+            facts: SourceFacts(
+                subscriberKnown: true, purchases: [Self.purchase(expires: 5, refunded: -1, period: .intro, paid: Self.eur, renewal: nil)]),
             context: context)
         #expect(verdict.financePrice == FinancePrice(amount: Decimal(string: "4.99"), currency: "EUR", basis: .paid))
     }
@@ -133,7 +156,9 @@ struct VerdictFinancePriceTests {
     func introAtRisk() {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: -1),
-            facts: SourceFacts(subscriberKnown: true, purchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, period: .intro, paid: Self.eur, renewal: nil)]),
+            facts: SourceFacts(
+                subscriberKnown: true,
+                purchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, period: .intro, paid: Self.eur, renewal: nil)]),
             context: context)
         #expect(verdict.truth?.status == .billingIssue)
         #expect(verdict.financePrice == .unknown)
@@ -143,7 +168,9 @@ struct VerdictFinancePriceTests {
     func renewalAtRisk() {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: -1),
-            facts: SourceFacts(subscriberKnown: true, purchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, paid: Self.eur, renewal: Self.eurRenewal)]),
+            facts: SourceFacts(
+                subscriberKnown: true,
+                purchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, paid: Self.eur, renewal: Self.eurRenewal)]),
             context: context)
         #expect(verdict.financePrice == FinancePrice(amount: Decimal(string: "9.99"), currency: "EUR", basis: .renewal))
     }

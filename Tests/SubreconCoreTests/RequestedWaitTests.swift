@@ -49,7 +49,8 @@ struct RequestedWaitTests {
         arguments: [
             (0.0, RequestedWait.wait(.zero)), (1.5, .wait(.milliseconds(1500))), (60, .wait(.seconds(60))),
             (60.000001, .tooLong(seconds: 60.000001)), (1e19, .tooLong(seconds: 1e19)), (.infinity, .tooLong(seconds: .infinity)),
-            (.nan, .unspecified), (-1, .unspecified), (-.infinity, .unspecified), (.greatestFiniteMagnitude, .tooLong(seconds: .greatestFiniteMagnitude)),
+            (.nan, .unspecified), (-1, .unspecified), (-.infinity, .unspecified),
+            (.greatestFiniteMagnitude, .tooLong(seconds: .greatestFiniteMagnitude)),
         ] as [(Double, RequestedWait)])
     func seconds(value: Double, expected: RequestedWait) {
         #expect(RequestedWait.seconds(value, cap: Self.cap) == expected)

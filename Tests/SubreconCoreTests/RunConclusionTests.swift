@@ -17,15 +17,27 @@ struct RunConclusionTests {
     }
 
     static let cases: [Case] = [
-        Case(held: 0, losing: 0, threshold: 0.5, accepting: false, userErrors: 0, tripped: false, applies: true, end: .completed, exit: .ok),
-        Case(held: 10, losing: 5, threshold: 0.5, accepting: false, userErrors: 0, tripped: false, applies: true, end: .completed, exit: .ok),
-        Case(held: 10, losing: 6, threshold: 0.5, accepting: false, userErrors: 0, tripped: true, applies: false, end: .valveTripped, exit: .valveTripped),
-        Case(held: 10, losing: 6, threshold: 0.5, accepting: false, userErrors: 3, tripped: true, applies: false, end: .valveTripped, exit: .valveTripped),
+        Case(
+            held: 0, losing: 0, threshold: 0.5, accepting: false, userErrors: 0, tripped: false, applies: true, end: .completed, exit: .ok),
+        Case(
+            held: 10, losing: 5, threshold: 0.5, accepting: false, userErrors: 0, tripped: false, applies: true, end: .completed, exit: .ok),
+        Case(
+            held: 10, losing: 6, threshold: 0.5, accepting: false, userErrors: 0, tripped: true, applies: false, end: .valveTripped,
+            exit: .valveTripped),
+        Case(
+            held: 10, losing: 6, threshold: 0.5, accepting: false, userErrors: 3, tripped: true, applies: false, end: .valveTripped,
+            exit: .valveTripped),
         Case(held: 10, losing: 6, threshold: 0.5, accepting: true, userErrors: 0, tripped: true, applies: true, end: .completed, exit: .ok),
-        Case(held: 10, losing: 6, threshold: 0.5, accepting: true, userErrors: 2, tripped: true, applies: true, end: .completedWithErrors, exit: .userErrors),
-        Case(held: 10, losing: 1, threshold: 0.5, accepting: false, userErrors: 1, tripped: false, applies: true, end: .completedWithErrors, exit: .userErrors),
+        Case(
+            held: 10, losing: 6, threshold: 0.5, accepting: true, userErrors: 2, tripped: true, applies: true, end: .completedWithErrors,
+            exit: .userErrors),
+        Case(
+            held: 10, losing: 1, threshold: 0.5, accepting: false, userErrors: 1, tripped: false, applies: true, end: .completedWithErrors,
+            exit: .userErrors),
         Case(held: 4, losing: 4, threshold: 1, accepting: false, userErrors: 0, tripped: false, applies: true, end: .completed, exit: .ok),
-        Case(held: 4, losing: 1, threshold: 0, accepting: false, userErrors: 0, tripped: true, applies: false, end: .valveTripped, exit: .valveTripped),
+        Case(
+            held: 4, losing: 1, threshold: 0, accepting: false, userErrors: 0, tripped: true, applies: false, end: .valveTripped,
+            exit: .valveTripped),
     ]
 
     @Test("valve, apply permission, end and exit code", arguments: cases)

@@ -32,18 +32,21 @@ struct SourceTextTests {
         #expect(SourceText.sanitized("plain") == "plain")
     }
 
-    @Test("Unix milliseconds: 1970 to 2200 only, from numbers, doubles and digit strings", arguments: [
-        ("0", true), ("7289654399999", true), ("7289654400000", false), ("253402300799999", false), ("253402300800000", false), ("-1", false), ("9223372036854775807", false),
-        ("9223372036854775808", false), ("99999999999999999999", false), (" 1", false), ("1.5", false), ("", false),
-        ("+1", false), ("1772302931000", true),
-    ])
+    @Test(
+        "Unix milliseconds: 1970 to 2200 only, from numbers, doubles and digit strings",
+        arguments: [
+            ("0", true), ("7289654399999", true), ("7289654400000", false), ("253402300799999", false), ("253402300800000", false),
+            ("-1", false), ("9223372036854775807", false),
+            ("9223372036854775808", false), ("99999999999999999999", false), (" 1", false), ("1.5", false), ("", false),
+            ("+1", false), ("1772302931000", true),
+        ])
     func milliseconds(text: String, valid: Bool) {
         #expect((SourceNumber.date(unixMilliseconds: text) != nil) == valid)
     }
 
     @Test("doubles: not finite, huge or negative dates are unknown; int64 conversions never trap")
     func doubles() {
-        for value in [Double.infinity, -.infinity, .nan, 1e19, 1e300, -1, 7289654400000, 253402300800000] {
+        for value in [Double.infinity, -.infinity, .nan, 1e19, 1e300, -1, 7_289_654_400_000, 253_402_300_800_000] {
             #expect(SourceNumber.date(unixMilliseconds: value) == nil)
         }
         #expect(SourceNumber.date(unixMilliseconds: 1772302931000.5) != nil)

@@ -29,7 +29,9 @@ struct StrictDatePropertyTests {
     @Test("the same instant written with any offset reads back to the same instant")
     func offsets() async {
         let day: Int64 = 86_400_000
-        await propertyCheck(count: Self.checks, input: Gen.int64(in: day...(Self.latest - day)), Gen.int(in: -(23 * 60 + 59)...(23 * 60 + 59))) {
+        await propertyCheck(
+            count: Self.checks, input: Gen.int64(in: day...(Self.latest - day)), Gen.int(in: -(23 * 60 + 59)...(23 * 60 + 59))
+        ) {
             milliseconds, minutes in
             let local = Self.text(milliseconds + Int64(minutes) * 60_000)
             let offset = (minutes < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(minutes) / 60, abs(minutes) % 60)

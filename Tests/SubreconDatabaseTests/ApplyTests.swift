@@ -102,7 +102,8 @@ struct ApplyTests {
             let read = try #require(try await store.user(id: "lapsed"))
             // A webhook renews the user between our read and our write.
             try await client.query(
-                "update users set subscription_end_date = subscription_end_date + interval '30 days', updated_at = now() where id = 'lapsed'")
+                "update users set subscription_end_date = subscription_end_date + interval '30 days', updated_at = now() where id = 'lapsed'"
+            )
             let webhook = try #require(try await store.user(id: "lapsed"))
 
             #expect(try await store.apply(Self.expiredVerdict(read), runID: "run-1") == .concurrentUpdate)

@@ -14,7 +14,10 @@ struct CandidateScanTests {
         (UserRow(id: "c_paid_end_exactly_T", currentTier: 2, status: "active", endDate: Fixture.day(0)), false, true),
         (UserRow(id: "d_in_grace", currentTier: 1, status: "active", endDate: Fixture.day(-2), graceEndsAt: Fixture.day(3)), false, true),
         (UserRow(id: "e_grace_over", currentTier: 1, status: "active", endDate: Fixture.day(-5), graceEndsAt: Fixture.day(-1)), true, true),
-        (UserRow(id: "f_billing_issue", currentTier: 1, status: "billing_issue", endDate: Fixture.day(5), graceEndsAt: Fixture.day(9)), true, true),
+        (
+            UserRow(id: "f_billing_issue", currentTier: 1, status: "billing_issue", endDate: Fixture.day(5), graceEndsAt: Fixture.day(9)),
+            true, true
+        ),
         (UserRow(id: "g_expired_recent", currentTier: 0, status: "expired", endDate: Fixture.day(-30)), true, true),
         (UserRow(id: "h_expired_old", currentTier: 0, status: "expired", endDate: Fixture.day(-90)), false, true),
         (UserRow(id: "i_canceled_recent", currentTier: 0, status: "canceled", endDate: Fixture.day(-10)), true, true),
@@ -131,7 +134,10 @@ struct CandidateScanTests {
             let window = try await Self.ids(
                 store,
                 CandidateQuery(mode: .backfill, asOf: Fixture.asOf, endAfter: Fixture.day(-10), endBefore: Fixture.day(0)))
-            #expect(window == ["a_paid_past_end", "d_in_grace", "e_grace_over", "i_canceled_recent", "l_free_with_old_end", "n_paused_past_end"])
+            #expect(
+                window == [
+                    "a_paid_past_end", "d_in_grace", "e_grace_over", "i_canceled_recent", "l_free_with_old_end", "n_paused_past_end",
+                ])
         }
     }
 
@@ -181,7 +187,11 @@ struct CandidateScanTests {
                     let swept = b.filter { id in
                         rows.first { $0.id == id }!.endDate == Fixture.day(200)
                     }
-                    #expect(!swept.isEmpty && swept.allSatisfy { CandidateQuery.sweepBucket(of: $0, days: 4) == CandidateQuery.sweepNight(asOf: asOf, days: 4) })
+                    #expect(
+                        !swept.isEmpty
+                            && swept.allSatisfy {
+                                CandidateQuery.sweepBucket(of: $0, days: 4) == CandidateQuery.sweepNight(asOf: asOf, days: 4)
+                            })
                 }
             }
         }

@@ -35,7 +35,8 @@ struct DatabaseURLSecretTests {
         #expect(leakedParts(of: password, in: String(reflecting: settings)).isEmpty)
     }
 
-    @Test("a malformed URL around a hostile password: the error names the variable and shows none of the password",
+    @Test(
+        "a malformed URL around a hostile password: the error names the variable and shows none of the password",
         arguments: rawPasswords + ["Zq%Xv%zzWk", "Zq%"])
     func errorsHideThePassword(password: String) {
         let broken = [

@@ -29,7 +29,8 @@ struct FeedWindowsTests {
             try await Self.run(client, "r-failed-feed", status: "completed")
             try await store.beginFeedWindow(runID: "r-done", feed: "app_store", shard: Self.shard, since: Self.day(-3), until: Self.day(-2))
             try await store.completeFeedWindow(runID: "r-done", feed: "app_store")
-            try await store.beginFeedWindow(runID: "r-stopped", feed: "app_store", shard: Self.shard, since: Self.day(-2), until: Self.day(-1))
+            try await store.beginFeedWindow(
+                runID: "r-stopped", feed: "app_store", shard: Self.shard, since: Self.day(-2), until: Self.day(-1))
             try await store.completeFeedWindow(runID: "r-stopped", feed: "app_store")
             try await store.beginFeedWindow(
                 runID: "r-failed-feed", feed: "app_store", shard: Self.shard, since: Self.day(-1), until: Self.day(0))

@@ -5,7 +5,8 @@ import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
-@Suite("jsonb never sees a NUL: the ledger and the run summary escape it (real PostgreSQL)", .serialized,
+@Suite(
+    "jsonb never sees a NUL: the ledger and the run summary escape it (real PostgreSQL)", .serialized,
     .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct JSONBTextTests {
     @Test("a verdict and a summary holding a raw NUL are stored, read back with the NUL as visible text")

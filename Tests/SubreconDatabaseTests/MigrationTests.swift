@@ -18,7 +18,9 @@ struct MigrationTests {
             try await store.requireSchema()
             let versions = try await SchemaMigrator().appliedVersions(client: client, logger: store.logger)
             #expect(versions == Set(all))
-            for table in ["users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes", "reconcile_verdicts", "apple_receipts"] {
+            for table in [
+                "users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes", "reconcile_verdicts", "apple_receipts",
+            ] {
                 let exists = try await TestDatabase.scalar(
                     client, "select to_regclass(\(table)) is not null", as: Bool.self)
                 #expect(exists == true, "\(table)")

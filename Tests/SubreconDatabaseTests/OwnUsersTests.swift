@@ -154,7 +154,8 @@ struct OwnUsersTests {
             var migrations = SchemaMigrator.migrations
             let next = SchemaMigrator().latestVersion + 1
             migrations.append(
-                SchemaMigration(version: next, name: "test", ownUsersStatements: ["alter table users add column note text"], statements: []))
+                SchemaMigration(version: next, name: "test", ownUsersStatements: ["alter table users add column note text"], statements: [])
+            )
             #expect(try await store.migrate(SchemaMigrator(migrations: migrations)) == [next])
             let column = try await TestDatabase.scalar(
                 client,
@@ -170,7 +171,9 @@ struct OwnUsersTests {
             let later = schema.name + "_app"
             try await schema.client.query(PostgresQuery(unsafeSQL: "create schema \(later)"))
             do {
-                try await schema.client.query(PostgresQuery(unsafeSQL: Self.appTable.replacingOccurrences(of: "create table users", with: "create table \(later).users")))
+                try await schema.client.query(
+                    PostgresQuery(
+                        unsafeSQL: Self.appTable.replacingOccurrences(of: "create table users", with: "create table \(later).users")))
                 let settings = try TestDatabase.settings(schema: "\(schema.name),\(later)")
                 let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 1))
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -89,9 +89,10 @@ struct RunsAndLocksTests {
     func schemasIsolated() async throws {
         try await TestDatabase.withDatabase { first, _ in
             try await TestDatabase.withDatabase { second, _ in
-                let outcome: Int? = try await first.withShardLock(shard: .all) {
-                    try await second.withShardLock(shard: .all) { 5 }
-                } ?? nil
+                let outcome: Int? =
+                    try await first.withShardLock(shard: .all) {
+                        try await second.withShardLock(shard: .all) { 5 }
+                    } ?? nil
                 #expect(outcome == 5)
             }
         }

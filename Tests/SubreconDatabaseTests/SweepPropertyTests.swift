@@ -22,7 +22,8 @@ struct SweepPropertyTests {
 
     @Test("the night index is whole UTC days since 1970-01-01 mod D, the same all day long")
     func nightIndex() async {
-        await propertyCheck(count: 2_000, input: Gen.int(in: -30_000...40_000), Gen.int(in: 1...90), Gen.int(in: 0...86_399)) { day, days, second in
+        await propertyCheck(count: 2_000, input: Gen.int(in: -30_000...40_000), Gen.int(in: 1...90), Gen.int(in: 0...86_399)) {
+            day, days, second in
             let asOf = Date(timeIntervalSince1970: Double(day) * 86_400 + Double(second))
             let index = CandidateQuery.sweepNight(asOf: asOf, days: days)
             #expect((0..<days).contains(index))

@@ -4,13 +4,18 @@ import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Issue 19: `--accept-downgrades` accepts only a run that stopped at its valve after validating every candidate;
 /// every numeric and date option has a documented range, checked before anything is touched.
-@Suite("Accepting downgrades and option ranges (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
+@Suite(
+    "Accepting downgrades and option ranges (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3))
+)
 struct AcceptAndOptionTests {
-    @Test("--accept-downgrades of a run stopped before its valve: 64 naming --resume, nothing applied; of a tripped run: applied, not TRIPPED")
+    @Test(
+        "--accept-downgrades of a run stopped before its valve: 64 naming --resume, nothing applied; of a tripped run: applied, not TRIPPED"
+    )
     func acceptOnlyAtTheValve() async throws {
         try await Harness.with { h in
             _ = try await h.seedChanging(prefix: "v", count: 6)
@@ -75,7 +80,8 @@ struct AcceptAndOptionTests {
             ]
             for (arguments, option) in cases {
                 let (process, err) = try SubreconBinary.start(
-                    arguments + ["--report-dir", dir].filter { _ in arguments[0] == "run" }, environment: h.env.values, directory: h.reportDirectory)
+                    arguments + ["--report-dir", dir].filter { _ in arguments[0] == "run" }, environment: h.env.values,
+                    directory: h.reportDirectory)
                 let status = try await SubreconBinary.wait(process, limit: .seconds(60))
                 let stderr = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
                 #expect(status == 64, "\(arguments): \(String(describing: status)) \(stderr)")
@@ -110,8 +116,41 @@ struct AcceptAndOptionTests {
             let lenient = ISO8601.date(text)?.timeIntervalSince1970 ?? -2
             #expect(abs(parsed - lenient) < 1e-6, "\(text)")
         }
-        #expect(OptionRanges.problem("--lookback-days", 200_000_000, OptionRanges.lookbackDays) == "--lookback-days must be 0...3660 (got 200000000)")
+        #expect(
+            OptionRanges.problem("--lookback-days", 200_000_000, OptionRanges.lookbackDays)
+                == "--lookback-days must be 0...3660 (got 200000000)")
         #expect(OptionRanges.problem("--max-downgrade-ratio", .nan, OptionRanges.maxDowngradeRatio) != nil)
         #expect(OptionRanges.problem("--stripe-rps", 0, OptionRanges.requestsPerSecond) == nil)
+    }
+
+    @Test("numeric options: any value is accepted exactly when it lies in the documented range; a refusal names the option")
+    func numericRanges() {
+        var rng = SeededRandom(seed: 19)
+        let integers: [(String, ClosedRange<Int>)] = [
+            ("--concurrency", OptionRanges.concurrency), ("--limit", OptionRanges.limit),
+            ("--lookback-days", OptionRanges.lookbackDays), ("--sweep-days", OptionRanges.sweepDays),
+            ("--refund-review-count", OptionRanges.refundReviewCount), ("--refund-review-days", OptionRanges.refundReviewDays),
+        ]
+        for _ in 0..<2_000 {
+            let (name, range) = rng.pick(integers)
+            // Near the bounds, and anywhere in Int (200000000 days once trapped the process).
+            let value =
+                rng.chance(0.5) ? rng.int((range.lowerBound - 3)...(range.upperBound + 3)) : Int.random(in: .min ... .max, using: &rng)
+            let problem = OptionRanges.problem(name, value, range)
+            #expect((problem == nil) == range.contains(value), "\(name) \(value)")
+            #expect(problem.map { $0.hasPrefix(name + " ") } ?? true, "\(problem ?? "")")
+        }
+        let doubles: [(String, ClosedRange<Double>)] = [
+            ("--max-downgrade-ratio", OptionRanges.maxDowngradeRatio), ("--user-timeout", OptionRanges.userTimeoutSeconds),
+            ("--stripe-rps", OptionRanges.requestsPerSecond),
+        ]
+        let specials: [Double] = [.nan, .infinity, -.infinity, -0.0, .ulpOfOne, .greatestFiniteMagnitude, -.greatestFiniteMagnitude]
+        for _ in 0..<2_000 {
+            let (name, range) = rng.pick(doubles)
+            let value =
+                rng.chance(0.2) ? rng.pick(specials) : Double.random(in: (range.lowerBound - 2)...(range.upperBound * 1.5 + 2), using: &rng)
+            let problem = OptionRanges.problem(name, value, range)
+            #expect((problem == nil) == (value.isFinite && range.contains(value)), "\(name) \(value)")
+        }
     }
 }

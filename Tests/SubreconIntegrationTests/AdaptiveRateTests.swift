@@ -89,7 +89,9 @@ struct AdaptiveRateTests {
 
     @Test("the summary note states this shard's rate and the app's")
     func note() throws {
-        #expect(RequestBudget.describe(50, shard: try #require(ShardSpec(parsing: "1/4"))) == "budget 12.5 req/s (1/4 of the app's 50 req/s, shard 1/4)")
+        #expect(
+            RequestBudget.describe(50, shard: try #require(ShardSpec(parsing: "1/4")))
+                == "budget 12.5 req/s (1/4 of the app's 50 req/s, shard 1/4)")
         #expect(RequestBudget.describe(10, shard: .all) == "budget 10 req/s")
         #expect(RequestBudget.describe(0, shard: try #require(ShardSpec(parsing: "0/2"))) == "budget unlimited")
     }

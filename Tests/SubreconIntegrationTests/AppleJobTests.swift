@@ -2,8 +2,8 @@ import Foundation
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 @Suite("The job with Apple as second source", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
@@ -33,11 +33,14 @@ struct AppleJobTests {
             await h.appStore.setFault(.forgedSignature, for: "7003")
             // A Stripe user is never sent to Apple.
             try await h.store.insertUsers([
-                UserRow(id: "a-stripe", currentTier: 1, status: "active", endDate: Harness.day(-1), source: "stripe", productID: "premium_monthly")
+                UserRow(
+                    id: "a-stripe", currentTier: 1, status: "active", endDate: Harness.day(-1), source: "stripe",
+                    productID: "premium_monthly")
             ])
             await h.revenueCat.setSubscriber(
                 SimulatedSubscriber(subscriptions: [
-                    SimulatedSubscription(productID: "premium_monthly", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29))
+                    SimulatedSubscription(
+                        productID: "premium_monthly", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29))
                 ]), for: "a-stripe")
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }

@@ -3,14 +3,16 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 /// An iOS app whose backend verifies receipts itself: no RevenueCat, Apple alone (issue 10, SPEC 3 and 5.2).
 @Suite("The job with Apple alone (no RevenueCat)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct AppleOnlyJobTests {
-    @Test("users known by an original transaction id or a stored receipt are re-validated with Apple alone; an unknown id is unknown_at_source")
+    @Test(
+        "users known by an original transaction id or a stored receipt are re-validated with Apple alone; an unknown id is unknown_at_source"
+    )
     func appleAlone() async throws {
         try await Harness.with(apple: true, receipts: true, revenueCat: false) { h in
             func seed(_ row: UserRow) async throws { try await h.store.insertUsers([row]) }

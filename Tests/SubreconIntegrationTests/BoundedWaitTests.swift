@@ -1,15 +1,18 @@
 import Foundation
 import StoreSimulator
-@testable import Subrecon
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
 import Testing
 
+@testable import Subrecon
+
 /// Issue 19: no wait a source asks for outlives the deadline it runs under (a user's, explain's, the feeds'), and a
 /// source that answers nothing but failures for a whole minute is declared down instead of being asked for every
 /// user.
-@Suite("Bounded waits and sources declared down (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(2)))
+@Suite(
+    "Bounded waits and sources declared down (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    .timeLimit(.minutes(2)))
 struct BoundedWaitTests {
     static func googleRows(_ prefix: String, count: Int) -> [UserRow] {
         (0..<count).map { GooglePlayJobTests.row(String(format: "\(prefix)-%03d", $0), end: -2) }
@@ -22,7 +25,9 @@ struct BoundedWaitTests {
         return stored
     }
 
-    @Test("Google's token endpoint answering 429 with Retry-After: 59: with 2 s deadlines the night finishes in seconds, every Google user fetch_error")
+    @Test(
+        "Google's token endpoint answering 429 with Retry-After: 59: with 2 s deadlines the night finishes in seconds, every Google user fetch_error"
+    )
     func tokenEndpointRetryAfter() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
             let rows = Self.googleRows("g", count: 6)
@@ -49,7 +54,9 @@ struct BoundedWaitTests {
         }
     }
 
-    @Test("a source answering 503 to everything is declared down: its remaining users are not asked, the summary names it, exit 1, the others reconciled")
+    @Test(
+        "a source answering 503 to everything is declared down: its remaining users are not asked, the summary names it, exit 1, the others reconciled"
+    )
     func sourceDeclaredDown() async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
         let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)

@@ -78,13 +78,15 @@ struct ConfigurationTests {
         #expect(failure(env)?.variable == "REVENUECAT_API_KEY_FILE")
     }
 
-    @Test("malformed settings name their variable and never echo a password", arguments: [
-        ("DATABASE_URL", "mysql://u:s3cret-pw@h/db"),
-        ("DATABASE_URL", "postgres://u:s3cret-pw@h:notaport/db"),
-        ("REVENUECAT_BASE_URL", "not a url"),
-        ("APP_STORE_ENVIRONMENT", "staging"),
-        ("SUBRECON_HTTP_TIMEOUT_SECONDS", "-1"),
-    ])
+    @Test(
+        "malformed settings name their variable and never echo a password",
+        arguments: [
+            ("DATABASE_URL", "mysql://u:s3cret-pw@h/db"),
+            ("DATABASE_URL", "postgres://u:s3cret-pw@h:notaport/db"),
+            ("REVENUECAT_BASE_URL", "not a url"),
+            ("APP_STORE_ENVIRONMENT", "staging"),
+            ("SUBRECON_HTTP_TIMEOUT_SECONDS", "-1"),
+        ])
     func malformed(name: String, value: String) {
         var env = base
         env[name] = value
@@ -112,7 +114,8 @@ struct ConfigurationTests {
         env["DATABASE_URL"] = "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"
         do {
             _ = try await Commands.run(
-                environment: ProcessEnvironment(env), options: RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp/unused")),
+                environment: ProcessEnvironment(env),
+                options: RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp/unused")),
                 logger: Logger(label: "test"))
             Issue.record("expected a failure")
         } catch let failure as CommandFailure {

@@ -30,55 +30,62 @@ struct DemoExpectation: Sendable {
     "subrecon demo",
     .serialized,
     .enabled(
-        if: FileManager.default.fileExists(atPath: "/usr/lib/postgresql") || ProcessInfo.processInfo.environment["SUBRECON_REQUIRE_DATABASE"] == "1",
+        if: FileManager.default.fileExists(atPath: "/usr/lib/postgresql")
+            || ProcessInfo.processInfo.environment["SUBRECON_REQUIRE_DATABASE"] == "1",
         "PostgreSQL server binaries are not installed (apt-get install -y postgresql-15)"))
 struct DemoTests {
     static let rc = ["revenuecat"]
     static let rcApple = ["revenuecat", "app_store"]
 
     /// Run 1, every source: each user's row in drift.json (the sweep user's id depends on the night; see below).
-    static let allSources: [DemoExpectation] = [
-        .init("demo-01-missed-expiration", "downgrade", ["missed_expiration"], ["expired"], rc),
-        .init("demo-02-missed-renewal", "extend", ["missed_renewal"], ["expired"], rc),
-        .init("demo-03-restored", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
-        .init("demo-04-billing-issue", "status_change", ["billing_issue_entered"], ["expired"], rc),
-        .init("demo-05-billing-recovered", "extend", ["missed_renewal", "billing_issue_recovered"], ["billing_issue"], rc),
-        .init("demo-06-grace-expired", "downgrade", ["grace_expired"], ["expired", "billing_issue"], rc),
-        .init("demo-07-missed-refund", "downgrade", ["missed_refund"], ["expired"], rc),
-        .init("demo-08-product-change", "upgrade", ["missed_renewal", "product_change"], ["expired"], rc),
-        .init("demo-09-sandbox-only", "downgrade", ["missed_expiration", "sandbox_ignored"], ["expired"], rc),
-        .init("demo-10-unknown-product", "skipped", ["unknown_product"], ["expired"], rc),
-        .init("demo-11-unknown-at-source", "skipped", ["unknown_at_source"], ["expired"], rc),
-        .init("demo-12-revenuecat-down", "skipped", ["fetch_error"], ["expired"], rc),
-        .init("demo-13-rate-limited", "extend", ["missed_renewal"], ["expired"], rc),
-        .init("demo-14-in-sync", "none", ["in_sync"], ["billing_issue"], rc),
-        .init("demo-15-lifetime", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
-        .init("demo-16-google-paused", "downgrade", ["missed_expiration"], ["expired"], rc),
-        .init("demo-17-stripe-canceled", "extend", ["missed_renewal"], ["expired"], rc),
-        .init("demo-18-lapsed-still-lapsed", "none", ["in_sync"], ["lapsed"], rc),
-        .init("demo-19-canceled-lapsed", "status_change", [], ["lapsed"], rc),
-        .init("demo-20-apple-renewed", "extend", ["missed_renewal", "source_conflict"], ["expired"], rcApple),
-        .init("demo-21-apple-revoked", "downgrade", ["missed_refund", "source_conflict"], ["expired"], rcApple),
-        .init("demo-22-apple-grace", "status_change", ["billing_issue_entered", "source_conflict"], ["expired"], rcApple),
-        .init("demo-23-apple-forged", "skipped", ["verification_failed"], ["expired"], rcApple),
-        .init("demo-34-legacy-receipt", "extend", ["missed_renewal", "source_conflict"], ["expired"], ["revenuecat", "app_store_receipt", "app_store"]),
-    ] + (24...33).map { .init(String(format: "demo-%02d-renewal", $0), "extend", ["missed_renewal"], ["expired"], rc) } + [
-        // Stripe next to RevenueCat: Stripe is the authority for its own purchase.
-        .init("demo-35-stripe-conflict", "downgrade", ["missed_expiration", "source_conflict"], ["expired"], ["revenuecat", "stripe"]),
-        .init("demo-36-stripe-past-due", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "stripe"]),
-        .init("demo-37-google-renewed", "extend", ["missed_renewal"], ["expired"], ["revenuecat", "google_play"]),
-        .init("demo-38-google-grace", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "google_play"]),
-        // Inside its paid period: only Apple's notification history names it.
-        .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
-        // Inside its paid period: only Google Play's voided purchases name it.
-        .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
-        // Inside its paid period: only Stripe's events name it.
-        .init("demo-42-stripe-event-canceled", "downgrade", ["missed_expiration"], ["stripe_event"], ["revenuecat", "stripe"]),
-        // Finance (SPEC 5.7): family sharing and trials are never revenue; three refunds put a user on the review list.
-        .init("demo-43-family-refund", "downgrade", ["missed_refund"], ["expired"], rcApple),
-        .init("demo-44-trial-restored", "restore", ["missed_renewal"], ["lapsed"], rc),
-        .init("demo-45-serial-refunder", "downgrade", ["missed_refund"], ["expired"], rcApple),
-    ]
+    static let allSources: [DemoExpectation] =
+        [
+            .init("demo-01-missed-expiration", "downgrade", ["missed_expiration"], ["expired"], rc),
+            .init("demo-02-missed-renewal", "extend", ["missed_renewal"], ["expired"], rc),
+            .init("demo-03-restored", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
+            .init("demo-04-billing-issue", "status_change", ["billing_issue_entered"], ["expired"], rc),
+            .init("demo-05-billing-recovered", "extend", ["missed_renewal", "billing_issue_recovered"], ["billing_issue"], rc),
+            .init("demo-06-grace-expired", "downgrade", ["grace_expired"], ["expired", "billing_issue"], rc),
+            .init("demo-07-missed-refund", "downgrade", ["missed_refund"], ["expired"], rc),
+            .init("demo-08-product-change", "upgrade", ["missed_renewal", "product_change"], ["expired"], rc),
+            .init("demo-09-sandbox-only", "downgrade", ["missed_expiration", "sandbox_ignored"], ["expired"], rc),
+            .init("demo-10-unknown-product", "skipped", ["unknown_product"], ["expired"], rc),
+            .init("demo-11-unknown-at-source", "skipped", ["unknown_at_source"], ["expired"], rc),
+            .init("demo-12-revenuecat-down", "skipped", ["fetch_error"], ["expired"], rc),
+            .init("demo-13-rate-limited", "extend", ["missed_renewal"], ["expired"], rc),
+            .init("demo-14-in-sync", "none", ["in_sync"], ["billing_issue"], rc),
+            .init("demo-15-lifetime", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
+            .init("demo-16-google-paused", "downgrade", ["missed_expiration"], ["expired"], rc),
+            .init("demo-17-stripe-canceled", "extend", ["missed_renewal"], ["expired"], rc),
+            .init("demo-18-lapsed-still-lapsed", "none", ["in_sync"], ["lapsed"], rc),
+            .init("demo-19-canceled-lapsed", "status_change", [], ["lapsed"], rc),
+            .init("demo-20-apple-renewed", "extend", ["missed_renewal", "source_conflict"], ["expired"], rcApple),
+            .init("demo-21-apple-revoked", "downgrade", ["missed_refund", "source_conflict"], ["expired"], rcApple),
+            .init("demo-22-apple-grace", "status_change", ["billing_issue_entered", "source_conflict"], ["expired"], rcApple),
+            .init("demo-23-apple-forged", "skipped", ["verification_failed"], ["expired"], rcApple),
+            .init(
+                "demo-34-legacy-receipt", "extend", ["missed_renewal", "source_conflict"], ["expired"],
+                ["revenuecat", "app_store_receipt", "app_store"]),
+        ] + (24...33).map { .init(String(format: "demo-%02d-renewal", $0), "extend", ["missed_renewal"], ["expired"], rc) } + [
+            // Stripe next to RevenueCat: Stripe is the authority for its own purchase.
+            .init(
+                "demo-35-stripe-conflict", "downgrade", ["missed_expiration", "source_conflict"], ["expired"], ["revenuecat", "stripe"]),
+            .init(
+                "demo-36-stripe-past-due", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "stripe"]),
+            .init("demo-37-google-renewed", "extend", ["missed_renewal"], ["expired"], ["revenuecat", "google_play"]),
+            .init(
+                "demo-38-google-grace", "extend", ["missed_renewal", "billing_issue_entered"], ["expired"], ["revenuecat", "google_play"]),
+            // Inside its paid period: only Apple's notification history names it.
+            .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
+            // Inside its paid period: only Google Play's voided purchases name it.
+            .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
+            // Inside its paid period: only Stripe's events name it.
+            .init("demo-42-stripe-event-canceled", "downgrade", ["missed_expiration"], ["stripe_event"], ["revenuecat", "stripe"]),
+            // Finance (SPEC 5.7): family sharing and trials are never revenue; three refunds put a user on the review list.
+            .init("demo-43-family-refund", "downgrade", ["missed_refund"], ["expired"], rcApple),
+            .init("demo-44-trial-restored", "restore", ["missed_renewal"], ["lapsed"], rc),
+            .init("demo-45-serial-refunder", "downgrade", ["missed_refund"], ["expired"], rcApple),
+        ]
 
     /// Run 2, no RevenueCat: each user asked of its own store only.
     static let withoutRevenueCat: [DemoExpectation] = [
@@ -113,7 +120,8 @@ struct DemoTests {
                 "\(reason)")
         }
         #expect(summary.valve?.tripped == false)
-        let intents = try JSONSerialization.jsonObject(with: Data(contentsOf: result.folder.appendingPathComponent("push_intents.json"))) as? [Any]
+        let intents =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: result.folder.appendingPathComponent("push_intents.json"))) as? [Any]
         #expect(intents?.count == summary.intentsQueued)
         #expect(TerminalSummary.text(summary, folder: result.folder).contains("candidates  \(summary.candidates)"))
     }
@@ -197,9 +205,11 @@ struct DemoTests {
         #expect(rows["demo-36-stripe-past-due"]?.truthStatus == "billing_issue" && rows["demo-36-stripe-past-due"]?.truthTier == 1)
         #expect(rows["demo-36-stripe-past-due"]?.pushIntent == ["billing_issue"])
         #expect(rows["demo-37-google-renewed"]?.truthStatus == "active")
-        #expect(rows["demo-38-google-grace"]?.truthStatus == "billing_issue" && rows["demo-38-google-grace"]?.pushIntent == ["billing_issue"])
+        #expect(
+            rows["demo-38-google-grace"]?.truthStatus == "billing_issue" && rows["demo-38-google-grace"]?.pushIntent == ["billing_issue"])
         let refund = try #require(rows["demo-39-apple-feed-refund"])
-        #expect(refund.dbTier == 1 && refund.dbStatus == "active" && (refund.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(300 * 86_400))
+        #expect(
+            refund.dbTier == 1 && refund.dbStatus == "active" && (refund.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(300 * 86_400))
         #expect(refund.truthTier == 0 && refund.truthStatus == "refunded" && refund.applied)
         let feed = try #require(first.summary.feeds?["app_store"])
         #expect(feed.entries == 1 && feed.matchedUsers == 1 && feed.unmatched == 0 && feed.error == nil)

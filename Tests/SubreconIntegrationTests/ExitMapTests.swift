@@ -3,8 +3,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 /// Issue 8, bullets 6 and 9: a non-dry run judges the present, and every failure after start has one exit code.
@@ -33,7 +33,11 @@ struct ExitMapTests {
             for asOf in [now.addingTimeInterval(-30 * 86_400), now.addingTimeInterval(-86_400 - 60), now.addingTimeInterval(16 * 60)] {
                 let refused = await failure {
                     try await Commands.run(
-                        environment: h.env, options: h.options { $0.asOf = asOf; $0.applyPast = false }, logger: h.logger, now: now)
+                        environment: h.env,
+                        options: h.options {
+                            $0.asOf = asOf
+                            $0.applyPast = false
+                        }, logger: h.logger, now: now)
                 }
                 #expect(refused?.status == .usage)
                 #expect(refused?.description.contains("--apply-past") == true && refused?.description.contains("--dry-run") == true)
@@ -103,7 +107,8 @@ struct ExitMapTests {
             try Data("x".utf8).write(to: file)
             let refused = await failure {
                 try await Commands.run(
-                    environment: h.env, options: h.options { $0.reportDirectory = file.appendingPathComponent("reports") }, logger: h.logger)
+                    environment: h.env, options: h.options { $0.reportDirectory = file.appendingPathComponent("reports") }, logger: h.logger
+                )
             }
             #expect(refused?.status == .config)
             #expect(try await runCount(h) == 0)
@@ -124,7 +129,10 @@ struct ExitMapTests {
                 var outcomes: [String] = []
                 for shard in [ShardSpec.all, ShardSpec(index: 0, count: 2), ShardSpec(index: 0, count: 4), ShardSpec(index: 1, count: 4)] {
                     do {
-                        let result = try await h.run { $0.shard = shard; $0.maxDowngradeRatio = 1 }
+                        let result = try await h.run {
+                            $0.shard = shard
+                            $0.maxDowngradeRatio = 1
+                        }
                         outcomes.append("\(shard)=\(result.exitStatus.rawValue)")
                     } catch let failure as CommandFailure {
                         outcomes.append("\(shard)=\(failure.status.rawValue)")
@@ -149,7 +157,13 @@ struct ExitMapTests {
                 try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(expires: -2))
             }
             await h.revenueCat.setLatency(.milliseconds(300))
-            let run = Task { try await h.run { $0.maxDowngradeRatio = 1; $0.concurrency = 1; $0.ledgerBatchSize = 2 } }
+            let run = Task {
+                try await h.run {
+                    $0.maxDowngradeRatio = 1
+                    $0.concurrency = 1
+                    $0.ledgerBatchSize = 2
+                }
+            }
             // Wait until the run is under way (it holds the lock and asks the sources), then end the lock's connection.
             for _ in 0..<400 where await h.revenueCat.counters().totalRequests == 0 {
                 try await Task.sleep(for: .milliseconds(25))

@@ -24,7 +24,9 @@ struct ExplainTests {
             #expect(explanation.drift == ["missed_renewal", "source_conflict"])
             let apple = try #require(explanation.sources.last)
             #expect(apple.outcome == "answered" && apple.purchases.first?.signature?.hasPrefix("verified") == true)
-            #expect(apple.purchases.first?.signature?.contains("signed by O=subrecon test PKI,CN=subrecon simulator Receipt Signing") == true, "the leaf's subject is named: \(apple.purchases.first?.signature ?? "")")
+            #expect(
+                apple.purchases.first?.signature?.contains("signed by O=subrecon test PKI,CN=subrecon simulator Receipt Signing") == true,
+                "the leaf's subject is named: \(apple.purchases.first?.signature ?? "")")
             #expect(apple.purchases.first?.judged.hasPrefix("entitled (active) until") == true)
             let revenueCat = try #require(explanation.sources.first)
             #expect(revenueCat.purchases.first?.judged == "not entitled (expired)")

@@ -2,8 +2,8 @@ import Foundation
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 /// Black-box scenarios for "evidence is explicit" (issue: fail closed): the real job (`Commands.run`), a real
@@ -47,16 +47,19 @@ struct FailClosedEvidenceTests {
             await answer(
                 h, "e-noexpiry",
                 Self.subscriberBody(
-                    subscriptions: #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))"}}"#))
+                    subscriptions:
+                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))"}}"#))
             // ... and a lapsed user whose subscription has no expiry is not restored as lifetime.
             try await h.seed(h.row("e-noexpiry-lapsed", tier: 0, "expired", end: -5))
             await answer(
                 h, "e-noexpiry-lapsed",
                 Self.subscriberBody(
-                    subscriptions: #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))"}}"#))
+                    subscriptions:
+                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))"}}"#))
             // An expired 30-day pass: ends at its entitlement's expiry; never a permanent tier.
             let pass = Self.subscriberBody(
-                entitlements: #"{"premium": {"expires_date": "\#(Self.iso(-10))", "product_identifier": "premium_monthly", "purchase_date": "\#(Self.iso(-40))"}}"#,
+                entitlements:
+                    #"{"premium": {"expires_date": "\#(Self.iso(-10))", "product_identifier": "premium_monthly", "purchase_date": "\#(Self.iso(-40))"}}"#,
                 nonSubscriptions: #"""
                     {"premium_monthly": [{"id": "np1", "store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-40))",
                       "store_transaction_id": "np1"}]}
@@ -70,7 +73,9 @@ struct FailClosedEvidenceTests {
             await answer(
                 h, "e-nosandbox",
                 Self.subscriberBody(
-                    subscriptions: #"{"premium_monthly": {"store": "app_store", "purchase_date": "\#(Self.iso(-3))", "expires_date": "\#(Self.iso(27))"}}"#))
+                    subscriptions:
+                        #"{"premium_monthly": {"store": "app_store", "purchase_date": "\#(Self.iso(-3))", "expires_date": "\#(Self.iso(27))"}}"#
+                ))
             // A refund of the previous period does not revoke the period that has just begun.
             try await h.seed(
                 h.row("e-oldrefund", tier: 1, "active", end: -3),
@@ -112,7 +117,9 @@ struct FailClosedEvidenceTests {
         }
     }
 
-    @Test("Apple's status is evidence: billing grace without renewal info keeps the tier, revoked without a date revokes, contradictions are not believed")
+    @Test(
+        "Apple's status is evidence: billing grace without renewal info keeps the tier, revoked without a date revokes, contradictions are not believed"
+    )
     func appleStatusEvidence() async throws {
         try await Harness.with(apple: true) { h in
             try await h.seed(
@@ -202,7 +209,9 @@ struct FailClosedEvidenceTests {
         }
     }
 
-    @Test("a transaction id Apple does not know is absence: unknown at both sources is unknown_at_source; RevenueCat's own evidence still decides")
+    @Test(
+        "a transaction id Apple does not know is absence: unknown at both sources is unknown_at_source; RevenueCat's own evidence still decides"
+    )
     func appleDoesNotKnowTheID() async throws {
         try await Harness.with(apple: true) { h in
             // Unknown to RevenueCat (201) and to Apple (4040010): absence everywhere, untouched, not an error.

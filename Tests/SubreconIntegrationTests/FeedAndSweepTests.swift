@@ -39,7 +39,8 @@ struct FeedAndSweepTests {
                 AppleHistoryNotification(type: "REFUND", originalTransactionID: "5001", sentAt: sent, deliveryFailed: true))
             await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5999", sentAt: sent))  // no row
             await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5003", sentAt: sent, forged: true))
-            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5003", sentAt: Harness.day(-10)))  // before the window
+            // Before the window:
+            await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5003", sentAt: Harness.day(-10)))
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
             #expect(result.exitStatus == .ok)
@@ -124,7 +125,8 @@ struct FeedAndSweepTests {
                     seen[id, default: 0] += 1
                     #expect(row.candidateReason == ["sweep"])
                     #expect(
-                        CandidateQuery.sweepBucket(of: id, days: days) == CandidateQuery.sweepNight(asOf: Harness.day(Double(night)), days: days),
+                        CandidateQuery.sweepBucket(of: id, days: days)
+                            == CandidateQuery.sweepNight(asOf: Harness.day(Double(night)), days: days),
                         "the SQL bucket and the Swift one agree")
                 }
             }

@@ -48,7 +48,9 @@ struct FeedRefundTests {
         options.feedsSince = Harness.day(-3)
     }
 
-    @Test("three refunds seen only in Apple's history, Google's voids and Stripe's events: kept once each, the user on the review list; dry run and rerun add nothing, a sandbox refund is not kept")
+    @Test(
+        "three refunds seen only in Apple's history, Google's voids and Stripe's events: kept once each, the user on the review list; dry run and rerun add nothing, a sandbox refund is not kept"
+    )
     func feedOnlyRefunds() async throws {
         try await Self.withAllStores { h, google, stripe in
             // Every lookup now shows a healthy subscription: the refunds are only in the feeds.
@@ -213,7 +215,9 @@ struct FeedRefundTests {
             #expect(result.summary.feeds?["app_store"]?.refundsNew == 1)
             #expect(result.summary.refundReview?.newRefunds == 1)
             #expect(try await h.count("select count(*)::int from refunds_seen") == 1)
-            #expect(try await h.count("select count(*)::int from refunds_seen where user_id = \(inside) and transaction_id = \("t-\(inside)")") == 1)
+            #expect(
+                try await h.count("select count(*)::int from refunds_seen where user_id = \(inside) and transaction_id = \("t-\(inside)")")
+                    == 1)
         }
     }
 

@@ -54,7 +54,9 @@ struct FeedWindowTests {
             #expect(two["until"] as? String == ISO8601.string(Harness.day(1)))
             #expect(two["complete"] as? Bool == true)
             let row = try h.report(second)["w-refund"]
-            #expect(row?.candidateReason == ["apple_notification"] && row?.drift.contains("missed_refund") == true, "\(String(describing: row))")
+            #expect(
+                row?.candidateReason == ["apple_notification"] && row?.drift.contains("missed_refund") == true, "\(String(describing: row))"
+            )
             let refunded = try #require(try await h.user("w-refund"))
             #expect(refunded.currentTier == 0 && refunded.statusText == "refunded")
 

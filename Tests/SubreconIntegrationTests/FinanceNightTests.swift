@@ -52,7 +52,8 @@ struct FinanceNightTests {
         // A JPY renewal restored and a KWD refund, exact.
         try await h.seed(
             h.row("n-jpy-restored", tier: 0, "expired", end: -20),
-            SimulatedSubscription(productID: "premium_monthly", store: "play_store", purchaseDate: d(-1), expiresDate: d(29), price: price("1200", "JPY")))
+            SimulatedSubscription(
+                productID: "premium_monthly", store: "play_store", purchaseDate: d(-1), expiresDate: d(29), price: price("1200", "JPY")))
         try await h.seed(
             h.row("n-kwd-refund", tier: 2, "active", end: -1, product: "pro_monthly"),
             SimulatedSubscription(
@@ -65,9 +66,14 @@ struct FinanceNightTests {
                 productID: "premium_monthly", store: "play_store", periodType: "intro", purchaseDate: d(-31), expiresDate: d(-1),
                 gracePeriodExpiresDate: d(10), billingIssuesDetectedAt: d(-1), price: price("1.99", "EUR")))
         // Three refunds across two stores: one seen on an earlier night, two in tonight's answer.
-        try await h.store.recordRefunds(runID: "earlier-night", [
-            (userID: "n-serial", refund: SeenRefund(store: "app_store", transactionID: "s-0", refundedAt: d(-200), amount: 4.99, currency: "USD"))
-        ])
+        try await h.store.recordRefunds(
+            runID: "earlier-night",
+            [
+                (
+                    userID: "n-serial",
+                    refund: SeenRefund(store: "app_store", transactionID: "s-0", refundedAt: d(-200), amount: 4.99, currency: "USD")
+                )
+            ])
         try await h.seed(
             h.row("n-serial", tier: 2, "active", end: -1, product: "pro_monthly"),
             SimulatedSubscription(
@@ -77,11 +83,22 @@ struct FinanceNightTests {
                 productID: "pro_monthly", store: "play_store", purchaseDate: d(-10), expiresDate: d(20), refundedAt: d(-2),
                 storeTransactionID: "GPA.s-2", price: price("9.99", "USD")))
         // Two refunds in the window and one 400 days ago: not listed.
-        try await h.store.recordRefunds(runID: "earlier-night", [
-            (userID: "n-twice", refund: SeenRefund(store: "app_store", transactionID: "t-0", refundedAt: d(-400), amount: nil, currency: nil)),
-            (userID: "n-twice", refund: SeenRefund(store: "app_store", transactionID: "t-1", refundedAt: d(-100), amount: nil, currency: nil)),
-            (userID: "n-twice", refund: SeenRefund(store: "stripe", transactionID: "t-2", refundedAt: d(-10), amount: nil, currency: nil)),
-        ])
+        try await h.store.recordRefunds(
+            runID: "earlier-night",
+            [
+                (
+                    userID: "n-twice",
+                    refund: SeenRefund(store: "app_store", transactionID: "t-0", refundedAt: d(-400), amount: nil, currency: nil)
+                ),
+                (
+                    userID: "n-twice",
+                    refund: SeenRefund(store: "app_store", transactionID: "t-1", refundedAt: d(-100), amount: nil, currency: nil)
+                ),
+                (
+                    userID: "n-twice",
+                    refund: SeenRefund(store: "stripe", transactionID: "t-2", refundedAt: d(-10), amount: nil, currency: nil)
+                ),
+            ])
         // Extended (a missed renewal of a tier still held): no finance figure, no price.
         try await h.seed(h.row("n-in-sync", tier: 1, "active", end: -1), Harness.subscription(purchased: -1, expires: 29))
     }
@@ -130,15 +147,18 @@ struct FinanceNightTests {
 
             // The refund review: n-serial (3 across app_store and play_store), not n-twice (one is 400 days old).
             let review = try h.csvLines(result, "refund_review.csv")
-            #expect(review == [
-                "user_id,refunds,stores,first_refund,last_refund",
-                "n-serial,3,app_store;play_store,\(ISO8601.string(Harness.day(-200))),\(ISO8601.string(Harness.day(-2)))",
-            ])
+            #expect(
+                review == [
+                    "user_id,refunds,stores,first_refund,last_refund",
+                    "n-serial,3,app_store;play_store,\(ISO8601.string(Harness.day(-200))),\(ISO8601.string(Harness.day(-2)))",
+                ])
             #expect(result.summary.refundReview?.users == 1)
             let seen = try await h.count("select count(*)::int from refunds_seen")
             #expect(seen == 1 + 3 + 2 + 2, "earlier nights' 4, tonight's family, KWD and two of n-serial")
             #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'n-family-refund' and amount = '0'") == 1)
-            #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'n-kwd-refund' and amount = '3.5' and currency = 'KWD'") == 1)
+            #expect(
+                try await h.count(
+                    "select count(*)::int from refunds_seen where user_id = 'n-kwd-refund' and amount = '3.5' and currency = 'KWD'") == 1)
 
             // A rerun of the same night records no refund twice and lists the same users; the review never acts.
             let intentsBefore = try await h.count("select count(*)::int from push_intents")

@@ -2,18 +2,21 @@ import Foundation
 import Logging
 import StoreSimulator
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import SubreconTestSupport
 import Testing
+
 @testable import Subrecon
 
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Real PostgreSQL, real loopback HTTP to the RevenueCat simulator, the production `Commands.run` path.
-@Suite("Finance figures, derived reports and metrics from a real run", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
+@Suite(
+    "Finance figures, derived reports and metrics from a real run", .serialized,
+    .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct FinanceReportTests {
     static let products: [ProductCatalog.Entry] = [
         .init(productID: "premium_monthly", tier: 1, entitlement: "premium"),
@@ -28,32 +31,63 @@ struct FinanceReportTests {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         func d(_ days: Double) -> Date { asOf.addingTimeInterval(days * 86_400) }
         let apiKey = "sk_test_ops"
-        let revenueCat = RevenueCatSimulator(apiKey: apiKey, productEntitlements: ["premium_monthly": "premium", "premium_annual": "premium", "pro_monthly": "pro", "mystery_sku": "premium"])
+        let revenueCat = RevenueCatSimulator(
+            apiKey: apiKey,
+            productEntitlements: [
+                "premium_monthly": "premium", "premium_annual": "premium", "pro_monthly": "pro", "mystery_sku": "premium",
+            ])
         let server = try await SimulatorServer.start(routes: [revenueCat] + routes)
         let env = ProcessEnvironment(["DATABASE_URL": databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
         let logger = Logger(label: "subrecon.ops.tests")
         _ = try await Commands.migrate(environment: env, logger: logger)
         try await store.upsertProducts(products)
 
-        func row(_ id: String, tier: Int, _ status: String, end: Double, product: String = "premium_monthly", source: String = "apple_iap") -> UserRow {
-            UserRow(id: id, currentTier: tier, status: status, endDate: d(end), graceEndsAt: nil, source: source, productID: product, originalTransactionID: nil, autoRenew: true)
+        func row(_ id: String, tier: Int, _ status: String, end: Double, product: String = "premium_monthly", source: String = "apple_iap")
+            -> UserRow
+        {
+            UserRow(
+                id: id, currentTier: tier, status: status, endDate: d(end), graceEndsAt: nil, source: source, productID: product,
+                originalTransactionID: nil, autoRenew: true)
         }
-        func price(_ amount: String, _ currency: String) -> SimulatedPrice { SimulatedPrice(amount: Decimal(string: amount)!, currency: currency) }
+        func price(_ amount: String, _ currency: String) -> SimulatedPrice {
+            SimulatedPrice(amount: Decimal(string: amount)!, currency: currency)
+        }
         let users: [(UserRow, SimulatedSubscription)] = [
-            (row("u1-refund-usd", tier: 2, "active", end: -1, product: "pro_monthly"),
-             SimulatedSubscription(productID: "pro_monthly", purchaseDate: d(-1), expiresDate: d(29), refundedAt: d(-0.5), price: price("19.99", "USD"))),
-            (row("u2-billing-eur", tier: 1, "active", end: -1),
-             SimulatedSubscription(productID: "premium_monthly", purchaseDate: d(-31), expiresDate: d(-1), gracePeriodExpiresDate: d(15), billingIssuesDetectedAt: d(-1), price: price("4.49", "EUR"))),
-            (row("u3-billing-play-usd", tier: 1, "active", end: -2, source: "google_iap"),
-             SimulatedSubscription(productID: "premium_monthly", store: "play_store", purchaseDate: d(-32), expiresDate: d(-2), gracePeriodExpiresDate: d(5), billingIssuesDetectedAt: d(-2), price: price("2.50", "USD"))),
-            (row("u4-restored-eur", tier: 0, "expired", end: -12, product: "premium_annual"),
-             SimulatedSubscription(productID: "premium_annual", purchaseDate: d(-1), expiresDate: d(364), price: price("49.99", "EUR"))),
-            (row("u5-billing-no-price", tier: 1, "active", end: -1),
-             SimulatedSubscription(productID: "premium_monthly", purchaseDate: d(-31), expiresDate: d(-1), gracePeriodExpiresDate: d(10), billingIssuesDetectedAt: d(-1), price: nil)),
-            (row("u6-renewal", tier: 1, "active", end: -1),
-             SimulatedSubscription(productID: "premium_monthly", purchaseDate: d(-1), expiresDate: d(29), price: price("9.99", "USD"))),
-            (row("u7-unknown-product", tier: 1, "active", end: -1),
-             SimulatedSubscription(productID: "mystery_sku", purchaseDate: d(-1), expiresDate: d(29), price: price("1.00", "USD"))),
+            (
+                row("u1-refund-usd", tier: 2, "active", end: -1, product: "pro_monthly"),
+                SimulatedSubscription(
+                    productID: "pro_monthly", purchaseDate: d(-1), expiresDate: d(29), refundedAt: d(-0.5), price: price("19.99", "USD"))
+            ),
+            (
+                row("u2-billing-eur", tier: 1, "active", end: -1),
+                SimulatedSubscription(
+                    productID: "premium_monthly", purchaseDate: d(-31), expiresDate: d(-1), gracePeriodExpiresDate: d(15),
+                    billingIssuesDetectedAt: d(-1), price: price("4.49", "EUR"))
+            ),
+            (
+                row("u3-billing-play-usd", tier: 1, "active", end: -2, source: "google_iap"),
+                SimulatedSubscription(
+                    productID: "premium_monthly", store: "play_store", purchaseDate: d(-32), expiresDate: d(-2),
+                    gracePeriodExpiresDate: d(5), billingIssuesDetectedAt: d(-2), price: price("2.50", "USD"))
+            ),
+            (
+                row("u4-restored-eur", tier: 0, "expired", end: -12, product: "premium_annual"),
+                SimulatedSubscription(productID: "premium_annual", purchaseDate: d(-1), expiresDate: d(364), price: price("49.99", "EUR"))
+            ),
+            (
+                row("u5-billing-no-price", tier: 1, "active", end: -1),
+                SimulatedSubscription(
+                    productID: "premium_monthly", purchaseDate: d(-31), expiresDate: d(-1), gracePeriodExpiresDate: d(10),
+                    billingIssuesDetectedAt: d(-1), price: nil)
+            ),
+            (
+                row("u6-renewal", tier: 1, "active", end: -1),
+                SimulatedSubscription(productID: "premium_monthly", purchaseDate: d(-1), expiresDate: d(29), price: price("9.99", "USD"))
+            ),
+            (
+                row("u7-unknown-product", tier: 1, "active", end: -1),
+                SimulatedSubscription(productID: "mystery_sku", purchaseDate: d(-1), expiresDate: d(29), price: price("1.00", "USD"))
+            ),
         ]
         try await store.insertUsers(users.map(\.0))
         for (user, subscription) in users {
@@ -130,7 +164,9 @@ struct FinanceReportTests {
             await server.shutdown()
             let history = try await store.recentRunSummaries(shard: .all, limit: 30)
             #expect(history.map(\.id) == [first.summary.runID])
-            let point = try #require(RunHistoryPoint(runID: history[0].id, startedAt: history[0].startedAt, status: "completed", summaryJSON: history[0].countsJSON))
+            let point = try #require(
+                RunHistoryPoint(
+                    runID: history[0].id, startedAt: history[0].startedAt, status: "completed", summaryJSON: history[0].countsJSON))
             #expect(point.atRisk["EUR"] == Decimal(string: "4.49")!)
             #expect(point.atRiskUsers == 3)
         }

@@ -1,10 +1,11 @@
 import Foundation
 import StoreSimulator
-@testable import Subrecon
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
 import Testing
+
+@testable import Subrecon
 
 /// Google's voided purchases as a store feed in the nightly run (issue 11, SPEC 5.1): the harness's first run reads
 /// the window `[as-of − 3 days, as-of)`.

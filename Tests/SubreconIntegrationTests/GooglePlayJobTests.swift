@@ -1,10 +1,11 @@
 import Foundation
 import StoreSimulator
-@testable import Subrecon
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
 import Testing
+
+@testable import Subrecon
 
 /// Google Play as the only source. The service account key's `token_uri` is `{base}/token`: the harness replaces
 /// `{base}` in every extra variable (the key text included) with its loopback server, which serves the simulator.
@@ -60,7 +61,9 @@ struct GooglePlayJobTests {
             await google.setGone("tok-g-gone")
             // A row without a token is not sent to Google (and, with no other source, stays as it is).
             try await h.store.insertUsers([
-                UserRow(id: "g-none", currentTier: 1, status: "active", endDate: Harness.day(-2), source: "apple_iap", productID: "premium_monthly")
+                UserRow(
+                    id: "g-none", currentTier: 1, status: "active", endDate: Harness.day(-2), source: "apple_iap",
+                    productID: "premium_monthly")
             ])
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
@@ -170,10 +173,13 @@ struct GooglePlayJobTests {
         let error = try #require(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": broken, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]))
         #expect(error.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         #expect(!error.description.contains("PRIVATE KEY"))
-        #expect(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
+        #expect(
+            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable
+                == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         #expect(failure([:])?.variable == "REVENUECAT_API_KEY", "no source at all is still refused")
         let config = try SubreconConfiguration.load(
-            ProcessEnvironment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            ProcessEnvironment(
+                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
             requireSource: true)
         #expect(config.hasSource && config.revenueCat == nil)
         #expect(config.googlePlay != nil && config.description.contains(Self.package))
@@ -183,12 +189,16 @@ struct GooglePlayJobTests {
         try Data((account.json + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try SubreconConfiguration.load(
-            ProcessEnvironment(base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+            ProcessEnvironment(
+                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
             requireSource: true)
         #expect(fromFile.googlePlay != nil)
         #expect(
-            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?
-                .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
+            failure([
+                "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json,
+                "GOOGLE_PLAY_PACKAGE_NAME": Self.package,
+            ])?
+            .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
     }
 
     @Test("--google-play-rps defaults to 10/s (SPEC 2) and --resume carries it back to the resumed run")

@@ -6,8 +6,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import SubreconTestSupport
 import Testing
 

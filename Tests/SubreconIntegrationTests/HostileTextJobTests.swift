@@ -3,8 +3,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 /// A strict RFC 4180 reader (byte level), independent of the writer: CRLF ends a record; a field is unquoted (no
@@ -14,7 +14,9 @@ enum StrictCSVReader {
 
     static func records(_ data: Data) throws -> [[String]] {
         let bytes = Array(data)
-        var records: [[String]] = [], record: [String] = [], i = 0
+        var records: [[String]] = []
+        var record: [String] = []
+        var i = 0
         while i < bytes.count {
             var field: [UInt8] = []
             if bytes[i] == UInt8(ascii: "\"") {
@@ -55,7 +57,8 @@ enum StrictCSVReader {
     }
 }
 
-@Suite("Hostile text from a source or in an id: the run completes, the ledger and reports hold it exactly", .serialized,
+@Suite(
+    "Hostile text from a source or in an id: the run completes, the ledger and reports hold it exactly", .serialized,
     .enabled(if: Harness.isEnabled, Harness.skip))
 struct HostileTextJobTests {
     static func iso(_ day: Double) -> String { ISO8601.string(Harness.day(day)) }
@@ -79,7 +82,8 @@ struct HostileTextJobTests {
             // Valid product, NUL in the other text: decided as usual (extended to day +29).
             try await h.seed(h.row("u-nul-text", tier: 1, "active", end: -1))
             await h.revenueCat.setFault(
-                .raw(status: 200, headers: ["Content-Type": "application/json"],
+                .raw(
+                    status: 200, headers: ["Content-Type": "application/json"],
                     body: Self.body(productKey: "premium_monthly", transaction: "tx\\u0000nul", extraProduct: "coins\\u0000pack")),
                 for: "u-nul-text")
             // Invalid UTF-8 bytes in a transaction id and a product id.
@@ -91,7 +95,8 @@ struct HostileTextJobTests {
             // The entitlement's product id itself holds a NUL: not a mapped product.
             try await h.seed(h.row("u-nul-product", tier: 1, "active", end: -1))
             await h.revenueCat.setFault(
-                .raw(status: 200, headers: ["Content-Type": "application/json"],
+                .raw(
+                    status: 200, headers: ["Content-Type": "application/json"],
                     body: Self.body(productKey: "premium\\u0000monthly", transaction: "t", extraProduct: "c")),
                 for: "u-nul-product")
             // An error answer whose message holds a NUL and invalid UTF-8: fetch_error, untouched.

@@ -50,7 +50,8 @@ struct IncompleteListTests {
 
     /// A `GET /v1/events` page of one event, `has_more: true`.
     static func eventPage(_ id: String) -> StripeFault {
-        let body = #"{"object": "list", "has_more": true, "url": "/v1/events", "data": [{"id": "\#(id)", "object": "event", "#
+        let body =
+            #"{"object": "list", "has_more": true, "url": "/v1/events", "data": [{"id": "\#(id)", "object": "event", "#
             + #""type": "customer.subscription.updated", "created": 1780000000, "data": {"object": {"object": "subscription", "#
             + #""id": "sub_x", "customer": "cus_x", "status": "active"}}}]}"#
         return .raw(status: 200, headers: [:], body: Data(body.utf8))

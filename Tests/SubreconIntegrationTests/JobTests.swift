@@ -3,8 +3,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 @Suite("The job end to end: real PostgreSQL, loopback simulator", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
@@ -80,11 +80,14 @@ struct JobTests {
             let csv = try h.csvLines(result, "drift.csv")
             #expect(csv.first == ReportRow.columns.joined(separator: ","))
             #expect(csv.count == 12)
-            #expect(csv.dropFirst().map { $0.split(separator: ",").dropFirst().first.map(String.init) ?? "" } == rows.keys.sorted(), "rows in user-id order")
+            #expect(
+                csv.dropFirst().map { $0.split(separator: ",").dropFirst().first.map(String.init) ?? "" } == rows.keys.sorted(),
+                "rows in user-id order")
             let intents = try h.csvLines(result, "push_intents.csv")
             #expect(intents.count == 5)
 
-            let summary = try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: result.folder.appendingPathComponent("summary.json")))
+            let summary = try JSONDecoder().decode(
+                RunSummary.self, from: Data(contentsOf: result.folder.appendingPathComponent("summary.json")))
             #expect(summary.candidates == 11 && summary.applied == 9 && summary.intentsQueued == 4)
             #expect(summary.actions["downgrade"] == 2 && summary.drift["unknown_at_source"] == 1)
             #expect(summary.requests["revenuecat"]?.requests == 11)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SubreconDatabase
 import Testing
+
 @testable import Subrecon
 
 @Suite("Metrics publishing failures")

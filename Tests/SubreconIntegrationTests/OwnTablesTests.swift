@@ -1,10 +1,10 @@
 import Foundation
 import Logging
 import PostgresNIO
+import StoreSimulator
 import Subrecon
 import SubreconCore
 import SubreconDatabase
-import StoreSimulator
 import SubreconReports
 import SubreconTestSupport
 import Testing

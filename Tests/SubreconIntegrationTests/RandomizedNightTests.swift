@@ -3,8 +3,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import SubreconTestSupport
 import Testing
 
@@ -43,7 +43,8 @@ struct RandomizedNightTests {
         var refund: String?
     }
 
-    static let seed: UInt64 = ProcessInfo.processInfo.environment["SUBRECON_E2E_SEED"].flatMap { UInt64($0) }
+    static let seed: UInt64 =
+        ProcessInfo.processInfo.environment["SUBRECON_E2E_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 0...UInt64.max)
 
     @Test("invariants hold over random users, faults and a racing webhook writer")
@@ -108,7 +109,9 @@ struct RandomizedNightTests {
             // A poisoned row is one user's row_error: untouched, reported, and the night went on around it.
             #expect(try await Self.poisonedUntouched(poisoned, harness: h), "poisoned rows untouched — \(replay)")
             for id in poisoned {
-                #expect(rows[id]?.action == "skipped" && rows[id]?.drift.contains("row_error") == true, "\(id): \(rows[id]?.drift ?? []) — \(replay)")
+                #expect(
+                    rows[id]?.action == "skipped" && rows[id]?.drift.contains("row_error") == true,
+                    "\(id): \(rows[id]?.drift ?? []) — \(replay)")
                 #expect(try await h.auditRows(id) == 0, "\(id): no audit row — \(replay)")
             }
 
@@ -157,7 +160,8 @@ struct RandomizedNightTests {
                 $0.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
             }
             if stripeDown {
-                #expect(second.summary.sourcesDown?.contains { $0.source == "stripe" } == true, "the dead Stripe is declared down — \(replay)")
+                #expect(
+                    second.summary.sourcesDown?.contains { $0.source == "stripe" } == true, "the dead Stripe is declared down — \(replay)")
             }
             #expect(try await Self.poisonedUntouched(poisoned, harness: h), "poisoned rows untouched by the rerun — \(replay)")
             let again = try h.report(second)
@@ -181,7 +185,8 @@ struct RandomizedNightTests {
         switch rng.int(0...2) {
         case 0: row = h.row(id, tier: tier, "active", end: -Double(rng.int(1...20)), product: product)
         case 1: row = h.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), product: product)
-        default: row = h.row(id, tier: tier, "billing_issue", end: -Double(rng.int(1...5)), grace: Double(rng.int(-3...3)), product: product)
+        default:
+            row = h.row(id, tier: tier, "billing_issue", end: -Double(rng.int(1...5)), grace: Double(rng.int(-3...3)), product: product)
         }
         let truth: Truth
         var refund: String?
@@ -213,11 +218,25 @@ struct RandomizedNightTests {
             let broken: [(String, RevenueCatFault)] = [
                 ("500 forever", .status(500)),
                 ("malformed JSON", .malformedJSON),
-                ("expiry missing", .raw(status: 200, headers: [:], body: FailClosedEvidenceTests.subscriberBody(
-                    subscriptions: #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#))),
-                ("entitlement without product", .raw(status: 200, headers: [:], body: FailClosedEvidenceTests.subscriberBody(
-                    entitlements: #"{"e": {"expires_date": "\#(FailClosedEvidenceTests.iso(20))"}}"#,
-                    subscriptions: #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "expires_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#))),
+                (
+                    "expiry missing",
+                    .raw(
+                        status: 200, headers: [:],
+                        body: FailClosedEvidenceTests.subscriberBody(
+                            subscriptions:
+                                #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#
+                        ))
+                ),
+                (
+                    "entitlement without product",
+                    .raw(
+                        status: 200, headers: [:],
+                        body: FailClosedEvidenceTests.subscriberBody(
+                            entitlements: #"{"e": {"expires_date": "\#(FailClosedEvidenceTests.iso(20))"}}"#,
+                            subscriptions:
+                                #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "expires_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#
+                        ))
+                ),
                 ("unknown to RevenueCat", .raw(status: 201, headers: [:], body: FailClosedEvidenceTests.subscriberBody())),
             ]
             let (why, fault) = broken[rng.int(0...broken.count - 1)]
@@ -239,7 +258,9 @@ struct RandomizedNightTests {
     static func generateStripe(
         id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator, down: Bool
     ) async -> Generated {
-        let customer = "cus_\(id)", subscriptionID = "sub_\(id)", intent = "pi_\(id)"
+        let customer = "cus_\(id)"
+        let subscriptionID = "sub_\(id)"
+        let intent = "pi_\(id)"
         let row =
             rng.chance(0.5)
             ? StripeJobTests.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
@@ -248,7 +269,8 @@ struct RandomizedNightTests {
         var subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: Double(rng.int(2...29)))
         subscription.latestInvoice = .paid(id: "in_\(id)", amount: 999, paymentIntent: intent, created: Harness.day(-1))
         func charge(refunded: Int64, dated: Bool = true) -> SimulatedStripeCharge {
-            let refunds = refunded == 0 ? [] : [SimulatedStripeRefund(id: "re_\(id)", amount: refunded, created: dated ? Harness.day(-0.5) : nil)]
+            let refunds =
+                refunded == 0 ? [] : [SimulatedStripeRefund(id: "re_\(id)", amount: refunded, created: dated ? Harness.day(-0.5) : nil)]
             return SimulatedStripeCharge(
                 id: "ch_\(id)", paymentIntentID: intent, amount: 999, amountRefunded: refunded, created: Harness.day(-1), refunds: refunds)
         }

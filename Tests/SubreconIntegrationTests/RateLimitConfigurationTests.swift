@@ -18,8 +18,12 @@ struct RateLimitConfigurationTests {
     @Test("defaults: a single 429 wait above 60 s gives the user up; a lookup may wait 300 s in all on 429s")
     func defaults() throws {
         let config = try SubreconConfiguration.load(ProcessEnvironment(base), requireSource: true)
-        #expect(config.revenueCat?.requestPolicy.maxRateLimitWait == .seconds(60) && config.revenueCat?.requestPolicy.rateLimitBudget == .seconds(300))
-        #expect(config.appStore?.requestPolicy.maxRateLimitWait == .seconds(60) && config.appStore?.requestPolicy.rateLimitBudget == .seconds(300))
+        #expect(
+            config.revenueCat?.requestPolicy.maxRateLimitWait == .seconds(60)
+                && config.revenueCat?.requestPolicy.rateLimitBudget == .seconds(300))
+        #expect(
+            config.appStore?.requestPolicy.maxRateLimitWait == .seconds(60)
+                && config.appStore?.requestPolicy.rateLimitBudget == .seconds(300))
     }
 
     @Test("every configured source takes the same SUBRECON_HTTP_* values, and keeps its own body limit")

@@ -2,8 +2,8 @@ import Foundation
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 /// Issue 8, "429 never traps" and "budgets are the app's", end to end: `Commands.run`, real PostgreSQL, the loopback
@@ -17,7 +17,9 @@ struct RateLimitJobTests {
         }
     }
 
-    @Test("RevenueCat 429 with backoff_ms 1e19 or Retry-After inf: run completes, that user fetch_error and untouched, others applied, exit 1")
+    @Test(
+        "RevenueCat 429 with backoff_ms 1e19 or Retry-After inf: run completes, that user fetch_error and untouched, others applied, exit 1"
+    )
     func revenueCatAbsurdWaits() async throws {
         try await Harness.with { h in
             for id in ["r-1e19", "r-inf", "r-huge-string", "r-fine"] {

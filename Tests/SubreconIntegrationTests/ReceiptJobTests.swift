@@ -2,8 +2,8 @@ import Foundation
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Testing
 
 @Suite("The job with the legacy receipt bridge", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
@@ -13,10 +13,12 @@ struct ReceiptJobTests {
         AppleReceiptScenario(
             receiptData: data, environment: environment,
             transactions: [
-                .init(originalTransactionID: id, transactionID: id, productID: "premium_monthly", purchaseDate: Harness.day(-33),
-                      expiresDate: Harness.day(-3)),
-                .init(originalTransactionID: id, transactionID: id + "1", productID: "premium_monthly",
-                      purchaseDate: Harness.day(-3), expiresDate: Harness.day(27)),
+                .init(
+                    originalTransactionID: id, transactionID: id, productID: "premium_monthly", purchaseDate: Harness.day(-33),
+                    expiresDate: Harness.day(-3)),
+                .init(
+                    originalTransactionID: id, transactionID: id + "1", productID: "premium_monthly",
+                    purchaseDate: Harness.day(-3), expiresDate: Harness.day(27)),
             ],
             renewals: [.init(originalTransactionID: id, productID: "premium_monthly")])
     }

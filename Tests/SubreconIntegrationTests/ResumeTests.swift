@@ -4,8 +4,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Synchronization
 import Testing
 
@@ -48,7 +48,8 @@ struct ResumeTests {
         return expected
     }
 
-    func job(_ h: Harness, http: HTTPClient, source: (any FactSource)? = nil, verdicts: (any VerdictRecords)? = nil) throws -> ReconcileJob {
+    func job(_ h: Harness, http: HTTPClient, source: (any FactSource)? = nil, verdicts: (any VerdictRecords)? = nil) throws -> ReconcileJob
+    {
         let config = try SubreconConfiguration.load(h.env, requireSource: true)
         let stats = RequestStats()
         let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
@@ -92,7 +93,9 @@ struct ResumeTests {
             let askedBefore = await h.revenueCat.counters().requestsPerUser
             // Verdicts reach the ledger as they finish (not necessarily in scan order): whoever is in it is not asked again.
             var validatedUsers: [String] = []
-            for try await id in try await h.client.query("select user_id from reconcile_verdicts where run_id = 'run-killed'").decode(String.self) {
+            for try await id in try await h.client.query("select user_id from reconcile_verdicts where run_id = 'run-killed'").decode(
+                String.self)
+            {
                 validatedUsers.append(id)
             }
             #expect(validatedUsers.count >= validated)
@@ -149,7 +152,8 @@ struct ResumeTests {
 
             let again = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-rerender-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: again) }
-            let rendered = try await Commands.report(environment: h.env, runID: accepted.summary.runID, reportDirectory: again, logger: h.logger)
+            let rendered = try await Commands.report(
+                environment: h.env, runID: accepted.summary.runID, reportDirectory: again, logger: h.logger)
             for name in ["drift.csv", "drift.json", "push_intents.csv"] {
                 let original = try Data(contentsOf: accepted.folder.appendingPathComponent(name))
                 let copy = try Data(contentsOf: rendered.folder.appendingPathComponent(name))
@@ -179,7 +183,12 @@ struct StallAfter: FactSource {
 
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }
 
 /// The real store, except that its `failOnCall`-th apply fails (the database went away mid-run).

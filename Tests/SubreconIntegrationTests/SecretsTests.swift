@@ -30,7 +30,8 @@ struct SecretsTests {
     func failureLine(_ env: [String: String]) async -> (SubreconCore.ExitStatus, String)? {
         let options = RunOptions(asOf: Date(), reportDirectory: FileManager.default.temporaryDirectory)
         do {
-            _ = try await Commands.run(environment: ProcessEnvironment(env), options: options, logger: Logger(label: "subrecon.secrets.tests"))
+            _ = try await Commands.run(
+                environment: ProcessEnvironment(env), options: options, logger: Logger(label: "subrecon.secrets.tests"))
             return nil
         } catch let error as ConfigError {
             return (.config, error.description)

@@ -57,7 +57,10 @@ enum SubreconBinary {
 @Suite("Stopping the real binary mid-run (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct SignalTests {
     func runArguments(_ h: Harness, _ extra: [String] = []) -> [String] {
-        ["run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1", "--report-dir", h.reportDirectory.path]
+        [
+            "run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1", "--report-dir",
+            h.reportDirectory.path,
+        ]
             + extra
     }
 

@@ -4,8 +4,8 @@ import PostgresNIO
 import StoreSimulator
 import Subrecon
 import SubreconCore
-import SubreconReports
 import SubreconDatabase
+import SubreconReports
 import Synchronization
 import Testing
 
@@ -14,7 +14,9 @@ import Testing
 /// everyone else applied and every user reconciled once.
 @Suite("Nothing stalls the night (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct StallTests {
-    @Test("a trickling RevenueCat body and a row held FOR UPDATE: the run finishes, they are fetch_error and concurrent_update, the rest applied, exit 1")
+    @Test(
+        "a trickling RevenueCat body and a row held FOR UPDATE: the run finishes, they are fetch_error and concurrent_update, the rest applied, exit 1"
+    )
     func trickleAndHeldRow() async throws {
         try await Harness.with { h in
             let ordinary = try await h.seedChanging(prefix: "u")
@@ -196,7 +198,8 @@ struct StallTests {
                 try await waitUntil {
                     try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-wide'") == fresh.count - 1
                 }
-                #expect(try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-wide' and user_id = 'x-00'") == 0)
+                #expect(
+                    try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-wide' and user_id = 'x-00'") == 0)
                 wide.release.stop(reason: "go")
                 #expect(try await wideRun.value.summary.candidates == fresh.count)
                 #expect(try await h.auditRows("x-00") == 1)
@@ -219,7 +222,14 @@ struct StallTests {
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
                 let held = HeldFirstUser(inner: real, held: "d-00")
                 let job = ReconcileJob(database: h.store, source: held, stats: stats, sourcesNote: real.notes, logger: h.logger)
-                let run = Task { try await job.run(h.options { $0.dryRun = true; $0.concurrency = 3; $0.ledgerBatchSize = 1 }, runID: "run-dry") }
+                let run = Task {
+                    try await job.run(
+                        h.options {
+                            $0.dryRun = true
+                            $0.concurrency = 3
+                            $0.ledgerBatchSize = 1
+                        }, runID: "run-dry")
+                }
                 try await waitUntil { held.calls.value >= ids.count }
                 try await Task.sleep(for: .milliseconds(200))
                 held.release.stop(reason: "go")

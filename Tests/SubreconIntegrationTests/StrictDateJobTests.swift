@@ -8,7 +8,8 @@ import Testing
 /// Issue 19 (SPEC 5.11), black box: RevenueCat answers over loopback in the real wire format, the real job, a real
 /// PostgreSQL. A date with trailing bytes or centuries ahead is unusable evidence: that user ends `fetch_error`,
 /// untouched, while a normal user in the same night is reconciled (exit 1).
-@Suite("Strict dates end to end: an unusable RevenueCat date leaves the user untouched", .serialized,
+@Suite(
+    "Strict dates end to end: an unusable RevenueCat date leaves the user untouched", .serialized,
     .enabled(if: Harness.isEnabled, Harness.skip))
 struct StrictDateJobTests {
     static func iso(_ days: Double) -> String { ISO8601.string(Harness.day(days)) }
@@ -16,7 +17,8 @@ struct StrictDateJobTests {
     /// A premium_monthly subscription and its entitlement, both expiring at `expires` (JSON string text, as sent).
     static func body(expires: String) -> Data {
         FailClosedEvidenceTests.subscriberBody(
-            entitlements: #"{"premium": {"expires_date": \#(expires), "product_identifier": "premium_monthly", "purchase_date": "\#(iso(-2))"}}"#,
+            entitlements:
+                #"{"premium": {"expires_date": \#(expires), "product_identifier": "premium_monthly", "purchase_date": "\#(iso(-2))"}}"#,
             subscriptions: #"""
                 {"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(iso(-2))",
                  "original_purchase_date": "\#(iso(-100))", "expires_date": \#(expires), "period_type": "normal",

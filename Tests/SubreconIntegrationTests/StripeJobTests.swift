@@ -43,31 +43,54 @@ struct StripeJobTests {
         SimulatedStripeSubscription(
             id: id, status: status, livemode: livemode, cancelAtPeriodEnd: cancelAtPeriodEnd, endedAt: endedAt.map(Harness.day),
             currentPeriodStart: Harness.day(start), currentPeriodEnd: Harness.day(end),
-            items: [SimulatedStripeItem(id: "si_\(id.dropFirst(4))", priceID: price, productID: product, unitAmount: amount, currency: currency)])
+            items: [
+                SimulatedStripeItem(id: "si_\(id.dropFirst(4))", priceID: price, productID: product, unitAmount: amount, currency: currency)
+            ])
     }
 
     @Test("a night with Stripe alone: renewals, restores, billing issue, cancellation, pause, trial, price-id mapping, sandbox")
     func stripeAlone() async throws {
         try await Self.with { h, stripe in
             let seeds: [(UserRow, [SimulatedStripeSubscription])] = [
-                (Self.row("s-extend", tier: 1, "active", end: -2, customer: "cus_extend"),
-                 [Self.subscription("sub_extend", "active", from: -2, to: 28)]),
-                (Self.row("s-restore", tier: 0, "expired", end: -10, customer: "cus_restore"),
-                 [Self.subscription("sub_old", "canceled", from: -40, to: -10, endedAt: -10),
-                  Self.subscription("sub_restore", "active", from: -1, to: 29)]),
-                (Self.row("s-pastdue", tier: 1, "active", end: -1, customer: "cus_pastdue"),
-                 [Self.subscription("sub_pastdue", "past_due", from: -1, to: 29)]),
-                (Self.row("s-canceled", tier: 1, "active", end: -1, customer: "cus_canceled"),
-                 [Self.subscription("sub_canceled", "canceled", from: -31, to: -1, endedAt: -1)]),
-                (Self.row("s-paused", tier: 1, "active", end: -1, customer: "cus_paused"),
-                 [Self.subscription("sub_paused", "paused", from: -31, to: -1)]),
-                (Self.row("s-trial", tier: 1, "active", end: -1, customer: "cus_trial"),
-                 [Self.subscription("sub_trial", "trialing", from: -1, to: 13, cancelAtPeriodEnd: true, amount: 0)]),
-                (Self.row("s-price", tier: 0, "expired", end: -3, customer: "cus_price", product: "price_pro_annual"),
-                 [Self.subscription("sub_price", "active", from: -1, to: 364, product: "prod_not_in_tiers", price: "price_pro_annual",
-                                    amount: 12000, currency: "jpy")]),
-                (Self.row("s-sandbox", tier: 1, "active", end: -1, customer: "cus_sandbox"),
-                 [Self.subscription("sub_sandbox", "active", from: -1, to: 29, livemode: false)]),
+                (
+                    Self.row("s-extend", tier: 1, "active", end: -2, customer: "cus_extend"),
+                    [Self.subscription("sub_extend", "active", from: -2, to: 28)]
+                ),
+                (
+                    Self.row("s-restore", tier: 0, "expired", end: -10, customer: "cus_restore"),
+                    [
+                        Self.subscription("sub_old", "canceled", from: -40, to: -10, endedAt: -10),
+                        Self.subscription("sub_restore", "active", from: -1, to: 29),
+                    ]
+                ),
+                (
+                    Self.row("s-pastdue", tier: 1, "active", end: -1, customer: "cus_pastdue"),
+                    [Self.subscription("sub_pastdue", "past_due", from: -1, to: 29)]
+                ),
+                (
+                    Self.row("s-canceled", tier: 1, "active", end: -1, customer: "cus_canceled"),
+                    [Self.subscription("sub_canceled", "canceled", from: -31, to: -1, endedAt: -1)]
+                ),
+                (
+                    Self.row("s-paused", tier: 1, "active", end: -1, customer: "cus_paused"),
+                    [Self.subscription("sub_paused", "paused", from: -31, to: -1)]
+                ),
+                (
+                    Self.row("s-trial", tier: 1, "active", end: -1, customer: "cus_trial"),
+                    [Self.subscription("sub_trial", "trialing", from: -1, to: 13, cancelAtPeriodEnd: true, amount: 0)]
+                ),
+                (
+                    Self.row("s-price", tier: 0, "expired", end: -3, customer: "cus_price", product: "price_pro_annual"),
+                    [
+                        Self.subscription(
+                            "sub_price", "active", from: -1, to: 364, product: "prod_not_in_tiers", price: "price_pro_annual",
+                            amount: 12000, currency: "jpy")
+                    ]
+                ),
+                (
+                    Self.row("s-sandbox", tier: 1, "active", end: -1, customer: "cus_sandbox"),
+                    [Self.subscription("sub_sandbox", "active", from: -1, to: 29, livemode: false)]
+                ),
             ]
             for (row, subscriptions) in seeds {
                 try await h.store.insertUsers([row])
@@ -136,7 +159,9 @@ struct StripeJobTests {
             await stripe.setFault(.status(500), for: "cus_f-5xx")
             await stripe.setFault(.rateLimited, for: "cus_f-429")
             await stripe.setFault(
-                .raw(status: 401, headers: [:], body: Data(#"{"error":{"message":"Invalid API Key provided: sk_test_****","type":"invalid_request_error"}}"#.utf8)),
+                .raw(
+                    status: 401, headers: [:],
+                    body: Data(#"{"error":{"message":"Invalid API Key provided: sk_test_****","type":"invalid_request_error"}}"#.utf8)),
                 for: "cus_f-401")
             await stripe.setFault(.malformedBody, for: "cus_f-malformed")
 
@@ -164,7 +189,9 @@ struct StripeJobTests {
         }
     }
 
-    @Test("RevenueCat says active, Stripe says canceled: Stripe wins, source_conflict (by customer, by RevenueCat's sub_ id, and by id when the customer's list lacks it)")
+    @Test(
+        "RevenueCat says active, Stripe says canceled: Stripe wins, source_conflict (by customer, by RevenueCat's sub_ id, and by id when the customer's list lacks it)"
+    )
     func stripeOverridesRevenueCat() async throws {
         try await Self.with(revenueCat: true) { h, stripe in
             // c-elsewhere: the row's customer has no subscriptions; RevenueCat's sub_ id is asked about by id.
@@ -173,11 +200,13 @@ struct StripeJobTests {
                 let subscriptionID = "sub_\(id)"
                 try await h.store.insertUsers([Self.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
-                    SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: [
-                        SimulatedSubscription(
-                            productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
-                            storeTransactionID: subscriptionID)
-                    ]), for: id)
+                    SimulatedSubscriber(
+                        firstSeen: Harness.day(-300),
+                        subscriptions: [
+                            SimulatedSubscription(
+                                productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
+                                storeTransactionID: subscriptionID)
+                        ]), for: id)
                 let owner = customer == "cus_conflict" ? "cus_conflict" : "cus_other_\(id)"
                 await stripe.setSubscriptions(
                     [Self.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: owner)
@@ -225,7 +254,9 @@ struct StripeJobTests {
         try Data((Self.key + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try SubreconConfiguration.load(
-            ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY_FILE": file.path, "STRIPE_BASE_URL": "http://127.0.0.1:9/"]),
+            ProcessEnvironment([
+                "DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY_FILE": file.path, "STRIPE_BASE_URL": "http://127.0.0.1:9/",
+            ]),
             requireSource: true)
         #expect(fromFile.stripe != nil && fromFile.description.contains("baseURL: http://127.0.0.1:9,"))
         #expect(!fromFile.description.contains(Self.key))

@@ -30,7 +30,9 @@ struct StripeRefundJobTests {
         ])
     }
 
-    @Test("a fully refunded current period is downgraded (paid price, refunds_seen keyed by pi_); a partial refund keeps the tier; a failed charges call is skipped; a rerun changes nothing")
+    @Test(
+        "a fully refunded current period is downgraded (paid price, refunds_seen keyed by pi_); a partial refund keeps the tier; a failed charges call is skipped; a rerun changes nothing"
+    )
     func refundNight() async throws {
         try await StripeJobTests.with { h, stripe in
             try await Self.seed(
@@ -42,9 +44,11 @@ struct StripeRefundJobTests {
             try await Self.seed(
                 h, stripe, "partial", amount: 999, refunded: 300,
                 refunds: [SimulatedStripeRefund(id: "re_partial", amount: 300, created: Harness.day(-0.5))])
-            try await Self.seed(h, stripe, "failing", amount: 999, refunded: 999,
+            try await Self.seed(
+                h, stripe, "failing", amount: 999, refunded: 999,
                 refunds: [SimulatedStripeRefund(id: "re_failing", amount: 999, created: Harness.day(-0.5))])
-            try await Self.seed(h, stripe, "undated", amount: 999, refunded: 999,
+            try await Self.seed(
+                h, stripe, "undated", amount: 999, refunded: 999,
                 refunds: [SimulatedStripeRefund(id: "re_undated", amount: 999, created: nil)])
             await stripe.setFault(.status(500), for: "pi_failing")
 
@@ -70,7 +74,8 @@ struct StripeRefundJobTests {
 
             let partial = try #require(try await h.user("r-partial"))
             #expect(partial.currentTier == 1 && partial.statusText == "active" && partial.endDate == Harness.day(29))
-            #expect(rows["r-partial"]?.truthStatus == "active" && rows["r-partial"]?.action == "extend", "a partial refund is no revocation")
+            #expect(
+                rows["r-partial"]?.truthStatus == "active" && rows["r-partial"]?.action == "extend", "a partial refund is no revocation")
             #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'r-partial'") == 0)
 
             for id in ["r-failing", "r-undated"] {
@@ -105,7 +110,8 @@ struct StripeRefundJobTests {
             await stripe.clearFaults()
             _ = try await h.run { $0.maxDowngradeRatio = 1 }
             #expect(try await h.user("r-failing")?.statusText == "refunded")
-            #expect(try await h.count("select count(*)::int from refunds_seen where store = 'stripe' and transaction_id = 'pi_failing'") == 1)
+            #expect(
+                try await h.count("select count(*)::int from refunds_seen where store = 'stripe' and transaction_id = 'pi_failing'") == 1)
             #expect(try await h.count("select count(*)::int from refunds_seen") == 2)
         }
     }
@@ -131,18 +137,22 @@ struct StripeRefundJobTests {
         }
     }
 
-    @Test("RevenueCat says active, Stripe states the period refunded in full (by customer and by RevenueCat's sub_ id): Stripe wins, source_conflict")
+    @Test(
+        "RevenueCat says active, Stripe states the period refunded in full (by customer and by RevenueCat's sub_ id): Stripe wins, source_conflict"
+    )
     func refundRevenueCatMissed() async throws {
         try await StripeJobTests.with(revenueCat: true) { h, stripe in
             for (id, customer) in [("x-customer", "cus_x"), ("x-subid", nil)] as [(String, String?)] {
                 let name = id.replacingOccurrences(of: "-", with: "_")
                 try await h.store.insertUsers([StripeJobTests.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
-                    SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: [
-                        SimulatedSubscription(
-                            productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
-                            storeTransactionID: "sub_\(name)")
-                    ]), for: id)
+                    SimulatedSubscriber(
+                        firstSeen: Harness.day(-300),
+                        subscriptions: [
+                            SimulatedSubscription(
+                                productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
+                                storeTransactionID: "sub_\(name)")
+                        ]), for: id)
                 var subscription = StripeJobTests.subscription("sub_\(name)", "active", from: -1, to: 29)
                 subscription.latestInvoice = .paid(id: "in_\(name)", amount: 999, paymentIntent: "pi_\(name)", created: Harness.day(-1))
                 await stripe.setSubscriptions([subscription], forCustomer: customer ?? "cus_other_\(name)")
@@ -161,7 +171,10 @@ struct StripeRefundJobTests {
                 #expect(rows[id]?.sources == ["revenuecat", "stripe"])
                 #expect([rows[id]?.priceAmount, rows[id]?.priceCurrency, rows[id]?.priceBasis] == ["9.99", "USD", "paid"])
             }
-            #expect(try await h.count("select count(*)::int from refunds_seen where store = 'stripe' and transaction_id in ('pi_x_customer', 'pi_x_subid')") == 2)
+            #expect(
+                try await h.count(
+                    "select count(*)::int from refunds_seen where store = 'stripe' and transaction_id in ('pi_x_customer', 'pi_x_subid')")
+                    == 2)
             #expect(result.exitStatus == .ok)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import Testing
+
 @testable import SubreconReports
 
 /// A strict RFC 4180 reader written independently of the writer: bytes in, records of byte strings out. Records end
@@ -15,7 +16,10 @@ enum StrictCSV {
 
     static func parse(_ data: Data) throws -> [[String]] {
         let bytes = Array(data)
-        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
+        let quote = UInt8(ascii: "\"")
+        let comma = UInt8(ascii: ",")
+        let cr = UInt8(ascii: "\r")
+        let lf = UInt8(ascii: "\n")
         var records: [[String]] = []
         var record: [String] = []
         var i = 0
@@ -119,7 +123,10 @@ struct ExactReportTextTests {
         let records = try writeAndRead([row, row], columns: IntentRow.columns, fields: \.csvFields, name: "push_intents")
         #expect(records.count == 3)
         let exact = SourceText.sanitized(id)
-        #expect(records.dropFirst().allSatisfy { $0.count == IntentRow.columns.count && $0[1] == exact && $0[4] == "\(exact)|tier_changed|none" })
+        #expect(
+            records.dropFirst().allSatisfy {
+                $0.count == IntentRow.columns.count && $0[1] == exact && $0[4] == "\(exact)|tier_changed|none"
+            })
     }
 
     @Test("CSV.field quotes a comma or quote followed by a combining mark, and CRLF")
@@ -130,10 +137,12 @@ struct ExactReportTextTests {
         #expect(CSV.field("plain") == "plain")
     }
 
-    @Test("finance.csv: text cells a spreadsheet would run get a leading quote; numbers and exact ids stay", arguments: [
-        ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
-        ("\nx", "'\nx"), ("premium_monthly", "premium_monthly"), ("a=b", "a=b"), ("\"=q\"", "\"=q\""),
-    ])
+    @Test(
+        "finance.csv: text cells a spreadsheet would run get a leading quote; numbers and exact ids stay",
+        arguments: [
+            ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+            ("\nx", "'\nx"), ("premium_monthly", "premium_monthly"), ("a=b", "a=b"), ("\"=q\"", "\"=q\""),
+        ])
     func financeFormulaGuard(product: String, expected: String) throws {
         var summary = ReportFixtures.summary()
         summary.finance.driftByProduct = [product: ["missed_refund": 2]]

@@ -4,7 +4,7 @@ import SubreconReports
 import Testing
 
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 @Suite("Finance CSV, summary.md and summary.html")
@@ -66,9 +66,12 @@ struct FinanceAndSummaryTests {
     @Test("history keeps the last 30 runs, oldest first, with the current run once")
     func historyMerge() {
         let points = (0..<40).map { n in
-            RunHistoryPoint(runID: "r\(n)", startedAt: Date(timeIntervalSince1970: Double(n) * 86_400), status: "completed", atRisk: [:], atRiskUsers: 0)
+            RunHistoryPoint(
+                runID: "r\(n)", startedAt: Date(timeIntervalSince1970: Double(n) * 86_400), status: "completed", atRisk: [:], atRiskUsers: 0
+            )
         }
-        let current = RunHistoryPoint(runID: "r39", startedAt: Date(timeIntervalSince1970: 39 * 86_400), status: "completed", atRisk: ["USD": 1], atRiskUsers: 1)
+        let current = RunHistoryPoint(
+            runID: "r39", startedAt: Date(timeIntervalSince1970: 39 * 86_400), status: "completed", atRisk: ["USD": 1], atRiskUsers: 1)
         let merged = RunHistoryPoint.merged(points, current: current)
         #expect(merged.count == 30)
         #expect(merged.first?.runID == "r10")

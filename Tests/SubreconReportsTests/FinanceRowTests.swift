@@ -24,7 +24,9 @@ struct FinanceRowTests {
     @Test("a row in a finance figure carries price_amount, price_currency and price_basis; others carry null")
     func rowFields() throws {
         let refund = ReportRow(
-            runID: "r", verdict: Self.verdict("u1", truthTier: 0, status: .refunded, action: .downgrade,
+            runID: "r",
+            verdict: Self.verdict(
+                "u1", truthTier: 0, status: .refunded, action: .downgrade,
                 price: FinancePrice(amount: Decimal(string: "3.5"), currency: "kwd", basis: .paid)), applied: true)
         #expect(refund.priceAmount == "3.5" && refund.priceCurrency == "KWD" && refund.priceBasis == "paid")
         let json = String(decoding: try JSONEncoder().encode(refund), as: UTF8.self)
@@ -47,15 +49,20 @@ struct FinanceRowTests {
     func figuresFromRows() {
         var summary = RunSummary(runID: "r", mode: "nightly", asOf: Self.asOf, shard: "0/1", dryRun: false, startedAt: Self.asOf)
         let verdicts = [
-            Self.verdict("a", truthTier: 0, status: .refunded, action: .downgrade,
+            Self.verdict(
+                "a", truthTier: 0, status: .refunded, action: .downgrade,
                 price: FinancePrice(amount: Decimal(string: "9.99"), currency: "USD", basis: .paid)),
-            Self.verdict("b", truthTier: 0, status: .refunded, action: .downgrade,
+            Self.verdict(
+                "b", truthTier: 0, status: .refunded, action: .downgrade,
                 price: FinancePrice(amount: Decimal(string: "0.01"), currency: "USD", basis: .paid)),
-            Self.verdict("c", truthTier: 0, status: .refunded, action: .downgrade,
+            Self.verdict(
+                "c", truthTier: 0, status: .refunded, action: .downgrade,
                 price: FinancePrice(amount: 0, currency: "USD", basis: .familyShared)),
-            Self.verdict("d", dbTier: 0, truthTier: 1, status: .active, action: .restore, store: .playStore,
+            Self.verdict(
+                "d", dbTier: 0, truthTier: 1, status: .active, action: .restore, store: .playStore,
                 price: FinancePrice(amount: 0, currency: nil, basis: .trial)),
-            Self.verdict("e", dbTier: 0, truthTier: 1, status: .billingIssue, action: .restore,
+            Self.verdict(
+                "e", dbTier: 0, truthTier: 1, status: .billingIssue, action: .restore,
                 price: FinancePrice(amount: 1200, currency: "JPY", basis: .renewal)),
         ]
         for verdict in verdicts { summary.finance.add(ReportRow(runID: "r", verdict: verdict, applied: true)) }
@@ -74,7 +81,8 @@ struct FinanceRowTests {
 
     @Test("a summary stored before the groups existed decodes its buckets as revenue")
     func oldSummaries() throws {
-        let json = #"{"store":"app_store","currency":"USD","refunds":{"count":1,"value":9.99,"unknown_price":0},"billing_issue_at_risk":{"count":0,"value":0,"unknown_price":0},"restored":{"count":0,"value":0,"unknown_price":0}}"#
+        let json =
+            #"{"store":"app_store","currency":"USD","refunds":{"count":1,"value":9.99,"unknown_price":0},"billing_issue_at_risk":{"count":0,"value":0,"unknown_price":0},"restored":{"count":0,"value":0,"unknown_price":0}}"#
         let bucket = try JSONDecoder().decode(FinanceFigures.Bucket.self, from: Data(json.utf8))
         #expect(bucket.group == .revenue && bucket.refunds.count == 1)
     }
@@ -82,8 +90,10 @@ struct FinanceRowTests {
     @Test("refund_review.csv: user, refunds, stores, first and last refund, by user id; formula text defused")
     func reviewCSV() {
         let text = RefundReviewCSV.text([
-            RefundReviewEntry(userID: "=cmd", refunds: 3, stores: ["play_store", "app_store"], firstRefund: Self.asOf, lastRefund: Self.asOf),
-            RefundReviewEntry(userID: "a", refunds: 4, stores: ["stripe"], firstRefund: Self.asOf.addingTimeInterval(-86_400), lastRefund: Self.asOf),
+            RefundReviewEntry(
+                userID: "=cmd", refunds: 3, stores: ["play_store", "app_store"], firstRefund: Self.asOf, lastRefund: Self.asOf),
+            RefundReviewEntry(
+                userID: "a", refunds: 4, stores: ["stripe"], firstRefund: Self.asOf.addingTimeInterval(-86_400), lastRefund: Self.asOf),
         ])
         #expect(
             text == "user_id,refunds,stores,first_refund,last_refund\r\n"

@@ -18,7 +18,7 @@ struct HostileMarkdownTests {
             .init(
                 userID: "u*1_<b>`x`", drift: "fetch_error",
                 error: "revenuecat: unknown product [x](http://evil) <img src=x> **bold** _em_ ![i](http://evil/i.png) "
-                    + "http://evil.example www.evil.example a@evil.example `code` # h ~~s~~ &amp;"),
+                    + "http://evil.example www.evil.example a@evil.example `code` # h ~~s~~ &amp;")
         ]
         return summary
     }

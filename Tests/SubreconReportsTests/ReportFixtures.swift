@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+
 @testable import SubreconReports
 
 /// A run summary with known figures: two stores, two currencies, an unknown price, drift on two products.

@@ -27,7 +27,8 @@ struct AppStoreSource: StoreSource {
                 throw ConfigError("APP_STORE_PRIVATE_KEY", "cannot be used to sign App Store requests: \(error)")
             }
             notes.append(
-                "App Store Server API (\(apple.environment.rawValue)), signed payloads verified against \(apple.rootCertificates.count) trusted root(s)")
+                "App Store Server API (\(apple.environment.rawValue)), signed payloads verified against \(apple.rootCertificates.count) trusted root(s)"
+            )
         }
         var verifier: ReceiptVerifier?
         if let receiptConfiguration = configuration.receipts, context.receipts != nil {
@@ -94,7 +95,9 @@ struct AppStoreSource: StoreSource {
                     facts.errors.append(
                         SourceError(
                             origin: .appStore, kind: .conflict,
-                            message: "original transaction id \(id) is already bound to another user's row (\(others.joined(separator: ", "))); not written to this one"))
+                            message:
+                                "original transaction id \(id) is already bound to another user's row (\(others.joined(separator: ", "))); not written to this one"
+                        ))
                 }
             } catch {
                 facts.errors.append(

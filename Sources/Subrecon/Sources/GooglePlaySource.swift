@@ -23,7 +23,9 @@ struct GooglePlaySource: StoreSource {
         }
         return GooglePlaySource(
             client: client,
-            note: "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token; voided purchases feed (type=1)")
+            note:
+                "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token; voided purchases feed (type=1)"
+        )
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {

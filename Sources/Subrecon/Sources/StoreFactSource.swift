@@ -126,5 +126,6 @@ extension ConfigError {
     /// `run` without any source configured (SPEC 3).
     static let noSource = ConfigError(
         "REVENUECAT_API_KEY",
-        "is not set, and no other source is configured: set at least one of REVENUECAT_API_KEY; APP_STORE_ISSUER_ID + APP_STORE_KEY_ID + APP_STORE_PRIVATE_KEY + APP_STORE_BUNDLE_ID; APPLE_SHARED_SECRET + APP_STORE_BUNDLE_ID; STRIPE_API_KEY; GOOGLE_PLAY_SERVICE_ACCOUNT + GOOGLE_PLAY_PACKAGE_NAME")
+        "is not set, and no other source is configured: set at least one of REVENUECAT_API_KEY; APP_STORE_ISSUER_ID + APP_STORE_KEY_ID + APP_STORE_PRIVATE_KEY + APP_STORE_BUNDLE_ID; APPLE_SHARED_SECRET + APP_STORE_BUNDLE_ID; STRIPE_API_KEY; GOOGLE_PLAY_SERVICE_ACCOUNT + GOOGLE_PLAY_PACKAGE_NAME"
+    )
 }
