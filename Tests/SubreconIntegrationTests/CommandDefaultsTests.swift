@@ -15,11 +15,24 @@ struct CommandDefaultsTests {
     @Test("`subrecon run` with no options: as-of now, nightly, shard 0/1, concurrency 16, lookback 60, sweep 30, valve 0.5, budgets 10/50/10/20, refund review 3 in 365 days, ./reports")
     func runWithNoOptions() async throws {
         try await Harness.with { h in
-            try await h.seed(h.row("d-1", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+            // No --as-of: the run judges by now, so the lapsed user is dated from now, and so is RevenueCat's clock.
+            let now = Date()
+            await h.revenueCat.setClock(now)
+            try await h.store.insertUsers([
+                UserRow(
+                    id: "d-1", currentTier: 1, status: "active", endDate: now.addingTimeInterval(-2 * 86_400), source: "apple_iap",
+                    productID: "premium_monthly", autoRenew: true)
+            ])
+            await h.revenueCat.setSubscriber(
+                SimulatedSubscriber(firstSeen: now.addingTimeInterval(-300 * 86_400), subscriptions: [
+                    SimulatedSubscription(
+                        productID: "premium_monthly", purchaseDate: now.addingTimeInterval(-32 * 86_400),
+                        expiresDate: now.addingTimeInterval(-2 * 86_400))
+                ]), for: "d-1")
             let directory = h.reportDirectory.appendingPathComponent("cwd")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let before = Date()
-            let status = try await CommandLine.run(["run"], environment: h.env.values, directory: directory)
+            let status = try await BinaryCommand.run(["run"], environment: h.env.values, directory: directory)
             let after = Date()
             #expect(status == 0)
 
@@ -65,7 +78,7 @@ struct CommandDefaultsTests {
     func helpDefaultsAreDocumented() throws {
         let contract = try ContractTable.rows(of: "Options of `subrecon run`", packageRoot: Self.packageRoot)
         let documented = Dictionary(contract.map { ($0[0], $0[2]) }, uniquingKeysWith: { first, _ in first })
-        let runHelp = try CommandLine.help(["run"])
+        let runHelp = try BinaryCommand.help(["run"])
         let defaults = HelpDefaults.parse(runHelp)
         #expect(defaults.count >= 15, "defaults found in `run --help`: \(defaults)")
         for (option, shown) in defaults {
@@ -86,9 +99,9 @@ struct CommandDefaultsTests {
             default: #expect(["none", "off"].contains(doc), "\(option): documented default \(doc)")
             }
         }
-        #expect(HelpDefaults.parse(try CommandLine.help(["explain"])) == ["--timeout": "120.0"], "docs/CONTRACT.md: explain --timeout default 120")
+        #expect(HelpDefaults.parse(try BinaryCommand.help(["explain"])) == ["--timeout": "120.0"], "docs/CONTRACT.md: explain --timeout default 120")
         for command in [["report"], ["demo"], ["products", "check"]] {
-            #expect(HelpDefaults.parse(try CommandLine.help(command)) == ["--report-dir": "reports"], "\(command)")
+            #expect(HelpDefaults.parse(try BinaryCommand.help(command)) == ["--report-dir": "reports"], "\(command)")
         }
     }
 }
@@ -137,7 +150,7 @@ enum ContractTable {
 }
 
 /// The built binary, run to its end in a chosen working directory.
-enum CommandLine {
+enum BinaryCommand {
     static func run(_ arguments: [String], environment: [String: String], directory: URL) async throws -> Int32? {
         guard FileManager.default.isExecutableFile(atPath: SubreconBinary.path) else { throw SubreconBinary.Missing() }
         let process = Process()
