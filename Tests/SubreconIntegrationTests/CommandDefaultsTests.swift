@@ -1,6 +1,9 @@
 import Foundation
+import PostgresNIO
 import StoreSimulator
+import Subrecon
 import SubreconCore
+import SubreconDatabase
 import SubreconReports
 import Testing
 
