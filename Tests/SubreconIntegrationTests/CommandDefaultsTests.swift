@@ -15,7 +15,7 @@ struct CommandDefaultsTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("`subrecon run` with no options: as-of now, nightly, shard 0/1, concurrency 16, lookback 60, sweep 30, valve 0.5, budgets 10/50/10/20, refund review 3 in 365 days, ./reports")
+    @Test("`subrecon run` with no options: as-of now, nightly, shard 0/1, concurrency 16, lookback 60, sweep 30, valve 0.5 (it trips), budgets 10/50/10/20, refund review 3 in 365 days, ./reports")
     func runWithNoOptions() async throws {
         try await Harness.with { h in
             // No --as-of: the run judges by now, so the lapsed user is dated from now, and so is RevenueCat's clock.
@@ -37,7 +37,8 @@ struct CommandDefaultsTests {
             let before = Date()
             let status = try await BinaryCommand.run(["run"], environment: h.env.values, directory: directory)
             let after = Date()
-            #expect(status == 0)
+            // The one tier holder would lose its tier: 1 of 1 is over the default valve of 0.5, so nothing is applied.
+            #expect(status == 3, "the safety valve at its default 0.5 tripped")
 
             var stored: [(String, String)] = []
             for try await row in try await h.client.query("select options::text, selection::text from reconcile_runs").decode((String, String).self) {
@@ -73,7 +74,8 @@ struct CommandDefaultsTests {
             let summary = try JSONDecoder().decode(RunSummary.self, from: try Data(contentsOf: latest))
             #expect(summary.dryRun == false && summary.mode == "nightly" && summary.shard == "0/1")
             #expect(summary.sources["revenuecat"]?.contains("budget 10 req/s") == true, "\(summary.sources)")
-            #expect(try await h.user("d-1")?.currentTier == 0, "a run that applies: the lapsed user is downgraded")
+            #expect(summary.valve?.threshold == 0.5 && summary.valve?.tripped == true, "\(String(describing: summary.valve))")
+            #expect(try await h.user("d-1")?.currentTier == 1, "the valve tripped: nothing applied")
         }
     }
 
@@ -83,7 +85,7 @@ struct CommandDefaultsTests {
         let documented = Dictionary(contract.map { ($0[0], $0[2]) }, uniquingKeysWith: { first, _ in first })
         let runHelp = try BinaryCommand.help(["run"])
         let defaults = HelpDefaults.parse(runHelp)
-        #expect(defaults.count >= 15, "defaults found in `run --help`: \(defaults)")
+        #expect(defaults.count >= 14, "defaults found in `run --help`: \(defaults)")
         for (option, shown) in defaults {
             let doc = try #require(documented[option], "\(option) is not in docs/CONTRACT.md")
             #expect(HelpDefaults.same(shown, doc), "\(option): help says \(shown), docs/CONTRACT.md says \(doc)")
