@@ -59,11 +59,11 @@ private let fuzzRootPEM = """
     -----END CERTIFICATE-----
     """
 
-/// One verifier for the whole session (its chain cache included), as a run has; the fixed time is the corpus's
-/// `signedDate`, so that a payload without one is judged at the same instant.
-private let fuzzVerifier: JWSVerifier = {
+/// The root, parsed once. Each input gets a verifier of its own (its chain cache used within the input only), so that
+/// an input replays alone exactly as it ran, and the cache's memory is gone when the input ends (no leak reported).
+private let fuzzRoot: Certificate = {
     guard let root = try? Certificate(pemEncoded: fuzzRootPEM) else { preconditionFailure("the fuzz root does not parse") }
-    return JWSVerifier(rootCertificates: [root], bundleID: "com.example.fuzz")
+    return root
 }()
 private let fuzzNow = Date(timeIntervalSince1970: 1_780_282_800)
 
@@ -81,21 +81,27 @@ private func jwsCompact(_ body: Data) {
 private func verifyAll(_ jws: String) {
     let done = DispatchSemaphore(value: 0)
     Task.detached {
-        for environment in [StoreEnvironmentName.production, .sandbox] {
-            if let payload = try? await fuzzVerifier.verifyTransaction(jws, environment: environment, now: fuzzNow) {
-                checkTransaction(payload)
-            }
-            if let payload = try? await fuzzVerifier.verifyRenewalInfo(jws, environment: environment, now: fuzzNow) {
-                check(payload.originalTransactionId, "verified renewal id")
-                check(payload.signedDate, "verified renewal signedDate")
-            }
-        }
-        if let payload = try? await fuzzVerifier.verify(jws, as: NotificationPayload.self, now: fuzzNow) {
-            check(payload.notificationUUID, "verified notification uuid")
-            check(payload.data?.signedTransactionInfo, "verified notification transaction")
-        }
+        await verifyEverything(jws)
         done.signal()
     }
     done.wait()
+}
+
+/// The JWS as a transaction and renewal info in both environments, and as a notification, at the fixed time.
+private func verifyEverything(_ jws: String) async {
+    let verifier = JWSVerifier(rootCertificates: [fuzzRoot], bundleID: "com.example.fuzz")
+    for environment in [StoreEnvironmentName.production, .sandbox] {
+        if let payload = try? await verifier.verifyTransaction(jws, environment: environment, now: fuzzNow) {
+            checkTransaction(payload)
+        }
+        if let payload = try? await verifier.verifyRenewalInfo(jws, environment: environment, now: fuzzNow) {
+            check(payload.originalTransactionId, "verified renewal id")
+            check(payload.signedDate, "verified renewal signedDate")
+        }
+    }
+    if let payload = try? await verifier.verify(jws, as: NotificationPayload.self, now: fuzzNow) {
+        check(payload.notificationUUID, "verified notification uuid")
+        check(payload.data?.signedTransactionInfo, "verified notification transaction")
+    }
 }
 #endif
