@@ -19,7 +19,11 @@ struct FuzzSeedTests {
         let lines = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let begin = try #require(lines.firstIndex(of: "-----BEGIN CERTIFICATE-----"))
         let end = try #require(lines.firstIndex(of: "-----END CERTIFICATE-----"))
-        return try Certificate(pemEncoded: lines[begin...end].joined(separator: "\n"))
+        // Loaded the way APP_STORE_ROOT_CERTIFICATES is.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-root-\(UUID().uuidString).pem")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data((lines[begin...end].joined(separator: "\n") + "\n").utf8).write(to: file)
+        return try #require(try AppStoreConfiguration.rootCertificates(fromPaths: [file.path]).first)
     }
 
     static func seed(_ name: String) throws -> Data {
