@@ -18,20 +18,7 @@ struct CommandDefaultsTests {
     @Test("`subrecon run` with no options: as-of now, nightly, shard 0/1, concurrency 16, lookback 60, sweep 30, valve 0.5 (it trips), budgets 10/50/10/20, refund review 3 in 365 days, ./reports")
     func runWithNoOptions() async throws {
         try await Harness.with { h in
-            // No --as-of: the run judges by now, so the lapsed user is dated from now, and so is RevenueCat's clock.
-            let now = Date()
-            await h.revenueCat.setClock(now)
-            try await h.store.insertUsers([
-                UserRow(
-                    id: "d-1", currentTier: 1, status: "active", endDate: now.addingTimeInterval(-2 * 86_400), source: "apple_iap",
-                    productID: "premium_monthly", autoRenew: true)
-            ])
-            await h.revenueCat.setSubscriber(
-                SimulatedSubscriber(firstSeen: now.addingTimeInterval(-300 * 86_400), subscriptions: [
-                    SimulatedSubscription(
-                        productID: "premium_monthly", purchaseDate: now.addingTimeInterval(-32 * 86_400),
-                        expiresDate: now.addingTimeInterval(-2 * 86_400))
-                ]), for: "d-1")
+            try await Self.seedLapsedNow(h)
             let directory = h.reportDirectory.appendingPathComponent("cwd")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let before = Date()
@@ -40,34 +27,7 @@ struct CommandDefaultsTests {
             // The one tier holder would lose its tier: 1 of 1 is over the default valve of 0.5, so nothing is applied.
             #expect(status == 3, "the safety valve at its default 0.5 tripped")
 
-            var stored: [(String, String)] = []
-            for try await row in try await h.client.query("select options::text, selection::text from reconcile_runs").decode((String, String).self) {
-                stored.append(row)
-            }
-            let (optionsText, selectionText) = try #require(stored.first)
-            #expect(stored.count == 1)
-            let options = try JSONDecoder().decode([String: String].self, from: Data(optionsText.utf8))
-            #expect(options["concurrency"] == "16")
-            #expect(options["lookback_days"] == "60")
-            #expect(options["max_downgrade_ratio"] == "0.5")
-            #expect(options["limit"] == "", "no limit")
-
-            let selection = try #require(try JSONSerialization.jsonObject(with: Data(selectionText.utf8)) as? [String: Any])
-            #expect(selection["mode"] as? String == "nightly")
-            #expect(selection["shardIndex"] as? Int == 0 && selection["shardCount"] as? Int == 1)
-            #expect(selection["lookbackDays"] as? Int == 60)
-            #expect(selection["sweepDays"] as? Int == 30)
-            #expect(selection["maxDowngradeRatio"] as? Double == 0.5)
-            #expect(selection["revenueCatRPS"] as? Double == 10)
-            #expect(selection["appStoreRPS"] == nil, "unset: 50 in production, 5 in sandbox")
-            #expect(selection["googlePlayRPS"] as? Double == 10)
-            #expect(selection["stripeRPS"] as? Double == 20)
-            #expect(selection["refundReviewCount"] as? Int == 3)
-            #expect(selection["refundReviewDays"] as? Int == 365)
-            #expect(selection["userIDs"] == nil && selection["limit"] == nil && selection["endAfter"] == nil && selection["endBefore"] == nil)
-            #expect(selection["environment"] as? String == "production")
-            let asOf = try #require(selection["asOf"] as? Double)
-            #expect(asOf >= (before.timeIntervalSince1970 * 1000).rounded(.down) - 1 && asOf <= after.timeIntervalSince1970 * 1000 + 1, "as-of is now")
+            try await Self.checkStoredDefaults(h, before: before, after: after)
 
             // The report folder is `reports` under the working directory; the run was not a dry run.
             let latest = directory.appendingPathComponent("reports/latest/summary.json")
@@ -77,6 +37,56 @@ struct CommandDefaultsTests {
             #expect(summary.valve?.threshold == 0.5 && summary.valve?.tripped == true, "\(String(describing: summary.valve))")
             #expect(try await h.user("d-1")?.currentTier == 1, "the valve tripped: nothing applied")
         }
+    }
+
+    /// One tier holder whose period ended two days before now (no --as-of: the run judges by now), and RevenueCat's
+    /// clock set to now.
+    static func seedLapsedNow(_ h: Harness) async throws {
+        let now = Date()
+        await h.revenueCat.setClock(now)
+        try await h.store.insertUsers([
+            UserRow(
+                id: "d-1", currentTier: 1, status: "active", endDate: now.addingTimeInterval(-2 * 86_400), source: "apple_iap",
+                productID: "premium_monthly", autoRenew: true)
+        ])
+        await h.revenueCat.setSubscriber(
+            SimulatedSubscriber(firstSeen: now.addingTimeInterval(-300 * 86_400), subscriptions: [
+                SimulatedSubscription(
+                    productID: "premium_monthly", purchaseDate: now.addingTimeInterval(-32 * 86_400),
+                    expiresDate: now.addingTimeInterval(-2 * 86_400))
+            ]), for: "d-1")
+    }
+
+    /// The options and selection the run stored are the documented defaults; its as-of lies in `before...after`.
+    static func checkStoredDefaults(_ h: Harness, before: Date, after: Date) async throws {
+        var stored: [(String, String)] = []
+        for try await row in try await h.client.query("select options::text, selection::text from reconcile_runs").decode((String, String).self) {
+            stored.append(row)
+        }
+        let (optionsText, selectionText) = try #require(stored.first)
+        #expect(stored.count == 1)
+        let options = try JSONDecoder().decode([String: String].self, from: Data(optionsText.utf8))
+        #expect(options["concurrency"] == "16")
+        #expect(options["lookback_days"] == "60")
+        #expect(options["max_downgrade_ratio"] == "0.5")
+        #expect(options["limit"] == "", "no limit")
+
+        let selection = try #require(try JSONSerialization.jsonObject(with: Data(selectionText.utf8)) as? [String: Any])
+        #expect(selection["mode"] as? String == "nightly")
+        #expect(selection["shardIndex"] as? Int == 0 && selection["shardCount"] as? Int == 1)
+        #expect(selection["lookbackDays"] as? Int == 60)
+        #expect(selection["sweepDays"] as? Int == 30)
+        #expect(selection["maxDowngradeRatio"] as? Double == 0.5)
+        #expect(selection["revenueCatRPS"] as? Double == 10)
+        #expect(selection["appStoreRPS"] == nil, "unset: 50 in production, 5 in sandbox")
+        #expect(selection["googlePlayRPS"] as? Double == 10)
+        #expect(selection["stripeRPS"] as? Double == 20)
+        #expect(selection["refundReviewCount"] as? Int == 3)
+        #expect(selection["refundReviewDays"] as? Int == 365)
+        #expect(selection["userIDs"] == nil && selection["limit"] == nil && selection["endAfter"] == nil && selection["endBefore"] == nil)
+        #expect(selection["environment"] as? String == "production")
+        let asOf = try #require(selection["asOf"] as? Double)
+        #expect(asOf >= (before.timeIntervalSince1970 * 1000).rounded(.down) - 1 && asOf <= after.timeIntervalSince1970 * 1000 + 1, "as-of is now")
     }
 
     @Test("every `(default: …)` in the help of run, explain, report, demo and products check is the documented default")
