@@ -10,7 +10,8 @@
 // token bodies; '8' a Stripe subscription list -> facts; '9' one Stripe subscription -> facts; 'V' a Google Play
 // voided purchases page; 'S' a Stripe events list (the events feed); 'C' a Stripe charges list (refunds expanded)
 // -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list; 'D' text through the
-// strict date parser (`StrictDate`: RFC 3339, epoch milliseconds and seconds); 'M' a Google `Money` -> price.
+// strict date parser (`StrictDate`: RFC 3339, epoch milliseconds and seconds); 'M' a Google `Money` -> price;
+// 'H' an App Store notification history page; 'J' and 'K' Apple's JWS/x5c verification path (FuzzAppleSigned.swift).
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...2200, no decoded price is negative, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -21,7 +22,7 @@ private let byLetter: [UInt8: @Sendable (Data) -> Void] = [
     UInt8(ascii: "G"): googlePlay, UInt8(ascii: "V"): googleVoided, UInt8(ascii: "8"): stripeList,
     UInt8(ascii: "9"): stripeSubscription, UInt8(ascii: "S"): stripeEvents, UInt8(ascii: "C"): stripeCharges,
     UInt8(ascii: "P"): stripeInvoicePayments, UInt8(ascii: "D"): strictDate, UInt8(ascii: "M"): googleMoney,
-]
+].merging(appleSignedDecoders) { $1 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -57,7 +58,7 @@ func check(_ date: Date?, _ what: StaticString) {
     _ = ISO8601.string(date)
 }
 
-private func checkJSONB(_ json: Data) {
+func checkJSONB(_ json: Data) {
     let text = SourceText.jsonbText(json)
     // A NUL escape is `\u0000` preceded by an odd number of backslashes; after jsonbText there is none.
     let scalars = Array(text.unicodeScalars)
@@ -175,6 +176,10 @@ private func appStoreError(_ body: Data) {
 
 private func transactionPayload(_ body: Data) {
     guard let payload = try? AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: body) else { return }
+    checkTransaction(payload)
+}
+
+func checkTransaction(_ payload: JWSTransactionDecodedPayload) {
     for text in [
         payload.originalTransactionId, payload.transactionId, payload.bundleId, payload.productId, payload.type,
         payload.environment, payload.currency, payload.storefront, payload.offerIdentifier, payload.revocationType,

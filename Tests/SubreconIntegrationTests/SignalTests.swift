@@ -87,6 +87,23 @@ struct SignalTests {
         #expect(try await h.count("select count(*)::int from reconcile_runs where status = 'completed'") == 1)
     }
 
+    /// Returns once `condition` holds while `process` still runs; records an issue (and returns) when the process
+    /// ended first or `limit` passed. Polls the observable condition, never a fixed sleep.
+    func waitFor(
+        _ process: Process, _ what: String, limit: Duration = .seconds(30), _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                Issue.record("the process ended before: \(what)")
+                return
+            }
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("not reached within \(limit): \(what)")
+    }
+
     func ledgerUsers(_ h: Harness) async throws -> Set<String> {
         var users = Set<String>()
         for try await id in try await h.client.query("select user_id from reconcile_verdicts").decode(String.self) { users.insert(id) }
@@ -100,7 +117,7 @@ struct SignalTests {
             await h.revenueCat.setLatency(.milliseconds(200))
             let (process, stderr) = try SubreconBinary.start(
                 runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)
-            while process.isRunning, await h.revenueCat.counters().totalRequests < 8 { try await Task.sleep(for: .milliseconds(20)) }
+            try await waitFor(process, "8 requests reached RevenueCat") { await h.revenueCat.counters().totalRequests >= 8 }
             kill(process.processIdentifier, SIGTERM)
             #expect(try await SubreconBinary.wait(process, limit: .seconds(15)) == 75)
             let log = try String(contentsOf: stderr, encoding: .utf8)
@@ -124,17 +141,16 @@ struct SignalTests {
                 try await locker.query("lock table reconcile_changes in share mode", logger: h.logger)
                 let (process, stderr) = try SubreconBinary.start(
                     runArguments(h, ["--concurrency", "8"]), environment: h.env.values, directory: h.reportDirectory)
-                var waiting = 0
-                for _ in 0..<600 where waiting == 0 && process.isRunning {
-                    try await Task.sleep(for: .milliseconds(20))
-                    waiting = try await h.count(
+                try await waitFor(process, "the apply phase reached its first batch (waiting on the lock)") {
+                    try await h.count(
                         """
                         select count(*)::int from pg_stat_activity where datname = current_database() \
                         and wait_event_type = 'Lock' and query ilike '%reconcile_changes%'
-                        """)
+                        """) > 0
                 }
-                #expect(waiting > 0, "the apply phase reached its first batch")
                 kill(process.processIdentifier, SIGTERM)
+                // The one timed wait left: the binary shows no sign of having taken SIGTERM until the batch it is
+                // blocked in commits (nothing is logged before "run stopped"), so the lock is held a moment longer.
                 try await Task.sleep(for: .milliseconds(300))
                 try await locker.query("rollback", logger: h.logger)
                 #expect(try await SubreconBinary.wait(process, limit: .seconds(15)) == 75)
@@ -155,7 +171,7 @@ struct SignalTests {
             await h.revenueCat.setLatency(.milliseconds(100))
             let (process, _) = try SubreconBinary.start(
                 runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)
-            while process.isRunning, await h.revenueCat.counters().totalRequests < 10 { try await Task.sleep(for: .milliseconds(20)) }
+            try await waitFor(process, "10 requests reached RevenueCat") { await h.revenueCat.counters().totalRequests >= 10 }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)

@@ -85,18 +85,14 @@ struct StallTests {
             let run = Task {
                 try await h.run {
                     $0.maxDowngradeRatio = 1
+                    $0.ledgerBatchSize = 1  // each verdict reaches the ledger as it is decided: the test waits on them
                     $0.stop = stop
                 }
             }
-            // Wait until everyone but the stuck head has been answered, then stop.
-            var answered = 0
-            for _ in 0..<200 where answered < others.count {
-                let asked = await h.revenueCat.counters().requestsPerUser
-                answered = others.filter { asked[$0] != nil }.count
-                try await Task.sleep(for: .milliseconds(20))
+            // Wait until everyone but the stuck head has a verdict in the ledger, then stop.
+            try await waitUntil {
+                try await h.count("select count(*)::int from reconcile_verdicts where user_id <> 'a-00'") == others.count
             }
-            #expect(answered == others.count)
-            try await Task.sleep(for: .milliseconds(200))
             stop.stop(reason: "test stop")
             switch await run.result {
             case .success(let result): Issue.record("the run should have stopped, ended \(result.exitStatus)")
@@ -173,10 +169,13 @@ struct StallTests {
                     $0.maxDowngradeRatio = 1
                 }
                 let windowed = Task { try await job.run(options, runID: "run-window") }
-                try await waitUntil { bounded.calls.value >= 4 }
-                try await Task.sleep(for: .milliseconds(300))
+                // The three users behind the stuck one are answered and in the ledger: all the window allows. A scan
+                // that ignored the window would have asked w-04 before w-03's verdict reached the database.
+                try await waitUntil { bounded.answered.value == 3 }
+                try await waitUntil {
+                    try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-window'") == 3
+                }
                 #expect(bounded.calls.value == 4, "the scan stays within 4 users of the stuck one")
-                #expect(try await h.count("select count(*)::int from reconcile_verdicts where run_id = 'run-window'") == 3)
                 bounded.release.stop(reason: "go")
                 #expect(try await windowed.value.exitStatus == .ok)
 
@@ -230,8 +229,8 @@ struct StallTests {
                             $0.ledgerBatchSize = 1
                         }, runID: "run-dry")
                 }
-                try await waitUntil { held.calls.value >= ids.count }
-                try await Task.sleep(for: .milliseconds(200))
+                // Everyone but the held first user has been answered: only then is it let go.
+                try await waitUntil { held.answered.value == ids.count - 1 }
                 held.release.stop(reason: "go")
                 let result = try await run.value
                 let data = try Data(contentsOf: result.folder.appendingPathComponent("drift.json"))
@@ -241,12 +240,14 @@ struct StallTests {
         }
     }
 
-    func waitUntil(_ condition: () async throws -> Bool) async throws {
-        for _ in 0..<400 {
+    /// Polls `condition` (an observable state: a counter, a row) until it holds, for at most `limit`.
+    func waitUntil(limit: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
             if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(25))
+            try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("condition not reached within 10 s")
+        Issue.record("condition not reached within \(limit)")
     }
 
     func runIDs(_ h: Harness) async throws -> [String] {
@@ -264,11 +265,15 @@ struct HeldFirstUser: FactSource {
     let held: String
     let release = StopSignal()
     let calls = CallCount()
+    /// Users (other than `held`) whose facts were returned.
+    let answered = CallCount()
 
     func facts(for row: UserRow) async -> SourceFacts {
         calls.increment()
         if row.id == held { await release.wait() }
-        return await inner.facts(for: row)
+        let facts = await inner.facts(for: row)
+        if row.id != held { answered.increment() }
+        return facts
     }
 }
 
