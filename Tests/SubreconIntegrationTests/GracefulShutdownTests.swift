@@ -1,9 +1,11 @@
 import Foundation
+import Logging
 import PostgresNIO
 import ServiceLifecycleTestKit
 import StoreSimulator
 import Subrecon
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 /// Issue 20: the job runs beside its PostgreSQL client in a swift-service-lifecycle `ServiceGroup`. A graceful
@@ -55,6 +57,45 @@ struct GracefulShutdownTests {
             for id in kept { #expect(asked[id] == askedBefore[id], "\(id) validated before the shutdown is not asked again") }
             #expect(try await h.count("select count(*)::int from reconcile_verdicts") == ids.count, "one verdict per user")
             for id in ids { #expect(try await h.auditRows(id) == 1, "one audit row for \(id)") }
+        }
+    }
+
+    @Test("a run against a schema never migrated is still exit 78 once the job runs inside the ServiceGroup")
+    func unmigratedSchemaIsConfiguration() async throws {
+        try await TestDatabase.withSchema(prefix: "gs_") { schema in
+            let env = ProcessEnvironment(["DATABASE_URL": schema.databaseURL, "REVENUECAT_API_KEY": "sk_test_unused"])
+            var options = RunOptions(asOf: Harness.asOf, reportDirectory: FileManager.default.temporaryDirectory)
+            options.dryRun = true
+            await #expect {
+                _ = try await Commands.run(environment: env, options: options, logger: Logger(label: "gs"))
+            } throws: { error in
+                (error as? CommandFailure)?.status == .config
+            }
+        }
+    }
+
+    @Test("a second SIGINT while the first stop is held up exits 75 at once, with the fallback line naming the signal")
+    func secondSignalExitsAtOnce() async throws {
+        try await Harness.with { h in
+            _ = try await h.seedChanging(prefix: "q", count: 20)
+            await h.revenueCat.setLatency(.milliseconds(500))
+            let arguments = [
+                "run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--concurrency", "2", "--report-dir", h.reportDirectory.path,
+            ]
+            let (process, stderr) = try SubreconBinary.start(arguments, environment: h.env.values, directory: h.reportDirectory)
+            while process.isRunning, await h.revenueCat.counters().totalRequests < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            try await h.client.withConnection { locker in
+                // Hold the run table so the clean stop cannot write the run's status: only the second signal ends it.
+                try await locker.query("begin", logger: h.logger)
+                try await locker.query("lock table reconcile_runs in access exclusive mode", logger: h.logger)
+                kill(process.processIdentifier, SIGINT)
+                try await Task.sleep(for: .milliseconds(700))
+                kill(process.processIdentifier, SIGINT)
+                #expect(try await SubreconBinary.wait(process, limit: .seconds(8)) == 75)
+                try await locker.query("rollback", logger: h.logger)
+            }
+            let log = try String(contentsOf: stderr, encoding: .utf8)
+            #expect(log.contains("stopped by SIGINT before the run could end cleanly"))
         }
     }
 }
