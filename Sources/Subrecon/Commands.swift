@@ -59,7 +59,10 @@ public enum Commands {
         let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
         var logger = logger
         logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
-        return try await withDatabase(config.database, logger: logger) { [logger] unchecked in
+        // A graceful shutdown of a host's ServiceGroup around this call stops the run between steps, like SIGTERM.
+        let shutdown = adjusted.stop
+        let onShutdown: @Sendable () -> Void = { shutdown?.stop(reason: "graceful shutdown requested") }
+        return try await withDatabase(config.database, logger: logger, onGracefulShutdown: onShutdown) { [logger] unchecked in
             // The app's own `users` (SPEC 4): its columns are checked once, before the run writes anything.
             let store = try await checkedUsers(unchecked, configuration: config)
             var options = requested
@@ -231,38 +234,5 @@ public enum Commands {
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, concurrency * 2))
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
         return configuration
-    }
-
-    /// Opens a PostgreSQL client for the duration of `body`; an unreachable server is exit 69, a missing schema 78.
-    /// (`package`: `subrecon demo` seeds its throwaway database through it.)
-    package static func withDatabase<T: Sendable>(
-        _ settings: DatabaseSettings, logger: Logger, requireSchema: Bool = true,
-        _ body: @Sendable (SubscriptionDatabase) async throws -> T
-    ) async throws -> T {
-        do {
-            try await SubscriptionDatabase.checkReachable(settings, logger: logger)
-        } catch {
-            throw CommandFailure(.unavailable, error.description)
-        }
-        let client = PostgresClient(configuration: settings.clientConfiguration(), backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            await Task.yield()
-            defer { group.cancelAll() }
-            let store = SubscriptionDatabase(client: client, logger: logger)
-            do {
-                if requireSchema { try await store.requireSchema() }
-                return try await body(store)
-            } catch let error as DatabaseError {
-                switch error {
-                case .schemaMissing, .schemaOutdated: throw CommandFailure(.config, error.description)
-                case .unreachable: throw CommandFailure(.unavailable, error.description)
-                default: throw error
-                }
-            }
-        }
     }
 }

@@ -99,17 +99,9 @@ public struct ReconcileJob: Sendable {
             }
             // A failed feed is reported and the run goes on: exit 1 at most (SPEC 5.1).
             let failedFeeds = (summary.feeds ?? [:]).values.filter { $0.error != nil }.count
-            // A source declared down is exit 1 at most too (its users are fetch_error, untouched).
-            let down = stats.health?.sourcesDown ?? []
-            if !down.isEmpty { summary.sourcesDown = down }
-            for source in down {
-                logger.error(
-                    "source declared down; its remaining users were not asked",
-                    metadata: ["source": "\(source.source)", "since": "\(source.since)", "error": "\(source.reason)"])
-            }
+            let down = reportSourcesDown(into: &summary, logger: logger)
             let end = RunEnd(
-                valve: valve, acceptingDowngrades: options.acceptDowngrades,
-                userErrors: summary.errors + failedFeeds + down.count)
+                valve: valve, acceptingDowngrades: options.acceptDowngrades, userErrors: summary.errors + failedFeeds + down)
             summary.requests = stats.snapshot
             lifecycle.conclude(&summary, end: end, totalSeconds: seconds(ContinuousClock.now - start))
             try await report.write(summary, folder: folder, shard: options.shard)
@@ -118,6 +110,19 @@ public struct ReconcileJob: Sendable {
         } catch {
             throw await lifecycle.fail(error)
         }
+    }
+
+    /// The sources declared down tonight, into the summary and the log; returns how many. A source declared down is
+    /// exit 1 at most too (its users are fetch_error, untouched).
+    func reportSourcesDown(into summary: inout RunSummary, logger: Logger) -> Int {
+        let down = stats.health?.sourcesDown ?? []
+        if !down.isEmpty { summary.sourcesDown = down }
+        for source in down {
+            logger.error(
+                "source declared down; its remaining users were not asked",
+                metadata: ["source": "\(source.source)", "since": "\(source.since)", "error": "\(source.reason)"])
+        }
+        return down.count
     }
 
     /// The store feeds of a nightly run (`FeedPhase`) and the sweep's share: their users join the scan; returns the

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// A request to stop a run early and cleanly (SIGTERM / SIGINT, or the shard lock's connection lost).
+/// A request to stop a run early and cleanly (SIGTERM / SIGINT, a host ServiceGroup's graceful shutdown, or the shard
+/// lock's connection lost).
 ///
 /// The job watches it between steps: in-flight lookups are cancelled and dropped (those users are asked again by
 /// `--resume`), the verdicts already validated are written to the ledger, and the run ends with exit 75. Unlike

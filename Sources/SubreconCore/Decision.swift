@@ -202,14 +202,20 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     var verdict = Verdict(
         row: row, truth: truth, action: action, sources: facts.asked, drift: drift.sorted(), intents: intents,
         store: about?.store, price: about?.price, conflicts: conflicts)
-    let categories = FinanceCategory.of(
-        dbTier: row.currentTier, truthTier: truth.tier, truthStatus: truth.status.rawValue, action: action.rawValue)
-    if let category = categories.first { verdict.financePrice = FinancePrice.of(about, for: category) }
-    // A production run counts no sandbox refund (SPEC 5.3).
-    let refunds = SeenRefund.of(
-        purchases.filter { context.environment != .production || $0.isSandbox != true }, asOf: asOf)
-    if !refunds.isEmpty { verdict.refunds = refunds }
+    addFinance(to: &verdict, price: about, purchases: purchases, context: context)
     return verdict
+}
+
+/// The verdict's finance price (of its first finance category, from the purchase the truth is about) and the refunds
+/// seen among `purchases`; a production run counts no sandbox refund (SPEC 5.3).
+func addFinance(to verdict: inout Verdict, price about: PurchaseFact?, purchases: [PurchaseFact], context: DecisionContext) {
+    let categories = FinanceCategory.of(
+        dbTier: verdict.row.currentTier, truthTier: verdict.truth?.tier, truthStatus: verdict.truth?.status.rawValue,
+        action: verdict.action.rawValue)
+    if let category = categories.first { verdict.financePrice = FinancePrice.of(about, for: category) }
+    let refunds = SeenRefund.of(
+        purchases.filter { context.environment != .production || $0.isSandbox != true }, asOf: context.asOf)
+    if !refunds.isEmpty { verdict.refunds = refunds }
 }
 
 /// A purchase whose product id is not in `product_tiers` but one of its alternate ids is (Stripe: `prod_…`, else

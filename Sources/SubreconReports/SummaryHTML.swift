@@ -35,16 +35,7 @@ public enum SummaryHTML {
         let tone = s.status == "completed" ? "ok" : (s.status == "valve_tripped" ? "bad" : "warn")
         h += "<div class=\"headline \(tone)\">\(esc(SummaryMarkdown.headline(s)))</div>\n"
 
-        h += "<div class=\"cards\">\n"
-        var cards: [(String, String)] = [
-            ("users checked", String(s.candidates)), ("rows corrected", String(s.applied)), ("errors", String(s.errors)),
-            ("intents queued", String(s.intentsQueued)), ("concurrent updates", String(s.concurrentUpdates)),
-        ]
-        if let valve = s.valve { cards.append(("would lose tier", "\(valve.wouldLoseTier) / \(valve.heldTier)")) }
-        for (key, value) in cards {
-            h += "<div class=\"card\"><div class=\"v\">\(esc(value))</div><div class=\"k\">\(esc(key))</div></div>\n"
-        }
-        h += "</div>\n"
+        h += cards(s)
 
         h += "<h2>Actions</h2>\n<table><tr>"
         let actions = Action.allCases.map(\.rawValue)
@@ -67,6 +58,20 @@ public enum SummaryHTML {
         }
         h += "</table>\n</body>\n</html>\n"
         return h
+    }
+
+    /// The figure cards under the headline.
+    static func cards(_ s: RunSummary) -> String {
+        var h = "<div class=\"cards\">\n"
+        var cards: [(String, String)] = [
+            ("users checked", String(s.candidates)), ("rows corrected", String(s.applied)), ("errors", String(s.errors)),
+            ("intents queued", String(s.intentsQueued)), ("concurrent updates", String(s.concurrentUpdates)),
+        ]
+        if let valve = s.valve { cards.append(("would lose tier", "\(valve.wouldLoseTier) / \(valve.heldTier)")) }
+        for (key, value) in cards {
+            h += "<div class=\"card\"><div class=\"v\">\(esc(value))</div><div class=\"k\">\(esc(key))</div></div>\n"
+        }
+        return h + "</div>\n"
     }
 
     static func driftChart(_ drift: [String: Int]) -> String {

@@ -103,6 +103,14 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let env = Startup.environment()
         let logger = Startup.logger(env)
+        let stop = StopSignal()
+        // The signals are watched until the process ends (the summary and the metrics included), as before.
+        try await Signals.stoppingOnTermination(stop) {
+            try await runGuarded(env: env, logger: logger, stop: stop)
+        }
+    }
+
+    private func runGuarded(env: ProcessEnvironment, logger: Logger, stop: StopSignal) async throws {
         try await Startup.guarded(logger) {
             let pushCredentials = pushgatewayURL == nil ? nil : try PushgatewayCredentials.load(env)
             var options = RunOptions(asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
@@ -128,19 +136,14 @@ struct Run: AsyncParsableCommand {
             options.applyPast = applyPast
             options.userDeadline = .milliseconds(Int64(userTimeout * 1000))
             options.feedDeadline = .milliseconds(Int64(feedTimeout * 1000))
-            let stop = StopSignal()
             options.stop = stop
-            let runOptions = options
-            let resumeID = resume ?? acceptDowngrades
-            let result = try await Signals.stoppingOnTermination(stop) {
-                try await Commands.run(
-                    environment: env, options: runOptions, logger: logger, progress: ProgressLine.makeIfTerminal(),
-                    resume: resumeID)
-            }
+            let result = try await Commands.run(
+                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal(),
+                resume: resume ?? acceptDowngrades)
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
             await MetricsPublisher.publish(
-                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? runOptions.shard, metricsFile: metricsFile,
+                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? options.shard, metricsFile: metricsFile,
                 pushgatewayURL: pushgatewayURL,
                 credentials: pushCredentials, logger: logger)
             return result.exitStatus

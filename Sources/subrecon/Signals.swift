@@ -1,59 +1,42 @@
-import Dispatch
 import Foundation
 import Subrecon
 import SubreconCore
-import Synchronization
+import UnixSignals
 
 /// SIGTERM / SIGINT stop the job cleanly: the first signal asks `stop` to end the run (in-flight lookups are
 /// dropped, the verdicts already validated are written to the run's ledger, the command exits 75 and
 /// `--resume RUN_ID` asks only the rest). Whatever happens next, the process does not outlive the signal by much:
-/// a second signal, or `exitAfter` seconds without a clean end, exits 75 at once (what was not committed is
-/// rolled back by PostgreSQL; `--resume` redoes it).
+/// a second signal, or `exitAfter` without a clean end, exits 75 at once (what was not committed is rolled back by
+/// PostgreSQL; `--resume` redoes it).
 ///
-/// The job's task is never cancelled: cancelling it would also cancel the PostgreSQL pool's `run()`, whose forced
-/// shutdown closes the connections under the job's last writes (the ledger flush, the run's status, the shard
-/// lock's release) — which is how a stopped run used to log "run stopped" and then hang.
+/// The signals come from swift-service-lifecycle's `UnixSignalsSequence`; the order of the shutdown is its
+/// `ServiceGroup`'s (`Commands.withDatabase`: the job ends, then the PostgreSQL client is shut down). The job's
+/// task is never cancelled: cancelling it would also cancel the client's `run()` under the job's last writes.
 enum Signals {
     static func stoppingOnTermination<T: Sendable>(
-        _ stop: StopSignal, exitAfter: Double = 10,
+        _ stop: StopSignal, exitAfter: Duration = .seconds(10),
         _ body: () async throws -> T
     ) async throws -> T {
-        let received = SignalCount()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
-            source.setEventHandler {
-                let count = received.increment()
-                if count == 1 {
-                    stop.stop(reason: "\(name) received")
-                    DispatchQueue.global().asyncAfter(deadline: .now() + exitAfter) { hardExit(name) }
-                } else {
-                    hardExit(name)
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let watcher = Task {
+            var received = 0
+            for await signal in signals {
+                received += 1
+                guard received == 1 else { hardExit(signal) }
+                stop.stop(reason: "\(signal) received")
+                Task.detached {
+                    try? await Task.sleep(for: exitAfter)
+                    hardExit(signal)
                 }
             }
-            source.resume()
-            sources.append(source)
         }
-        defer { for source in sources { source.cancel() } }
+        defer { watcher.cancel() }
         return try await body()
     }
 
-    private static func hardExit(_ name: String) {
+    private static func hardExit(_ signal: UnixSignal) -> Never {
         FileHandle.standardError.write(
-            Data("subrecon: stopped by \(name) before the run could end cleanly; resume it with --resume RUN_ID\n".utf8))
+            Data("subrecon: stopped by \(signal) before the run could end cleanly; resume it with --resume RUN_ID\n".utf8))
         exit(ExitStatus.stopped.rawValue)
-    }
-}
-
-/// Signals received so far (handlers run on a global queue, possibly at once for two signals).
-private final class SignalCount: Sendable {
-    private let value = Mutex(0)
-    func increment() -> Int {
-        value.withLock { count in
-            count += 1
-            return count
-        }
     }
 }
