@@ -26,7 +26,7 @@ public struct RunOptions: Sendable {
     /// once every D nights; 0 = off.
     public var sweepDays = 30
     /// Start of every store feed's window (`--feeds-since`); nil = per feed, the earliest instant this shard has not
-    /// covered (`FeedWindowRule`: at most 30 days back, 3 days on a feed's first run).
+    /// covered (`FeedWindowRule`: at most 30 days back; a feed never read: the last completed nightly run, at most 7 days back, else 3 days).
     public var feedsSince: Date?
     /// The run whose recorded candidates (feeds, sweep) join the scan (set by the job once they are recorded).
     var runCandidatesID: String?

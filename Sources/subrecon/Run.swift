@@ -30,7 +30,7 @@ struct Run: AsyncParsableCommand {
     var sweepDays: Int = 30
     @Option(
         help:
-            "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back (3 days on a feed's first run)."
+            "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back; a feed never read: this shard's last completed nightly run (at most 7 days back), else 3 days."
     )
     var feedsSince: String?
     @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")

@@ -118,8 +118,14 @@ struct CommandDefaultsTests {
                 #expect(doc.contains("50 (production)") && doc.contains("5 (sandbox)"))
                 #expect(runHelp.contains("default 50 production, 5 sandbox"))
             case "--feeds-since":
-                #expect(doc.contains("at most 30 days back (3 days on a feed's first run)"))
-                #expect(runHelp.contains("at most 30 days back (3 days on a feed's first run)"))
+                #expect(
+                    doc.contains(
+                        "at most 30 days back; a feed never read: the start of this shard's last completed nightly run (at most 7 days back), else 3 days"
+                    ))
+                #expect(
+                    runHelp.contains(
+                        "at most 30 days back; a feed never read: this shard's last completed nightly run (at most 7 days back), else 3 days"
+                    ))
             case "--as-of": #expect(doc == "now")
             default: #expect(["none", "off"].contains(doc), "\(option): documented default \(doc)")
             }
