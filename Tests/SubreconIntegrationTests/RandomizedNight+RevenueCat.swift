@@ -14,26 +14,26 @@ extension RandomizedNightTests {
         let truth: Truth
         var refund: String?
         var subscriber: SimulatedSubscriber?
-        func subscriber(_ subscription: SimulatedSubscription) -> SimulatedSubscriber {
+        func known(_ subscription: SimulatedSubscription) -> SimulatedSubscriber {
             SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: [subscription])
         }
         switch rng.int(0...9) {
         case 0...2:
             let end = Double(rng.int(1...30))
-            subscriber = subscriber(Harness.subscription(product, purchased: -2, expires: end))
+            subscriber = known(Harness.subscription(product, purchased: -2, expires: end))
             truth = .known(.entitled(tier, end: end, product: product, source: "apple_iap"))
         case 3...4:
             let end = -Double(rng.int(1...30))
-            subscriber = subscriber(Harness.subscription(product, expires: end))
+            subscriber = known(Harness.subscription(product, expires: end))
             truth = .known(.ended(end: Harness.day(end), product: product, source: "apple_iap"))
         case 5:
             // RevenueCat names the store transaction: Apple is asked about it and does not know it (absence).
-            subscriber = subscriber(Harness.subscription(product, purchased: -3, expires: 27, refunded: -Double(rng.int(0...2)), txn: "txn-\(id)"))
+            subscriber = known(Harness.subscription(product, purchased: -3, expires: 27, refunded: -Double(rng.int(0...2)), txn: "txn-\(id)"))
             truth = .known(.ended("refunded", end: Harness.day(27), product: product, source: "apple_iap"))
             refund = "txn-\(id)"
         case 6:
             let grace = Double(rng.int(2...10))
-            subscriber = subscriber(Harness.subscription(product, expires: -1, grace: grace, billing: -1))
+            subscriber = known(Harness.subscription(product, expires: -1, grace: grace, billing: -1))
             truth = .known(.entitled(tier, "billing_issue", end: -1, grace: grace, product: product, source: "apple_iap"))
         default:
             let broken: [(String, RevenueCatFault)] = [

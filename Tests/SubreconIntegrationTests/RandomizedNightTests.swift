@@ -67,20 +67,7 @@ struct RandomizedNightTests {
             let night = Night(
                 stripeDown: rng.chance(0.3), valve: rng.chance(0.6) ? "1" : rng.pick([nil, "0.1", "0.25"]),
                 interruption: rng.int(0...2), stopAfter: rng.int(4...60))
-            var users: [String: Generated] = [:]
-            for index in 0..<60 {
-                let id = String(format: "n-%03d", index)
-                var generated: Generated
-                switch rng.int(0...19) {
-                case 0...3: generated = await Self.generateStripe(id: id, rng: &rng, harness: h, stripe: stripe, down: night.stripeDown)
-                case 4...8: generated = await Self.generateAppStore(id: id, index: index, rng: &rng, harness: h)
-                case 9...12: generated = await Self.generateGooglePlay(id: id, index: index, rng: &rng, google: google)
-                default: generated = await Self.generate(id: id, rng: &rng, harness: h)
-                }
-                try await h.store.insertUsers([generated.row])
-                generated.row = try #require(try await h.user(id))  // as stored, updated_at included
-                users[id] = generated
-            }
+            let users = try await Self.generateUsers(&rng, night: night, harness: h, stripe: stripe, google: google)
             let racing = Set(users.keys.sorted().filter { _ in rng.chance(0.15) })
             if night.stripeDown { await stripe.setDown(status: 503) }
             let poisoned = try await Self.poisonRows(count: rng.int(1...2), harness: h)
@@ -109,6 +96,40 @@ struct RandomizedNightTests {
             }
             try await Self.rerun(night, poisoned: poisoned, webhookVersions: webhookVersions, harness: h, replay: replay)
         }
+    }
+
+    /// 60 users, each of one source (about a fifth Stripe, a quarter App Store, a fifth Google Play, the rest
+    /// RevenueCat), inserted as stale candidate rows; returns them as stored.
+    static func generateUsers(
+        _ rng: inout SeededRandom, night: Night, harness h: Harness, stripe: StripeSimulator, google: GooglePlaySimulator
+    ) async throws -> [String: Generated] {
+        var users: [String: Generated] = [:]
+        var mix: [String: (known: Int, unusable: Int)] = [:]
+        for index in 0..<60 {
+            let id = String(format: "n-%03d", index)
+            var generated: Generated
+            let source: String
+            switch rng.int(0...19) {
+            case 0...3:
+                source = "stripe"
+                generated = await Self.generateStripe(id: id, rng: &rng, harness: h, stripe: stripe, down: night.stripeDown)
+            case 4...8:
+                source = "app_store"
+                generated = await Self.generateAppStore(id: id, index: index, rng: &rng, harness: h)
+            case 9...12:
+                source = "google_play"
+                generated = await Self.generateGooglePlay(id: id, index: index, rng: &rng, google: google)
+            default:
+                source = "revenuecat"
+                generated = await Self.generate(id: id, rng: &rng, harness: h)
+            }
+            try await h.store.insertUsers([generated.row])
+            generated.row = try #require(try await h.user(id))  // as stored, updated_at included
+            users[id] = generated
+            if case .known = generated.truth { mix[source, default: (0, 0)].known += 1 } else { mix[source, default: (0, 0)].unusable += 1 }
+        }
+        print("randomized night: users (known, unusable) by source \(mix.sorted { $0.key < $1.key })")
+        return users
     }
 
     /// The real binary with the night's options, stopped when the night says and resumed; a run that stopped at its
