@@ -26,6 +26,7 @@ extension RandomizedNightTests {
         let truth: Truth
         var refund: String?
         var fault: AppStoreFault?
+        var drift: String?
         switch rng.int(0...6) {
         case 0:
             let end = Double(rng.int(1...30))
@@ -57,10 +58,12 @@ extension RandomizedNightTests {
             apple = scenario(1, purchase: -2, expires: 28)
             fault = .forgedSignature
             truth = .unusable("a forged App Store signature")
+            drift = "verification_failed"
         default:
             apple = scenario(2, purchase: -32, expires: -2)
             fault = .error(status: 500, errorCode: nil, times: 1_000)
             truth = .unusable("App Store 500 on every attempt")
+            drift = "fetch_error"
         }
         await h.appStore.setScenario(apple)
         if let fault {
@@ -73,6 +76,6 @@ extension RandomizedNightTests {
             let stale = Harness.subscription(product, purchased: -32, expires: row.endDate.map { $0.timeIntervalSince(Harness.asOf) / 86_400 } ?? -2, txn: original)
             await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: [stale]), for: id)
         }
-        return Generated(row: row, truth: truth, refund: refund)
+        return Generated(row: row, truth: truth, refund: refund, drift: drift)
     }
 }

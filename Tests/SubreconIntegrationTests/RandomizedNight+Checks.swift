@@ -84,6 +84,9 @@ extension RandomizedNightTests {
             #expect(final.updatedAtMicros == version || jobSawIt, "\(id): a webhook write was overwritten unseen — \(replay)")
             return
         }
+        if let drift = generated.drift {
+            #expect(rows[id]?.drift.contains(drift) == true, "\(id) \(generated.truth): drift \(rows[id]?.drift ?? []), not \(drift) — \(replay)")
+        }
         switch generated.truth {
         case .known(let expected):
             let wrong = expected.mismatches(final)

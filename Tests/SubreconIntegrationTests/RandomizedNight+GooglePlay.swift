@@ -28,6 +28,7 @@ extension RandomizedNightTests {
         }
         var purchase: SimulatedPlaySubscription?
         let truth: Truth
+        var drift: String?
         switch rng.int(0...6) {
         case 0:
             let end = Double(rng.int(1...30))
@@ -52,13 +53,15 @@ extension RandomizedNightTests {
             truth = .known(.ended(end: nil, product: product, source: "google_iap"))
         case 5:
             truth = .unusable("Google Play does not know the token (404)")
+            drift = "unknown_at_source"
         default:
             purchase = play("ACTIVE", start: -2, expiry: 28)
             await google.setFault(.status(500), token: token)
             truth = .unusable("Google Play 500 on every attempt")
+            drift = "fetch_error"
         }
         if let purchase { await google.setPurchase(purchase, token: token) }
         if case .known = truth, rng.chance(0.15) { await google.setFault(.status(503), token: token, times: 1) }
-        return Generated(row: row, truth: truth, refund: nil)
+        return Generated(row: row, truth: truth, refund: nil, drift: drift)
     }
 }

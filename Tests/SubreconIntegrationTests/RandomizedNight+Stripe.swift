@@ -32,6 +32,7 @@ extension RandomizedNightTests {
         let truth: Truth
         var refund: String?
         var charges = [charge(refunded: 0)]
+        var drift: String?
         switch rng.int(0...7) {
         case 0: truth = paid
         case 1:
@@ -61,6 +62,7 @@ extension RandomizedNightTests {
             subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd, livemode: false)
             charges = []
             truth = ended(end: row.endDate)
+            drift = "sandbox_ignored"
         default:
             charges = [charge(refunded: 999, dated: false)]
             truth = .unusable("a full Stripe refund nobody dated")
@@ -70,6 +72,6 @@ extension RandomizedNightTests {
         if rng.chance(0.2) { await stripe.setFault(rng.chance(0.5) ? .status(503) : .rateLimited, for: customer, times: 1) }
         // Stripe down all night: whatever its data would say, nothing from it can be used.
         if down { return Generated(row: row, truth: .unusable("Stripe down all night"), refund: nil) }
-        return Generated(row: row, truth: truth, refund: refund)
+        return Generated(row: row, truth: truth, refund: refund, drift: drift)
     }
 }

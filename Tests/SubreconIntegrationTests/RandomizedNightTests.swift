@@ -41,6 +41,8 @@ struct RandomizedNightTests {
         var truth: Truth
         /// The store transaction of the refund the stores state for this user, kept once in `refunds_seen`.
         var refund: String?
+        /// A drift kind the report must name for this user (`verification_failed`, `sandbox_ignored`, ...).
+        var drift: String?
     }
 
     static let seed: UInt64 = ProcessInfo.processInfo.environment["SUBRECON_E2E_SEED"].flatMap { UInt64($0) }
