@@ -5,9 +5,14 @@ import SubreconTestSupport
 
 extension RandomizedNightTests {
     /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid
-    /// period, one refunded in full or in part, canceled, past due, a test-mode (`livemode: false`) subscription, or
-    /// evidence that cannot be used (the charges call failing, a full refund nobody dated); sometimes a transient 503
-    /// or 429 first.
+    /// period, one refunded in full within the period (ended, `refunded`, at the period's end) or in part, canceled,
+    /// past due, a test-mode (`livemode: false`) subscription, or evidence that cannot be used (the charges call
+    /// failing, a full refund nobody dated); sometimes a transient 503 or 429 first.
+    ///
+    /// Test mode in a production run never entitles (SPEC 5.2/5.3, `sandbox_ignored`). What the product does with it
+    /// (Decision.swift): Stripe stated a subscription for the customer, so the user is known at a source, and with
+    /// nothing considered the truth is "a known subscriber with nothing to go on": tier 0, `expired`, the rest of the
+    /// row (end date, product, source) kept. A tier holder loses the tier (intent `expired`); a lapsed row is in sync.
     static func generateStripe(
         id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator, down: Bool
     ) async -> Generated {
@@ -25,18 +30,14 @@ extension RandomizedNightTests {
             return SimulatedStripeCharge(
                 id: "ch_\(id)", paymentIntentID: intent, amount: 999, amountRefunded: refunded, created: Harness.day(-1), refunds: refunds)
         }
-        func ended(_ status: String = "expired", end: Date?) -> Truth {
-            .known(.ended(status, end: end, product: "prod_basic", source: "stripe"))
-        }
+        func ended(_ status: String = "expired", end: Date?) -> Truth { .known(.ended(status, end: end, product: "prod_basic", source: "stripe")) }
         let paid = Truth.known(.entitled(1, end: periodEnd, product: "prod_basic", source: "stripe"))
         let truth: Truth
-        var refund: String?
+        var refund: String?, drift: String?
         var charges = [charge(refunded: 0)]
-        var drift: String?
         switch rng.int(0...7) {
         case 0: truth = paid
         case 1:
-            // Refunded in full within the period: the period is over, and its end is still the period's end.
             charges = [charge(refunded: 999)]
             truth = ended("refunded", end: Harness.day(periodEnd))
             refund = intent
@@ -54,11 +55,6 @@ extension RandomizedNightTests {
             await stripe.setFault(.status(500), for: intent)
             truth = .unusable("Stripe charges call failing")
         case 6:
-            // Test mode in a production run (SPEC 5.2/5.3): the subscription never entitles (`sandbox_ignored`).
-            // What the product does (Decision.swift): Stripe stated a subscription for the customer, so the user is
-            // known at a source; with nothing considered, the truth is "a known subscriber with nothing to go on":
-            // tier 0, `expired`, the rest of the row (end date, product, source) kept. A tier holder loses the tier
-            // (intent `expired`); a lapsed row is already in sync.
             subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd, livemode: false)
             charges = []
             truth = ended(end: row.endDate)
