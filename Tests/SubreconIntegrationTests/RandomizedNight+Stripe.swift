@@ -1,0 +1,79 @@
+import Foundation
+import StoreSimulator
+import SubreconCore
+import SubreconTestSupport
+
+extension RandomizedNightTests {
+    /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid
+    /// period, one refunded in full within the period (ended, `refunded`, at the period's end) or in part, canceled,
+    /// past due, a test-mode (`livemode: false`) subscription, or evidence that cannot be used (the charges call
+    /// failing, a full refund nobody dated); sometimes a transient 503 or 429 first.
+    ///
+    /// Test mode in a production run never entitles (SPEC 5.2/5.3, `sandbox_ignored`). What the product does with it
+    /// (Decision.swift): Stripe stated a subscription for the customer, so the user is known at a source, and with
+    /// nothing considered the truth is "a known subscriber with nothing to go on": tier 0, `expired`, the rest of the
+    /// row (end date, product, source) kept. A tier holder loses the tier (intent `expired`); a lapsed row is in sync.
+    static func generateStripe(
+        id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator, down: Bool
+    ) async -> Generated {
+        let customer = "cus_\(id)"
+        let subscriptionID = "sub_\(id)"
+        let intent = "pi_\(id)"
+        let row =
+            rng.chance(0.5)
+            ? StripeJobTests.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
+            : StripeJobTests.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), customer: customer)
+        await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: id)
+        let periodEnd = Double(rng.int(2...29))
+        var subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd)
+        subscription.latestInvoice = .paid(id: "in_\(id)", amount: 999, paymentIntent: intent, created: Harness.day(-1))
+        func charge(refunded: Int64, dated: Bool = true) -> SimulatedStripeCharge {
+            let refunds =
+                refunded == 0 ? [] : [SimulatedStripeRefund(id: "re_\(id)", amount: refunded, created: dated ? Harness.day(-0.5) : nil)]
+            return SimulatedStripeCharge(
+                id: "ch_\(id)", paymentIntentID: intent, amount: 999, amountRefunded: refunded, created: Harness.day(-1), refunds: refunds)
+        }
+        func ended(_ status: String = "expired", end: Date?) -> Truth {
+            .known(.ended(status, end: end, product: "prod_basic", source: "stripe"))
+        }
+        let paid = Truth.known(.entitled(1, end: periodEnd, product: "prod_basic", source: "stripe"))
+        let truth: Truth
+        var refund: String?
+        var drift: String?
+        var charges = [charge(refunded: 0)]
+        switch rng.int(0...7) {
+        case 0: truth = paid
+        case 1:
+            charges = [charge(refunded: 999)]
+            truth = ended("refunded", end: Harness.day(periodEnd))
+            refund = intent
+        case 2:
+            charges = [charge(refunded: Int64(rng.int(1...998)))]
+            truth = paid
+        case 3:
+            subscription = StripeJobTests.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)
+            truth = ended(end: Harness.day(-1))
+        case 4:
+            subscription.status = "past_due"
+            subscription.latestInvoice = nil
+            truth = .known(.entitled(1, "billing_issue", end: periodEnd, product: "prod_basic", source: "stripe"))
+        case 5:
+            await stripe.setFault(.status(500), for: intent)
+            truth = .unusable("Stripe charges call failing")
+        case 6:
+            subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd, livemode: false)
+            charges = []
+            truth = ended(end: row.endDate)
+            drift = "sandbox_ignored"
+        default:
+            charges = [charge(refunded: 999, dated: false)]
+            truth = .unusable("a full Stripe refund nobody dated")
+        }
+        await stripe.setSubscriptions([subscription], forCustomer: customer)
+        await stripe.addCharges(charges)
+        if rng.chance(0.2) { await stripe.setFault(rng.chance(0.5) ? .status(503) : .rateLimited, for: customer, times: 1) }
+        // Stripe down all night: whatever its data would say, nothing from it can be used.
+        if down { return Generated(row: row, truth: .unusable("Stripe down all night"), refund: nil) }
+        return Generated(row: row, truth: truth, refund: refund, drift: drift)
+    }
+}
