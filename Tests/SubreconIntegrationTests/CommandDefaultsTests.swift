@@ -5,6 +5,7 @@ import Subrecon
 import SubreconCore
 import SubreconDatabase
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Issue 22: every command-line default is the documented one. `subrecon run` with no option at all is run for real
@@ -201,18 +202,7 @@ enum BinaryCommand {
     }
 
     static func help(_ command: [String]) throws -> String {
-        guard FileManager.default.isExecutableFile(atPath: SubreconBinary.path) else { throw SubreconBinary.Missing() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: SubreconBinary.path)
-        process.arguments = command + ["--help"]
-        process.environment = ["PATH": "/usr/bin:/bin", "COLUMNS": "400"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self)
+        guard let text = try HelpText.of(binary: SubreconBinary.path, command) else { throw SubreconBinary.Missing() }
+        return text
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 /// `docs/CONTRACT.md` says what the code does: its option table is `subrecon run --help`, its drift kinds are the
@@ -72,21 +73,10 @@ enum ContractDoc {
     /// `subrecon run --help` from the built executable (`swift build` first).
     static func runHelp(packageRoot: URL) throws -> String {
         let binary = packageRoot.appendingPathComponent(".build/debug/subrecon").path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
+        guard let text = try HelpText.of(binary: binary, ["run"], columns: 200) else {
             throw Missing(description: "\(binary) is missing: run swift build first")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["run", "--help"]
-        process.environment = ["PATH": "/usr/bin:/bin", "COLUMNS": "200"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self)
+        return text
     }
 
     /// Option names declared in help text: lines indented by exactly two spaces, `--name` or `-x, --name`.
