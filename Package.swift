@@ -123,10 +123,24 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The job: phases, ports, run lifecycle, options. Imports no store client (check-deps holds it to that).
         .target(
-            name: "Subrecon",
+            name: "SubreconJob",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "Stripe", "GooglePlay", "SubreconDatabase", "SubreconReports",
+                "SubreconCore", "SourceHTTP", "SubreconDatabase", "SubreconReports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // The composition root: configuration, the store registry and adapters, the commands that build the job.
+        .target(
+            name: "SubreconApp",
+            dependencies: [
+                "SubreconJob", "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "Stripe", "GooglePlay", "SubreconDatabase",
+                "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -142,7 +156,7 @@ let package = Package(
         .target(
             name: "SubreconDemo",
             dependencies: [
-                "Subrecon", "SubreconCore", "SubreconDatabase", "SubreconReports", "StoreSimulator",
+                "SubreconApp", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "StoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -153,7 +167,7 @@ let package = Package(
         .target(
             name: "SubreconTestSupport",
             dependencies: [
-                "SubreconDatabase", "SourceHTTP", "StoreSimulator",
+                "SubreconCore", "SubreconDatabase", "SourceHTTP", "StoreSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -163,7 +177,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon",
             dependencies: [
-                "Subrecon", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconDemo",
+                "SubreconApp", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -173,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon-bench",
             dependencies: [
-                "Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "SubreconDemo",
+                "SubreconApp", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "SubreconDemo",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -264,8 +278,8 @@ let package = Package(
         .testTarget(
             name: "SubreconIntegrationTests",
             dependencies: [
-                "Subrecon", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat", "AppStore", "SourceHTTP",
-                "Stripe",
+                "SubreconApp", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat",
+                "AppStore", "SourceHTTP", "Stripe", "GooglePlay",
                 "SubreconDemo", "SubreconTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,29 +1,60 @@
 import Foundation
 
 /// Why a user was a candidate of a run (SPEC 5.6 `candidate_reason`).
-public enum CandidateReason: String, Sendable, Codable, Hashable, CaseIterable, Comparable {
+///
+/// The rule reasons are named here; a store feed's reason (`apple_notification`, `google_voided`, `stripe_event`) is
+/// declared by the store's adapter with `feed(_:)`. Reasons sort rules first, then feeds (by name), then the sweep,
+/// `--users-file` and backfill.
+public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// A reason as stored (`reconcile_run_candidates.reasons`): lower-case letters, digits and `_`, 1 to 64 of them;
+    /// nil for anything else.
+    public init?(rawValue: String) {
+        let bytes = Array(rawValue.utf8)
+        guard (1...64).contains(bytes.count), bytes.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F })
+        else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(known: String) { rawValue = known }
+
     /// SPEC 5.1 rule 1: a tier whose paid period is over by the database's own account.
-    case expired
+    public static let expired = CandidateReason(known: "expired")
     /// SPEC 5.1 rule 2: `subscription_status = 'billing_issue'`.
-    case billingIssue = "billing_issue"
+    public static let billingIssue = CandidateReason(known: "billing_issue")
     /// SPEC 5.1 rule 3: recently lapsed (`expired`, `canceled`, `refunded` within the lookback).
-    case lapsed
-    /// Named by Apple's notification history.
-    case appleNotification = "apple_notification"
-    /// Named by Google Play's voided purchases.
-    case googleVoided = "google_voided"
-    /// Named by a Stripe event.
-    case stripeEvent = "stripe_event"
+    public static let lapsed = CandidateReason(known: "lapsed")
     /// The rolling sweep's share of tier holders tonight.
-    case sweep
+    public static let sweep = CandidateReason(known: "sweep")
     /// Listed in `--users-file`.
-    case usersFile = "users_file"
+    public static let usersFile = CandidateReason(known: "users_file")
     /// A `--mode backfill` run.
-    case backfill
+    public static let backfill = CandidateReason(known: "backfill")
+
+    /// Named by a store's event feed: the reason its adapter declares (a constant of the adapter, checked here).
+    public static func feed(_ name: StaticString) -> CandidateReason {
+        CandidateReason(rawValue: "\(name)") ?? CandidateReason(known: "feed")
+    }
+
+    /// The reasons that are not a feed's, in order.
+    public static let ruleReasons: [CandidateReason] = [.expired, .billingIssue, .lapsed]
+    static let afterFeeds: [CandidateReason] = [.sweep, .usersFile, .backfill]
+
+    /// True for a reason a store feed gave.
+    public var isFeed: Bool { !Self.ruleReasons.contains(self) && !Self.afterFeeds.contains(self) }
+
+    private var rank: Int {
+        if let index = Self.ruleReasons.firstIndex(of: self) { return index }
+        if let index = Self.afterFeeds.firstIndex(of: self) { return 10 + index }
+        return 5
+    }
 
     public static func < (lhs: CandidateReason, rhs: CandidateReason) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        (lhs.rank, lhs.rawValue) < (rhs.rank, rhs.rawValue)
     }
+
+    public var description: String { rawValue }
 
     /// The SPEC 5.1 rules `row` meets at `asOf` (the database's own account), in rule order.
     public static func nightlyRules(row: UserRow, asOf: Date, lookbackDays: Int) -> [CandidateReason] {

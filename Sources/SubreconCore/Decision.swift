@@ -345,17 +345,12 @@ func truthAndPurchase(
 func unknownText(_ facts: SourceFacts) -> String {
     if facts.asked.isEmpty {
         return "no configured source has an identifier for this user (an Apple original transaction id or stored "
-            + "receipt, a stripe_customer_id, a google_purchase_token)"
+            + "receipt, or a store's identifier column)"
     }
     var parts: [String] = []
     if facts.asked.contains(.revenueCat) { parts.append("subscriber unknown to RevenueCat (new or empty)") }
     for origin in facts.unknownTo {
-        switch origin {
-        case .revenueCat: break
-        case .appStore, .appStoreReceipt: parts.append("Apple does not know its transaction id either")
-        case .stripe: parts.append("Stripe does not know its customer or subscription")
-        case .googlePlay: parts.append("Google Play does not know its purchase token")
-        }
+        if let text = origin.absenceText { parts.append(text) }
     }
     if parts.isEmpty { parts.append("no source asked stated any purchase") }
     return parts.joined(separator: "; ")

@@ -3,8 +3,8 @@ import Foundation
 /// What `subrecon explain USER_ID` shows (SPEC 5.9): the row, each source's evidence as stated and judged at T, the
 /// verdict, and for every drift kind and the action the rule that produced it. Pure: built from the same row, facts
 /// and context `decide` used.
-public struct Explanation: Sendable, Codable, Hashable {
-    public struct Row: Sendable, Codable, Hashable {
+public struct Explanation: Sendable, Encodable, Hashable {
+    public struct Row: Sendable, Encodable, Hashable {
         public var id: String
         public var tier: Int
         public var status: String
@@ -13,8 +13,9 @@ public struct Explanation: Sendable, Codable, Hashable {
         public var source: String?
         public var productID: String?
         public var originalTransactionID: String?
-        public var stripeCustomerID: String?
-        public var googlePurchaseToken: String?
+        /// The stores' identifier columns (`IdentifierColumn`), each with the row's value (nil: none); encoded under
+        /// the column's name when present.
+        public var identifiers: [(column: IdentifierColumn, value: String?)]
         public var autoRenew: Bool?
 
         enum CodingKeys: String, CodingKey {
@@ -26,9 +27,44 @@ public struct Explanation: Sendable, Codable, Hashable {
             case source = "subscription_source"
             case productID = "iap_product_id"
             case originalTransactionID = "iap_original_transaction_id"
-            case stripeCustomerID = "stripe_customer_id"
-            case googlePurchaseToken = "google_purchase_token"
             case autoRenew = "auto_renew"
+        }
+
+        struct ColumnKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(tier, forKey: .tier)
+            try container.encode(status, forKey: .status)
+            try container.encodeIfPresent(endDate, forKey: .endDate)
+            try container.encodeIfPresent(graceEndsAt, forKey: .graceEndsAt)
+            try container.encodeIfPresent(source, forKey: .source)
+            try container.encodeIfPresent(productID, forKey: .productID)
+            try container.encodeIfPresent(originalTransactionID, forKey: .originalTransactionID)
+            try container.encodeIfPresent(autoRenew, forKey: .autoRenew)
+            var columns = encoder.container(keyedBy: ColumnKey.self)
+            for (column, value) in identifiers {
+                try columns.encodeIfPresent(value, forKey: ColumnKey(stringValue: column.name))
+            }
+        }
+
+        public static func == (lhs: Row, rhs: Row) -> Bool {
+            lhs.id == rhs.id && lhs.tier == rhs.tier && lhs.status == rhs.status && lhs.endDate == rhs.endDate
+                && lhs.graceEndsAt == rhs.graceEndsAt && lhs.source == rhs.source && lhs.productID == rhs.productID
+                && lhs.originalTransactionID == rhs.originalTransactionID && lhs.autoRenew == rhs.autoRenew
+                && lhs.identifiers.map(\.column) == rhs.identifiers.map(\.column)
+                && lhs.identifiers.map(\.value) == rhs.identifiers.map(\.value)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(id)
+            hasher.combine(identifiers.map(\.value))
         }
     }
 
@@ -116,7 +152,8 @@ public struct Explanation: Sendable, Codable, Hashable {
             || drift.contains(Drift.verificationFailed.rawValue)
     }
 
-    public init(row: UserRow, facts: SourceFacts, context: DecisionContext, verdict: Verdict) {
+    /// - Parameter columns: the stores' identifier columns, in the registry's order (the row line shows each).
+    public init(row: UserRow, facts: SourceFacts, context: DecisionContext, verdict: Verdict, columns: [IdentifierColumn] = []) {
         let asOf = context.asOf
         let date = Self.date
         self.asOf = ISO8601.string(asOf)
@@ -124,8 +161,8 @@ public struct Explanation: Sendable, Codable, Hashable {
         self.row = Row(
             id: row.id, tier: row.currentTier, status: row.statusText, endDate: date(row.endDate),
             graceEndsAt: date(row.graceEndsAt), source: row.source, productID: row.productID,
-            originalTransactionID: row.originalTransactionID, stripeCustomerID: row.stripeCustomerID,
-            googlePurchaseToken: row.googlePurchaseToken, autoRenew: row.autoRenew)
+            originalTransactionID: row.originalTransactionID,
+            identifiers: columns.map { ($0, row.identifiers[$0.origin]) }, autoRenew: row.autoRenew)
         self.sources = Self.evidence(facts: facts, asOf: asOf)
         action = verdict.action.rawValue
         drift = verdict.drift.map(\.rawValue)
@@ -255,8 +292,10 @@ extension Explanation {
         out.append("user \(row.id) at \(asOf) (\(environment) run)")
         out.append(
             "  row: tier \(row.tier), \(row.status), ends \(row.endDate ?? "-"), grace \(row.graceEndsAt ?? "-"), "
-                + "source \(row.source ?? "-"), product \(row.productID ?? "-"), apple \(row.originalTransactionID ?? "-"), "
-                + "stripe \(row.stripeCustomerID ?? "-"), google \(row.googlePurchaseToken == nil ? "-" : "(token set)")")
+                + "source \(row.source ?? "-"), product \(row.productID ?? "-"), apple \(row.originalTransactionID ?? "-")"
+                + row.identifiers.map { column, value in
+                    ", \(column.label) \(value.map { column.showsValue ? $0 : "(token set)" } ?? "-")"
+                }.joined())
         if sources.isEmpty { out.append("  sources: none asked (no identifier for any configured source)") }
         for source in sources {
             out.append("  \(source.source): \(source.outcome)")

@@ -27,10 +27,9 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var originalTransactionID: String?
     public var autoRenew: Bool?
     public var updatedAtMicros: Int64
-    /// `users.stripe_customer_id` (`cus_…`); nil when the column is absent or empty. Read, never written.
-    public var stripeCustomerID: String?
-    /// `users.google_purchase_token`; nil when the column is absent or empty. Read, never written.
-    public var googlePurchaseToken: String?
+    /// The stores' own identifiers the row holds, by the source that asks with them (each store's `users` column,
+    /// `IdentifierColumn`, declared by its adapter); a column absent, NULL or empty is no entry. Read, never written.
+    public var identifiers: [FactOrigin: String]
     /// Why the row could not be read (a NULL where the contract says not null, through an app's view), naming the
     /// column; nil for a readable row. An unreadable row is that user's `row_error`: reported, never asked about,
     /// never written (SPEC 5.11). Its other fields are then placeholders and mean nothing.
@@ -39,11 +38,9 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public init(
         id: String, currentTier: Int, status: String, endDate: Date? = nil, graceEndsAt: Date? = nil,
         source: String? = nil, productID: String? = nil, originalTransactionID: String? = nil,
-        autoRenew: Bool? = nil, updatedAtMicros: Int64 = 0, stripeCustomerID: String? = nil,
-        googlePurchaseToken: String? = nil
+        autoRenew: Bool? = nil, updatedAtMicros: Int64 = 0, identifiers: [FactOrigin: String] = [:]
     ) {
-        self.stripeCustomerID = stripeCustomerID
-        self.googlePurchaseToken = googlePurchaseToken
+        self.identifiers = identifiers.filter { !$0.value.isEmpty }
         self.id = id
         self.currentTier = currentTier
         self.statusText = status

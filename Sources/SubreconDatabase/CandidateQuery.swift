@@ -49,27 +49,20 @@ public struct CandidateQuery: Sendable, Hashable {
         self.shard = shard
     }
 
-    /// The columns every `UserRow` read selects; `updated_at` as exact integer microseconds since the epoch.
-    static let userColumns = """
-        id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, subscription_source, \
-        iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint, \
-        stripe_customer_id, google_purchase_token
-        """
-
-    /// `userColumns` for `relation`: an optional column it lacks is selected as `null::text`.
+    /// The columns every `UserRow` read selects; `updated_at` as exact integer microseconds since the epoch; then
+    /// the stores' identifier columns of `relation`, one it lacks selected as `null::text`.
     static func userColumns(_ relation: UsersRelation) -> String {
-        guard relation.optionalColumns != Set(UsersContract.optionalColumns) else { return userColumns }
         let required = """
             id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, subscription_source, \
             iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint
             """
-        let optional = UsersContract.optionalColumns.map { relation.optionalColumns.contains($0) ? $0 : "null::text" }
+        let optional = relation.identifierColumns.map { relation.optionalColumns.contains($0.name) ? $0.name : "null::text" }
         return ([required] + optional).joined(separator: ", ")
     }
 
     /// One keyset page: `id > lastID order by id limit N` (never OFFSET), so rows inserted or updated while the scan
     /// runs neither shift nor repeat the pages.
-    func pageSQL(after lastID: String?, limit: Int, users: UsersRelation = .subreconTable) -> PostgresQuery {
+    func pageSQL(after lastID: String?, limit: Int, users: UsersRelation = .subreconTable([])) -> PostgresQuery {
         sql(after: lastID, limit: max(1, limit), users: users)
     }
 
@@ -109,7 +102,7 @@ public struct CandidateQuery: Sendable, Hashable {
 
     /// `select count(*)` over the same selection.
     func countSQL() -> PostgresQuery {
-        sql(after: nil, limit: nil, users: .subreconTable)
+        sql(after: nil, limit: nil, users: .subreconTable([]))
     }
 
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
@@ -211,14 +204,25 @@ extension UserRow {
     /// Decodes a row selected with `CandidateQuery.userColumns`. A NULL where the contract says not null
     /// (`current_tier`, `subscription_status`, `updated_at`; possible through an app's view) does not throw: the row
     /// comes back with `rowError` naming the columns (the user's `row_error`, SPEC 5.11). Only a NULL `id` throws.
-    init(postgres row: PostgresRow) throws {
-        let (id, tier, status, end, grace, source, product, original, autoRenew, micros, stripe, google) = try row.decode(
-            (String, Int?, String?, Date?, Date?, String?, String?, String?, Bool?, Int64?, String?, String?).self)
+    init(postgres row: PostgresRow, columns: [IdentifierColumn]) throws {
+        let cells = row.makeRandomAccess()
+        let id = try cells[0].decode(String.self)
+        let tier = try cells[1].decode(Int?.self)
+        let status = try cells[2].decode(String?.self)
+        let (end, grace) = (try cells[3].decode(Date?.self), try cells[4].decode(Date?.self))
+        let (source, product, original) = (
+            try cells[5].decode(String?.self), try cells[6].decode(String?.self), try cells[7].decode(String?.self)
+        )
+        let autoRenew = try cells[8].decode(Bool?.self)
+        let micros = try cells[9].decode(Int64?.self)
+        var identifiers: [FactOrigin: String] = [:]
+        for (offset, column) in columns.enumerated() {
+            if let value = try cells[10 + offset].decode(String?.self), !value.isEmpty { identifiers[column.origin] = value }
+        }
         self.init(
             id: id, currentTier: tier ?? 0, status: status ?? "", endDate: end.map(roundedToMicros),
             graceEndsAt: grace.map(roundedToMicros), source: source, productID: product,
-            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros ?? 0,
-            stripeCustomerID: stripe.flatMap { $0.isEmpty ? nil : $0 }, googlePurchaseToken: google.flatMap { $0.isEmpty ? nil : $0 })
+            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros ?? 0, identifiers: identifiers)
         let nulls = [("current_tier", tier == nil), ("subscription_status", status == nil), ("updated_at", micros == nil)]
             .filter(\.1).map { "users.\($0.0)" }
         if !nulls.isEmpty {

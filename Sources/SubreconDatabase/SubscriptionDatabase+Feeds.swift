@@ -2,11 +2,16 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 
-/// The `users` column a store feed's identifiers are looked up in (SPEC 5.1).
-public enum FeedColumn: String, Sendable, Hashable, CaseIterable {
-    case appleOriginalTransactionID = "iap_original_transaction_id"
-    case googlePurchaseToken = "google_purchase_token"
-    case stripeCustomerID = "stripe_customer_id"
+/// The `users` column a store feed's identifiers are looked up in (SPEC 5.1): the contract's
+/// `iap_original_transaction_id`, or a store's own identifier column as its adapter declares it.
+public struct FeedColumn: Sendable, Hashable {
+    /// The column's name: a trusted constant (the contract's, or an adapter's `IdentifierColumn`), never outside input.
+    public let rawValue: String
+
+    public static let appleOriginalTransactionID = FeedColumn(rawValue: "iap_original_transaction_id")
+
+    public init(_ column: IdentifierColumn) { rawValue = column.name }
+    private init(rawValue: String) { self.rawValue = rawValue }
 }
 
 /// How a feed's identifiers matched rows.
@@ -30,7 +35,7 @@ extension SubscriptionDatabase {
     ) async throws -> FeedMatch {
         let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
         guard !distinct.isEmpty else { return FeedMatch(users: 0, unmatched: 0) }
-        if column != .appleOriginalTransactionID && !users.optionalColumns.contains(column.rawValue) {
+        if !users.canMatch(column) {
             return FeedMatch(users: 0, unmatched: distinct.count)
         }
         return try await run("add feed candidates") {
@@ -62,7 +67,7 @@ extension SubscriptionDatabase {
     public func feedUsers(column: FeedColumn, identifiers: [String]) async throws -> (users: [String], unmatched: Int) {
         let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
         guard !distinct.isEmpty else { return ([], 0) }
-        if column != .appleOriginalTransactionID && !users.optionalColumns.contains(column.rawValue) {
+        if !users.canMatch(column) {
             return ([], distinct.count)
         }
         return try await run("read feed users") {
@@ -88,7 +93,7 @@ extension SubscriptionDatabase {
     public func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]] {
         let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
         guard !distinct.isEmpty else { return [:] }
-        if column != .appleOriginalTransactionID && !users.optionalColumns.contains(column.rawValue) { return [:] }
+        if !users.canMatch(column) { return [:] }
         return try await run("read feed user ids") {
             var binds = PostgresBindings()
             binds.append(distinct)

@@ -13,11 +13,14 @@ public struct SubscriptionDatabase: Sendable {
     public let logger: Logger
     /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
     /// detected once per run by `checkUsers`).
-    public internal(set) var users: UsersRelation = .subreconTable
+    public internal(set) var users: UsersRelation
 
-    public init(client: PostgresClient, logger: Logger) {
+    /// - Parameter identifierColumns: the stores' identifier columns in `users` (their adapters declare them: the
+    ///   composition root's registry), read into `UserRow.identifiers`.
+    public init(client: PostgresClient, logger: Logger, identifierColumns: [IdentifierColumn] = []) {
         self.client = client
         self.logger = logger
+        users = .subreconTable(identifierColumns)
     }
 
     /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start
@@ -67,7 +70,7 @@ public struct SubscriptionDatabase: Sendable {
         try await run("candidate scan") {
             let rows = try await client.query(query.pageSQL(after: lastID, limit: limit, users: users), logger: logger)
             var page: [UserRow] = []
-            for try await row in rows { page.append(try UserRow(postgres: row)) }
+            for try await row in rows { page.append(try UserRow(postgres: row, columns: users.identifierColumns)) }
             return page
         }
     }
@@ -112,7 +115,7 @@ public struct SubscriptionDatabase: Sendable {
             var binds = PostgresBindings()
             binds.append(id)
             for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-                return try UserRow(postgres: row)
+                return try UserRow(postgres: row, columns: users.identifierColumns)
             }
             return nil
         }
@@ -123,7 +126,8 @@ public struct SubscriptionDatabase: Sendable {
     /// Inserts users (tests, `subrecon demo`). `updatedAtMicros == 0` means `now()`; any other value is stored
     /// exactly. Fails on an existing id.
     package func insertUsers(_ users: [UserRow]) async throws {
-        let columns = 12
+        let identifiers = self.users.identifierColumns
+        let columns = 10 + identifiers.count
         for chunk in stride(from: 0, to: users.count, by: 1000).map({ users[$0..<min($0 + 1000, users.count)] }) {
             var binds = PostgresBindings(capacity: chunk.count * columns)
             var tuples: [String] = []
@@ -139,18 +143,17 @@ public struct SubscriptionDatabase: Sendable {
                 binds.append(user.originalTransactionID)
                 binds.append(user.autoRenew)
                 binds.append(user.updatedAtMicros)
-                binds.append(user.stripeCustomerID)
-                binds.append(user.googlePurchaseToken)
-                let p = (1...columns).map { "$\(base + $0)" }
-                tuples.append(
-                    "(\(p[0...8].joined(separator: ", ")), "
-                        + "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now()), "
-                        + "\(p[10]), \(p[11]))")
+                for column in identifiers { binds.append(user.identifiers[column.origin]) }
+                let p: [String] = (1...columns).map { "$\(base + $0)" }
+                let first: String = p[0...8].joined(separator: ", ")
+                let updated: String = "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now())"
+                let rest: String = p[10...].map { ", " + $0 }.joined()
+                tuples.append("(" + first + ", " + updated + rest + ")")
             }
             let sql = """
                 insert into users (id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, \
-                subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at, \
-                stripe_customer_id, google_purchase_token) values \
+                subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at\
+                \(identifiers.map { ", " + $0.name }.joined())) values \
                 \(tuples.joined(separator: ", "))
                 """
             try await run("insert users") {

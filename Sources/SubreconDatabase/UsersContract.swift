@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SubreconCore
 
 /// The `users` relation a run reads and writes, as detected once before the run (SPEC section 4).
 ///
@@ -10,16 +11,27 @@ public struct UsersRelation: Sendable, Hashable {
     /// True when `users` is a table (`relkind` r or p): rows can be locked with `FOR UPDATE SKIP LOCKED`.
     /// False for a view: the compare-and-set is the update's own `updated_at` guard (and the view's trigger's).
     public var isTable: Bool
-    /// The optional columns (`UsersContract.optionalColumns`) the relation has with a text type.
+    /// The stores' identifier columns the job knows (declared by their adapters), in order: optional in `users`.
+    public var identifierColumns: [IdentifierColumn]
+    /// The identifier columns the relation has with a text type.
     public var optionalColumns: Set<String>
 
-    public init(isTable: Bool, optionalColumns: Set<String>) {
+    public init(isTable: Bool, optionalColumns: Set<String>, identifierColumns: [IdentifierColumn] = []) {
         self.isTable = isTable
         self.optionalColumns = optionalColumns
+        self.identifierColumns = identifierColumns
     }
 
     /// subrecon's own table after every migration: all columns, lockable.
-    public static let subreconTable = UsersRelation(isTable: true, optionalColumns: Set(UsersContract.optionalColumns))
+    public static func subreconTable(_ columns: [IdentifierColumn]) -> UsersRelation {
+        UsersRelation(isTable: true, optionalColumns: Set(columns.map(\.name)), identifierColumns: columns)
+    }
+
+    /// Whether a feed's identifiers can be looked up in `column`: the contract's Apple column, or an identifier
+    /// column the relation has. An app's `users` without the column matches nothing.
+    func canMatch(_ column: FeedColumn) -> Bool {
+        column == .appleOriginalTransactionID || optionalColumns.contains(column.rawValue)
+    }
 }
 
 /// The columns `users` must have (SPEC section 4) and the check of a relation against them.
@@ -47,9 +59,6 @@ public enum UsersContract {
         ("grace_period_ends_at", .timestamptz), ("subscription_source", .text), ("iap_product_id", .text),
         ("iap_original_transaction_id", .text), ("auto_renew", .boolean), ("updated_at", .timestamptz),
     ]
-
-    /// Needed only when their source is configured: `stripe_customer_id` (Stripe), `google_purchase_token` (Google Play).
-    public static let optionalColumns = ["stripe_customer_id", "google_purchase_token"]
 
     /// One column of the relation: its name and its type's name (`pg_type.typname`, a domain's base type).
     public struct Column: Sendable, Hashable {
@@ -110,7 +119,7 @@ public enum UsersContract {
         let byName = Dictionary(columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var missing: [String] = []
         var wrongType: [String] = []
-        let optional = optionalColumns.filter(requiredOptional.contains).map { (name: $0, type: ColumnType.text) }
+        let optional = requiredOptional.sorted().map { (name: $0, type: ColumnType.text) }
         for (name, type) in requiredColumns + optional {
             guard let column = byName[name] else {
                 missing.append("\(name) (\(type.rawValue))")
@@ -209,8 +218,7 @@ extension SubscriptionDatabase {
     /// Checks the `users` relation the connection's `search_path` resolves against the contract (SPEC section 4)
     /// and returns what the run needs to know about it. Reads only the catalog.
     ///
-    /// - Parameter requiredOptional: the optional columns whose source is configured (`stripe_customer_id` with
-    ///   Stripe, `google_purchase_token` with Google Play).
+    /// - Parameter requiredOptional: the identifier columns whose source is configured.
     /// - Parameter writable: also require that the job's UPDATE can write the relation (`run`; not `explain`).
     /// - Throws: `UsersContract.Violation` naming every missing or wrongly typed column (exit 78 for the CLI);
     ///   `DatabaseError.schemaMissing` when there is no `users` at all.
@@ -236,7 +244,8 @@ extension SubscriptionDatabase {
         let textColumns = Set(described.columns.filter { UsersContract.ColumnType.text.accepts($0.typeName) }.map(\.name))
         return UsersRelation(
             isTable: described.kind == "r" || described.kind == "p",
-            optionalColumns: Set(UsersContract.optionalColumns.filter(textColumns.contains)))
+            optionalColumns: Set(users.identifierColumns.map(\.name).filter(textColumns.contains)),
+            identifierColumns: users.identifierColumns)
     }
 
     /// This store, reading and writing `users` as `relation` describes (from `checkUsers`).

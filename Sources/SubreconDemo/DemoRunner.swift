@@ -2,9 +2,10 @@ import Crypto
 import Foundation
 import Logging
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 
 /// What `subrecon demo` ran: one night with every source, one without RevenueCat.
@@ -54,8 +55,10 @@ public enum DemoRunner {
                 if let fault = user.appleFault { await appStore.setFault(fault.fault, for: fault.transactionID) }
                 if let receipt = user.receipt { await receipts.setScenario(receipt) }
                 for notification in user.notifications { await history.add(notification) }
-                if let customer = user.row.stripeCustomerID { await stripe.setSubscriptions(user.stripe, forCustomer: customer) }
-                if let token = user.row.googlePurchaseToken, let purchase = user.google { await google.setPurchase(purchase, token: token) }
+                if let customer = user.row.identifiers[.stripe] { await stripe.setSubscriptions(user.stripe, forCustomer: customer) }
+                if let token = user.row.identifiers[.googlePlay], let purchase = user.google {
+                    await google.setPurchase(purchase, token: token)
+                }
                 for purchase in user.voided { await google.addVoided(purchase) }
                 if !user.stripeEvents.isEmpty { await stripe.addEvents(user.stripeEvents) }
                 if !user.stripeCharges.isEmpty { await stripe.addCharges(user.stripeCharges) }

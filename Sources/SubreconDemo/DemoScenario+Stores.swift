@@ -17,7 +17,7 @@ extension DemoScenario {
         ) -> UserRow {
             UserRow(
                 id: id, currentTier: tier, status: status, endDate: d(end), source: source, productID: product,
-                originalTransactionID: txn, autoRenew: true, stripeCustomerID: customer, googlePurchaseToken: token)
+                originalTransactionID: txn, autoRenew: true, identifiers: [.stripe: customer, .googlePlay: token].compactMapValues { $0 })
         }
 
         /// A Stripe subscription of one monthly item of `product` (`amount` in cents, USD).

@@ -1,6 +1,7 @@
 import Foundation
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 import SubreconReports
 
 extension DemoRunner {

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 
 /// A throwaway PostgreSQL cluster from the system's server binaries, for `subrecon demo`.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SubreconCore
 import SubreconDatabase
 import Testing
 
@@ -43,7 +44,8 @@ public enum TestDatabase {
         let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(name)"
         let settings = try settings(schema: name)
         let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
-        let store = SubscriptionDatabase(client: client, logger: Logger(label: "subrecon.tests.store"))
+        let store = SubscriptionDatabase(
+            client: client, logger: Logger(label: "subrecon.tests.store"), identifierColumns: IdentifierColumn.testColumns)
         let schema = TestSchema(name: name, databaseURL: databaseURL, settings: settings, client: client, store: store)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }

@@ -1,10 +1,11 @@
 import Foundation
 import Logging
 import PostgresNIO
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconDemo
+import SubreconJob
 
 /// The benchmark's PostgreSQL: `DATABASE_URL` if given, else a throwaway local cluster; always a schema of its
 /// own (`subrecon_bench_<random>`, dropped at the end) so an existing database is never touched.
@@ -67,7 +68,9 @@ struct BenchDatabase {
     func withDatabase<T: Sendable>(logger: Logger, _ body: @Sendable (SubscriptionDatabase, PostgresClient) async throws -> T) async throws
         -> T
     {
-        try await withClient(logger: logger) { client in try await body(SubscriptionDatabase(client: client, logger: logger), client) }
+        try await withClient(logger: logger) { client in
+            try await body(SubscriptionDatabase(client: client, logger: logger, identifierColumns: StoreRegistry.identifierColumns), client)
+        }
     }
 
     /// (Re)fills `users` with `users` rows, every `stride`-th of which is a nightly candidate (SPEC 5.1):

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
-import Subrecon
+import SubreconApp
+import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 
 /// What one measured run of the job reports back from its own process.
@@ -88,7 +90,7 @@ enum BenchJob {
         options.concurrency = settings.concurrency
         options.limit = settings.limit
         options.revenueCatRequestsPerSecond = settings.revenueCatRPS
-        options.appStoreRequestsPerSecond = settings.appStoreRPS
+        options.requestsPerSecond[.appStore] = settings.appStoreRPS
         if let shard = settings.shard.flatMap(ShardSpec.init(parsing:)) { options.shard = shard }
         let result = try await Commands.run(
             environment: ProcessEnvironment(ProcessInfo.processInfo.environment), options: options, logger: logger)

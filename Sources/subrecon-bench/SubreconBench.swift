@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import StoreSimulator
-import Subrecon
+import SubreconApp
+import SubreconJob
 
 /// `subrecon-bench`: the job against the loopback simulator at a given latency and rate limit, or the candidate
 /// scan alone over a large table. See BENCHMARKS.md.

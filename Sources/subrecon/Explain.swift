@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 
 /// `subrecon explain USER_ID` (SPEC 5.9).
 struct Explain: AsyncParsableCommand {

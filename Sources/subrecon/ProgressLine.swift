@@ -1,5 +1,6 @@
 import Foundation
-import Subrecon
+import SubreconApp
+import SubreconJob
 
 /// A live progress line on a terminal (count, rate, ETA, errors); nothing when standard error is not a terminal.
 enum ProgressLine {

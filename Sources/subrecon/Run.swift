@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconDemo
+import SubreconJob
 import SubreconReports
 
 struct Run: AsyncParsableCommand {
@@ -45,9 +46,9 @@ struct Run: AsyncParsableCommand {
     )
     var appStoreRps: Double?
     @Option(help: "Google Play Developer API requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
-    var googlePlayRps: Double = RunOptions.defaultGooglePlayRequestsPerSecond
+    var googlePlayRps: Double = StoreRegistry.defaultRequestsPerSecond(.googlePlay)
     @Option(help: "Stripe requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
-    var stripeRps: Double = RunOptions.defaultStripeRequestsPerSecond
+    var stripeRps: Double = StoreRegistry.defaultRequestsPerSecond(.stripe)
     @Option(help: "Refund review: list users with at least this many refunds seen within --refund-review-days.")
     var refundReviewCount: Int = 3
     @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
@@ -126,9 +127,9 @@ struct Run: AsyncParsableCommand {
             options.sweepDays = sweepDays
             options.feedsSince = feedsSince.flatMap(OptionRanges.instant)
             options.revenueCatRequestsPerSecond = revenuecatRps
-            options.appStoreRequestsPerSecond = appStoreRps
-            options.googlePlayRequestsPerSecond = googlePlayRps
-            options.stripeRequestsPerSecond = stripeRps
+            options.requestsPerSecond[.appStore] = appStoreRps
+            options.requestsPerSecond[.googlePlay] = googlePlayRps
+            options.requestsPerSecond[.stripe] = stripeRps
             options.refundReviewCount = refundReviewCount
             options.refundReviewDays = refundReviewDays
             if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }

@@ -1,6 +1,7 @@
 import Foundation
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 import UnixSignals
 
 /// SIGTERM / SIGINT stop the job cleanly: the first signal asks `stop` to end the run (in-flight lookups are

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 
 @main
 struct SubreconCommand: AsyncParsableCommand {

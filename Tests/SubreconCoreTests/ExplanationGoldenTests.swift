@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+import SubreconTestSupport
 import Testing
 
 /// `subrecon explain` (SPEC 5.9): the text and JSON forms against golden files (`Golden/`). The test only compares;
@@ -58,20 +59,24 @@ struct ExplanationGoldenTests {
         facts.asked = [.revenueCat, .appStore]
         let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
         let verdict = decide(row: row, facts: facts, context: context)
-        try check(Explanation(row: row, facts: facts, context: context, verdict: verdict), "explain-apple-override")
+        try check(
+            Explanation(row: row, facts: facts, context: context, verdict: verdict, columns: IdentifierColumn.testColumns),
+            "explain-apple-override")
     }
 
     @Test("a Stripe error and Google absence leave the row untouched, and say why")
     func skipped() throws {
         let row = UserRow(
             id: "user-7", currentTier: 2, status: "active", endDate: Self.day(200), source: "stripe", productID: "pro_annual",
-            updatedAtMicros: 1, stripeCustomerID: "cus_123", googlePurchaseToken: "token-abc")
+            updatedAtMicros: 1, identifiers: [.stripe: "cus_123", .googlePlay: "token-abc"].compactMapValues { $0 })
         var facts = SourceFacts(subscriberKnown: false, purchases: [])
         facts.asked = [.stripe]
         facts.errors = [SourceError(origin: .stripe, kind: .fetch, message: "Stripe: HTTP 503 after 4 attempts")]
         let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
         let verdict = decide(row: row, facts: facts, context: context)
         #expect(verdict.action == Action.skipped)
-        try check(Explanation(row: row, facts: facts, context: context, verdict: verdict), "explain-stripe-error")
+        try check(
+            Explanation(row: row, facts: facts, context: context, verdict: verdict, columns: IdentifierColumn.testColumns),
+            "explain-stripe-error")
     }
 }

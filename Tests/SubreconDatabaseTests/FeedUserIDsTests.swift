@@ -12,18 +12,22 @@ struct FeedUserIDsTests {
     func mapping() async throws {
         try await TestDatabase.withDatabase { store, client in
             try await store.insertUsers([
-                UserRow(id: "u-b", currentTier: 1, status: "active", originalTransactionID: "o-1", googlePurchaseToken: "tok-1"),
-                UserRow(id: "u-a", currentTier: 1, status: "active", originalTransactionID: "o-1", stripeCustomerID: "cus_a"),
-                UserRow(id: "u-c", currentTier: 0, status: "none", googlePurchaseToken: "tok-2"),
+                UserRow(
+                    id: "u-b", currentTier: 1, status: "active", originalTransactionID: "o-1",
+                    identifiers: [.googlePlay: "tok-1"].compactMapValues { $0 }),
+                UserRow(
+                    id: "u-a", currentTier: 1, status: "active", originalTransactionID: "o-1",
+                    identifiers: [.stripe: "cus_a"].compactMapValues { $0 }),
+                UserRow(id: "u-c", currentTier: 0, status: "none", identifiers: [.googlePlay: "tok-2"].compactMapValues { $0 }),
             ])
             #expect(
                 try await store.feedUserIDs(column: .appleOriginalTransactionID, identifiers: ["o-1", "o-1", "o-none", ""])
                     == ["o-1": ["u-a", "u-b"]])
             #expect(
-                try await store.feedUserIDs(column: .googlePurchaseToken, identifiers: ["tok-2", "tok-1"])
+                try await store.feedUserIDs(column: FeedColumn(.testGoogle), identifiers: ["tok-2", "tok-1"])
                     == ["tok-1": ["u-b"], "tok-2": ["u-c"]])
-            #expect(try await store.feedUserIDs(column: .stripeCustomerID, identifiers: ["cus_a"]) == ["cus_a": ["u-a"]])
-            #expect(try await store.feedUserIDs(column: .stripeCustomerID, identifiers: []) == [:])
+            #expect(try await store.feedUserIDs(column: FeedColumn(.testStripe), identifiers: ["cus_a"]) == ["cus_a": ["u-a"]])
+            #expect(try await store.feedUserIDs(column: FeedColumn(.testStripe), identifiers: []) == [:])
             #expect(try await TestDatabase.scalar(client, "select count(*)::int from reconcile_run_candidates", as: Int.self) == 0)
         }
     }
@@ -36,8 +40,8 @@ struct FeedUserIDsTests {
             try await client.query(
                 "insert into users (id, email, iap_original_transaction_id) values ('u-1', 'a@example.com', 'o-1')")
             let reader = store.with(users: try await store.checkUsers(requiring: []))
-            #expect(try await reader.feedUserIDs(column: .googlePurchaseToken, identifiers: ["tok-1"]) == [:])
-            #expect(try await reader.feedUserIDs(column: .stripeCustomerID, identifiers: ["cus_1"]) == [:])
+            #expect(try await reader.feedUserIDs(column: FeedColumn(.testGoogle), identifiers: ["tok-1"]) == [:])
+            #expect(try await reader.feedUserIDs(column: FeedColumn(.testStripe), identifiers: ["cus_1"]) == [:])
             #expect(try await reader.feedUserIDs(column: .appleOriginalTransactionID, identifiers: ["o-1"]) == ["o-1": ["u-1"]])
         }
     }

@@ -60,7 +60,7 @@ struct OwnUsersTests {
 
             // The run's view of it: a table (rows lockable) without the optional store columns, read with nulls.
             let relation = try await store.checkUsers(requiring: [])
-            #expect(relation == UsersRelation(isTable: true, optionalColumns: []))
+            #expect(relation == UsersRelation(isTable: true, optionalColumns: [], identifierColumns: IdentifierColumn.testColumns))
             try await client.query(
                 """
                 insert into users (id, email, current_tier, subscription_status, subscription_end_date, subscription_source, \
@@ -69,7 +69,7 @@ struct OwnUsersTests {
             let reader = store.with(users: relation)
             let page = try await reader.candidatePage(CandidateQuery(asOf: Fixture.asOf), after: nil, limit: 10)
             #expect(page.map(\.id) == ["u-1"])
-            #expect(page.first?.stripeCustomerID == nil && page.first?.googlePurchaseToken == nil)
+            #expect(page.first?.identifiers.isEmpty == true)
             #expect(try await reader.user(id: "u-1")?.currentTier == 1)
             await #expect(throws: (any Error).self, "the full column list fails on the app's table: hence the detection") {
                 _ = try await store.user(id: "u-1")
@@ -131,7 +131,9 @@ struct OwnUsersTests {
             #expect(try await store.migrate() == SchemaMigrator.migrations.map(\.version))
             #expect(try await Self.exists(client, "reconcile_runs"))
             // stripe_customer_id is there but an integer: without Stripe it is read as null, with Stripe it is a 78.
-            #expect(try await store.checkUsers(requiring: []) == UsersRelation(isTable: false, optionalColumns: []))
+            #expect(
+                try await store.checkUsers(requiring: [])
+                    == UsersRelation(isTable: false, optionalColumns: [], identifierColumns: IdentifierColumn.testColumns))
             do {
                 _ = try await store.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"])
                 Issue.record("accepted an integer stripe_customer_id with Stripe configured")
@@ -149,7 +151,9 @@ struct OwnUsersTests {
             let owner = try await TestDatabase.scalar(
                 client, "select value from subrecon_settings where key = 'users_owner'", as: String.self)
             #expect(owner == "subrecon")
-            #expect(try await store.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"]) == .subreconTable)
+            #expect(
+                try await store.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"])
+                    == .subreconTable(IdentifierColumn.testColumns))
             try await client.query("drop table subrecon_settings")
             var migrations = SchemaMigrator.migrations
             let next = SchemaMigrator().latestVersion + 1
@@ -179,7 +183,8 @@ struct OwnUsersTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await client.run() }
                     defer { group.cancelAll() }
-                    let store = SubscriptionDatabase(client: client, logger: Logger(label: "subrecon.tests.store"))
+                    let store = SubscriptionDatabase(
+                        client: client, logger: Logger(label: "subrecon.tests.store"), identifierColumns: IdentifierColumn.testColumns)
                     do {
                         try await store.migrate()
                         Issue.record("migrate created a users in front of the app's")

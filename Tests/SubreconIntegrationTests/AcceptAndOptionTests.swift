@@ -1,8 +1,9 @@
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 import SubreconReports
 import SubreconTestSupport
 import Testing

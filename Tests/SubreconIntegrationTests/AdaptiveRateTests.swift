@@ -1,6 +1,7 @@
 import Foundation
-import Subrecon
+import SubreconApp
 import SubreconDatabase
+import SubreconJob
 import Testing
 
 @Suite("Request budgets: AIMD after 429s, and the app's rate split across shards")

@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import Testing
 

@@ -5,7 +5,8 @@ import SubreconDatabase
 import SubreconReports
 import Testing
 
-@testable import Subrecon
+@testable import SubreconApp
+@testable import SubreconJob
 
 /// Issue 19: no wait a source asks for outlives the deadline it runs under (a user's, explain's, the feeds'), and a
 /// source that answers nothing but failures for a whole minute is declared down instead of being asked for every

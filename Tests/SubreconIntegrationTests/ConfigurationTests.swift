@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import RevenueCat
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import Testing
 
 @Suite("Configuration from the environment (SPEC 3): one line naming the variable, exit 78, no secrets")

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconDemo
+import SubreconJob
 import SubreconReports
 import Synchronization
 import Testing
@@ -114,7 +115,7 @@ struct DemoTests {
         for kind in Drift.allCases {
             #expect(rows.filter { $0.drift.contains(kind.rawValue) }.count == summary.drift[kind.rawValue] ?? 0, "\(kind)")
         }
-        for reason in CandidateReason.allCases {
+        for reason in CandidateReason.ruleReasons + StoreRegistry.feedReasons + [.sweep, .usersFile, .backfill] {
             #expect(
                 rows.filter { $0.candidateReason.contains(reason.rawValue) }.count == summary.candidateReasons?[reason.rawValue] ?? 0,
                 "\(reason)")

@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import Testing
 
 /// `subrecon explain USER_ID` (SPEC 5.9): asks every configured source as a run would, changes nothing.

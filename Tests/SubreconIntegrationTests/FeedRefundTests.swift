@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import Testing
 
@@ -57,8 +58,8 @@ struct FeedRefundTests {
             try await h.store.insertUsers([
                 UserRow(
                     id: "r-three", currentTier: 1, status: "active", endDate: Harness.day(300), source: "apple_iap",
-                    productID: "premium_monthly", originalTransactionID: "o-three", autoRenew: true, stripeCustomerID: "cus_three",
-                    googlePurchaseToken: "tok-three")
+                    productID: "premium_monthly", originalTransactionID: "o-three", autoRenew: true,
+                    identifiers: [.stripe: "cus_three", .googlePlay: "tok-three"].compactMapValues { $0 })
             ])
             await h.appStore.setScenario(
                 AppStoreScenario(

@@ -7,7 +7,8 @@ import SubreconReports
 import SubreconTestSupport
 import Testing
 
-@testable import Subrecon
+@testable import SubreconApp
+@testable import SubreconJob
 
 #if canImport(FoundationXML)
     import FoundationXML

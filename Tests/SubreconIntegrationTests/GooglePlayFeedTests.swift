@@ -5,7 +5,8 @@ import SubreconDatabase
 import SubreconReports
 import Testing
 
-@testable import Subrecon
+@testable import SubreconApp
+@testable import SubreconJob
 
 /// Google's voided purchases as a store feed in the nightly run (issue 11, SPEC 5.1): the harness's first run reads
 /// the window `[as-of − 3 days, as-of)`.

@@ -5,7 +5,8 @@ import SubreconDatabase
 import SubreconReports
 import Testing
 
-@testable import Subrecon
+@testable import SubreconApp
+@testable import SubreconJob
 
 /// Google Play as the only source. The service account key's `token_uri` is `{base}/token`: the harness replaces
 /// `{base}` in every extra variable (the key text included) with its loopback server, which serves the simulator.
@@ -32,7 +33,7 @@ struct GooglePlayJobTests {
     static func row(_ id: String, end: Double, status: String = "active", token: String? = nil) -> UserRow {
         UserRow(
             id: id, currentTier: 1, status: status, endDate: Harness.day(end), source: "google_iap", productID: "premium_monthly",
-            autoRenew: true, googlePurchaseToken: token ?? "tok-" + id)
+            autoRenew: true, identifiers: [.googlePlay: token ?? "tok-" + id].compactMapValues { $0 })
     }
 
     static func play(_ state: String, expiry: Double, start: Double = -30, test: Bool = false) -> SimulatedPlaySubscription {
@@ -203,12 +204,12 @@ struct GooglePlayJobTests {
 
     @Test("--google-play-rps defaults to 10/s (SPEC 2) and --resume carries it back to the resumed run")
     func storedBudget() throws {
-        #expect(RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp")).googlePlayRequestsPerSecond == 10)
+        #expect(StoreRegistry.defaultRequestsPerSecond(.googlePlay) == 10)
         var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
-        original.googlePlayRequestsPerSecond = 12
+        original.requestsPerSecond[.googlePlay] = 12
         let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
         var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
         try stored.apply(to: &resumed)
-        #expect(resumed.googlePlayRequestsPerSecond == 12)
+        #expect(resumed.requestsPerSecond[.googlePlay] == 12)
     }
 }

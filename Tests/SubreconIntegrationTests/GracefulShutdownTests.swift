@@ -3,8 +3,9 @@ import Logging
 import PostgresNIO
 import ServiceLifecycleTestKit
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 import SubreconTestSupport
 import Testing
 

@@ -4,9 +4,10 @@ import Foundation
 import Logging
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import SubreconTestSupport
 import Testing

@@ -3,7 +3,8 @@ import Logging
 import SubreconDatabase
 import Testing
 
-@testable import Subrecon
+@testable import SubreconApp
+@testable import SubreconJob
 
 @Suite("Metrics publishing failures")
 struct MetricsPublisherTests {

@@ -2,9 +2,10 @@ import Foundation
 import Logging
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import SubreconTestSupport
 import Testing
@@ -135,7 +136,11 @@ struct OwnTablesTests {
             try await Self.cleaningUp(app, h.client) {
                 try await Self.seedNight(h, app: app)
                 let store = h.store.with(users: try await h.store.checkUsers(requiring: []))
-                #expect(store.users == UsersRelation(isTable: false, optionalColumns: ["stripe_customer_id", "google_purchase_token"]))
+                #expect(
+                    store.users
+                        == UsersRelation(
+                            isTable: false, optionalColumns: ["stripe_customer_id", "google_purchase_token"],
+                            identifierColumns: StoreRegistry.identifierColumns))
                 let config = try SubreconConfiguration.load(h.env, requireSource: true)
                 let stats = RequestStats()
                 let result = try await HTTPClientScope.with { http in

@@ -16,7 +16,7 @@ extension RandomizedNightTests {
             {
                 UserRow(
                     id: id, currentTier: $0, status: $1, endDate: Harness.day($2), graceEndsAt: $3.map(Harness.day), source: "google_iap",
-                    productID: product, autoRenew: true, googlePurchaseToken: token)
+                    productID: product, autoRenew: true, identifiers: [.googlePlay: token].compactMapValues { $0 })
             }, tier: tier, rng: &rng)
         func play(_ state: String, start: Double, expiry: Double, autoRenew: Bool = true) -> SimulatedPlaySubscription {
             .single(

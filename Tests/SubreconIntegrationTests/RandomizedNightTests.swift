@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import SubreconTestSupport
 import Testing
@@ -191,9 +192,9 @@ struct RandomizedNightTests {
         let second = try await h.run {
             $0.maxDowngradeRatio = 1
             $0.revenueCatRequestsPerSecond = 200
-            $0.stripeRequestsPerSecond = 200
-            $0.appStoreRequestsPerSecond = 200
-            $0.googlePlayRequestsPerSecond = 200
+            $0.requestsPerSecond[.stripe] = 200
+            $0.requestsPerSecond[.appStore] = 200
+            $0.requestsPerSecond[.googlePlay] = 200
             $0.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
         }
         if night.stripeDown {

@@ -4,7 +4,8 @@ import Foundation
 import RevenueCat
 import SourceHTTP
 import Stripe
-import Subrecon
+import SubreconApp
+import SubreconJob
 import Testing
 
 @Suite("429 caps from the environment: SUBRECON_HTTP_MAX_429_WAIT_SECONDS and SUBRECON_HTTP_429_BUDGET_SECONDS")

@@ -1,8 +1,9 @@
 import Foundation
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import Testing
 
@@ -137,7 +138,7 @@ struct RateLimitJobTests {
             let result = try await h.run {
                 $0.shard = shard
                 $0.revenueCatRequestsPerSecond = 40
-                $0.appStoreRequestsPerSecond = 50
+                $0.requestsPerSecond[.appStore] = 50
                 $0.maxDowngradeRatio = 1
             }
             #expect(result.summary.sources["revenuecat"]?.contains("budget 10 req/s (1/4 of the app's 40 req/s, shard 1/4)") == true)

@@ -1,8 +1,9 @@
 import Foundation
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import Testing
 

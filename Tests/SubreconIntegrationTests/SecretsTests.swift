@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import Testing
 
 /// Every substring of `secret` at least 3 scalars long that `text` contains.

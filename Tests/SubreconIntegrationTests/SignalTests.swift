@@ -1,9 +1,10 @@
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import Testing
 
 /// The built executable, run as a child process with the harness's environment (as cron or systemd run it).

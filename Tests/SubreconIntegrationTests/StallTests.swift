@@ -2,9 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import PostgresNIO
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import Synchronization
 import Testing

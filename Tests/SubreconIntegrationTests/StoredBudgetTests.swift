@@ -1,7 +1,9 @@
 import Foundation
+import SubreconCore
 import Testing
 
-@testable import Subrecon
+@testable import SubreconApp
+@testable import SubreconJob
 
 @Suite("--resume keeps the original run's request budgets")
 struct StoredBudgetTests {
@@ -9,12 +11,12 @@ struct StoredBudgetTests {
     func roundTrip() throws {
         var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
         original.revenueCatRequestsPerSecond = 40
-        original.appStoreRequestsPerSecond = 30
+        original.requestsPerSecond[.appStore] = 30
         let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
         var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
         try stored.apply(to: &resumed)
         #expect(resumed.revenueCatRequestsPerSecond == 40)
-        #expect(resumed.appStoreRequestsPerSecond == 30)
+        #expect(resumed.requestsPerSecond[.appStore] == 30)
     }
 
     @Test("a selection stored before budgets were leaves the resuming command's budgets")
@@ -28,6 +30,6 @@ struct StoredBudgetTests {
         resumed.revenueCatRequestsPerSecond = 7
         try stored.apply(to: &resumed)
         #expect(resumed.revenueCatRequestsPerSecond == 7)
-        #expect(resumed.appStoreRequestsPerSecond == nil)
+        #expect(resumed.requestsPerSecond[.appStore] == nil)
     }
 }

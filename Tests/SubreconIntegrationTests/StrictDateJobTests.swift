@@ -1,7 +1,8 @@
 import Foundation
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
+import SubreconJob
 import SubreconReports
 import Testing
 

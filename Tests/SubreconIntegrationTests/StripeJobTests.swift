@@ -1,8 +1,9 @@
 import Foundation
 import StoreSimulator
-import Subrecon
+import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 import Testing
 
@@ -32,7 +33,7 @@ struct StripeJobTests {
     static func row(_ id: String, tier: Int, _ status: String, end: Double, customer: String?, product: String = "prod_basic") -> UserRow {
         UserRow(
             id: id, currentTier: tier, status: status, endDate: Harness.day(end), source: "stripe", productID: product,
-            autoRenew: true, stripeCustomerID: customer)
+            autoRenew: true, identifiers: [.stripe: customer].compactMapValues { $0 })
     }
 
     static func subscription(
@@ -94,7 +95,7 @@ struct StripeJobTests {
             ]
             for (row, subscriptions) in seeds {
                 try await h.store.insertUsers([row])
-                await stripe.setSubscriptions(subscriptions, forCustomer: row.stripeCustomerID!)
+                await stripe.setSubscriptions(subscriptions, forCustomer: row.identifiers[.stripe]!)
             }
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
@@ -214,7 +215,7 @@ struct StripeJobTests {
 
             let result = try await h.run {
                 $0.maxDowngradeRatio = 1
-                $0.stripeRequestsPerSecond = 7
+                $0.requestsPerSecond[.stripe] = 7
             }
             #expect(result.summary.sources["stripe"]?.hasSuffix("; budget 7 req/s") == true)
             let rows = try h.report(result)

@@ -11,7 +11,7 @@ import SubreconDatabase
 /// user still in flight: everything up to it is in the ledger, and a resumed run skips the users after it that are
 /// in the ledger already (`ledgerTail`). The scan never runs more than `reorderWindow` users ahead of its oldest
 /// user in flight, which bounds that tail; a user gets `userDeadline` for all its requests.
-struct ValidationPhase: Sendable {
+package struct ValidationPhase: Sendable {
     var candidates: any CandidateSource
     var source: any FactSource
     var ledger: any VerdictLedger
@@ -133,7 +133,7 @@ struct ValidationPhase: Sendable {
     /// What the sources say about `row`, within `deadline` for all its requests together (`LookupDeadline`: no
     /// wait a source asks for is started past it, and the lookups are cancelled at it); past it the user is a
     /// `fetch_error` tonight. `what` names the deadline in that error.
-    static func facts(
+    package static func facts(
         for row: UserRow, from source: any FactSource, deadline: Duration, what: String = "the per-user deadline"
     ) async -> SourceFacts {
         let (facts, cutOff) = await LookupDeadline.run(within: deadline) { await source.facts(for: row) }

@@ -38,23 +38,11 @@ public struct RunOptions: Sendable {
     /// by all workers; 0 = unlimited. RevenueCat does not document v1 limits (v2 allows 480/min = 8/s per project);
     /// 10/s is a cautious default for one nightly job.
     public var revenueCatRequestsPerSecond = RunOptions.defaultRevenueCatRequestsPerSecond
-    /// App Store Server API requests per second for the whole app (a `--shard I/N` run takes 1/N); nil = Apple's
-    /// published budget for the environment (50/s production, 5/s sandbox); 0 = unlimited.
-    public var appStoreRequestsPerSecond: Double?
-    /// Google Play Developer API requests per second for the whole app (a `--shard I/N` run takes 1/N); 0 = unlimited.
-    /// SPEC 2: 10/s by default (Google's subscriptions bucket allows 3000 queries a minute, shared with the app's own calls).
-    public var googlePlayRequestsPerSecond = RunOptions.defaultGooglePlayRequestsPerSecond
-    public static let defaultGooglePlayRequestsPerSecond = 10.0
     public static let defaultRevenueCatRequestsPerSecond = 10.0
-    /// Stripe requests per second for the whole app (a `--shard I/N` run takes 1/N); 0 = unlimited. Stripe allows
-    /// 25/s per endpoint (100/s live overall); 20 leaves room for the app's own calls.
-    public var stripeRequestsPerSecond = RunOptions.defaultStripeRequestsPerSecond
-    public static let defaultStripeRequestsPerSecond = 20.0
-
-    /// Apple's per-app budget: 50 requests/s in production, a tenth of it in sandbox.
-    public static func defaultAppStoreRequestsPerSecond(_ environment: StoreEnvironment) -> Double {
-        environment == .sandbox ? 5 : 50
-    }
+    /// Each store's requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N),
+    /// shared by all workers, by origin (`--<store>-rps`); 0 = unlimited; a store absent here runs at the default
+    /// its adapter declares.
+    public var requestsPerSecond: [FactOrigin: Double] = [:]
     public var applyBatchSize = 50
     /// Verdicts written to the ledger per round trip (and the granularity of resume).
     public var ledgerBatchSize = 200
@@ -131,6 +119,12 @@ public struct RunResult: Sendable {
     public var summary: RunSummary
     public var folder: URL
     public var exitStatus: ExitStatus
+
+    public init(summary: RunSummary, folder: URL, exitStatus: ExitStatus) {
+        self.summary = summary
+        self.folder = folder
+        self.exitStatus = exitStatus
+    }
 }
 
 /// A duration in (fractional) seconds, for reports and logs.

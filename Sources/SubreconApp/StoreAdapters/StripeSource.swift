@@ -2,6 +2,7 @@ import Foundation
 import Stripe
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 
 /// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
@@ -12,10 +13,8 @@ import SubreconDatabase
 struct StripeSource: StoreSource {
     let client: StripeClient
     let note: String
-    var origin: FactOrigin { .stripe }
 
-    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> StripeSource? {
-        guard let stripe = configuration.stripe else { return nil }
+    static func make(_ stripe: StripeConfiguration, context: SourceContext) throws -> StripeSource? {
         let client = StripeClient(
             httpClient: context.httpClient, configuration: stripe, logger: context.logger, observer: context.stats,
             gate: context.gates[.stripe])
@@ -28,7 +27,7 @@ struct StripeSource: StoreSource {
     func ask(row: UserRow, facts: inout SourceFacts) async {
         var asked = false
         var found: [StoreFact] = []
-        if let customer = row.stripeCustomerID, !customer.isEmpty {
+        if let customer = row.identifiers[.stripe] {
             asked = true
             facts.noteAsked(.stripe)
             let answer = await client.subscriptions(customerID: customer)
@@ -59,7 +58,7 @@ struct StripeSource: StoreSource {
                     refunds: FeedRefund.of(feed.refunds.map { ($0.customer, $0.purchase) }, asOf: until))
             }
             .mapError { SourceError(origin: .stripe, kind: .fetch, message: "events feed: \($0.description)") }
-        return FeedRead(source: .stripe, reason: .stripeEvent, column: .stripeCustomerID, result: result)
+        return FeedRead(source: Self.origin, reason: Self.eventReason, column: FeedColumn(Self.identifierColumns[0]), result: result)
     }
 
     /// Maps an answer into `found`, with the full refund of each current period Stripe states (its latest invoice's

@@ -2,20 +2,23 @@ import AppStore
 import Foundation
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 
 /// Apple as a source: the App Store Server API (verified JWS) and the legacy `verifyReceipt` bridge for users known
 /// only by a stored receipt. Users are asked about by the row's `iap_original_transaction_id`, else RevenueCat's
 /// most recent App Store transaction, else (bridge) the transaction a stored receipt reveals.
 struct AppStoreSource: StoreSource {
+    /// Named by Apple's notification history.
+    static let eventReason = CandidateReason.feed("apple_notification")
+    static var feedReason: CandidateReason? { eventReason }
     let appStore: AppStoreClient?
     /// The legacy `verifyReceipt` bridge; nil when not configured.
     let receiptVerifier: ReceiptVerifier?
     /// Stored receipts and which rows hold which Apple original transaction id.
     let receipts: (any ReceiptLookup)?
     let note: String
-    var origin: FactOrigin { .appStore }
 
-    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> AppStoreSource? {
+    static func make(_ configuration: AppleConfiguration, context: SourceContext) throws -> AppStoreSource? {
         var notes: [String] = []
         var appStore: AppStoreClient?
         if let apple = configuration.appStore {
@@ -77,7 +80,7 @@ struct AppStoreSource: StoreSource {
                     feed.entries.compactMap { entry in entry.refundedPurchase.map { (entry.originalTransactionID, $0) } },
                     asOf: until))
         }
-        return FeedRead(source: .appStore, reason: .appleNotification, column: .appleOriginalTransactionID, result: result)
+        return FeedRead(source: Self.origin, reason: Self.eventReason, column: .appleOriginalTransactionID, result: result)
     }
 
     /// An Apple original transaction id the sources revealed for this user, but that another user's row already

@@ -1,25 +1,44 @@
-import AppStore
 import AsyncHTTPClient
 import Foundation
 import Logging
 import RevenueCat
 import SourceHTTP
 import SubreconCore
+import SubreconJob
 
 /// One store the job asks about a user, after RevenueCat when RevenueCat is configured: the authority for its own
-/// purchases (SPEC 5.2). A new source is a module (wire types, client over `SourceHTTP`, mapping to `PurchaseFact`)
-/// plus one adapter conforming to this, registered in `StoreFactSource.registry`.
+/// purchases (SPEC 5.2). A new store is a module (wire types, client over `SourceHTTP`, mapping to `PurchaseFact`)
+/// plus one adapter conforming to this, listed in `StoreRegistry.stores`. The adapter declares everything the rest
+/// of the job needs to know about the store; nothing outside its module and adapter names it but the `FactOrigin`
+/// case, its migration and RevenueCat's name for it.
 public protocol StoreSource: Sendable {
-    /// The source's name in the `sources` column.
-    var origin: FactOrigin { get }
+    /// What the store's environment variables configure (validated before anything is touched).
+    associatedtype Configuration: Sendable, CustomStringConvertible
+    /// The source's name in the `sources` column (its `FactOrigin` case).
+    static var origin: FactOrigin { get }
+    /// The `users` columns that hold its identifiers (optional in `users`; required once the store is configured).
+    static var identifierColumns: [IdentifierColumn] { get }
+    /// The run option naming its request budget (`google-play` → `--google-play-rps`), and the default budget for
+    /// the whole app in requests per second for an environment (0 = unlimited).
+    static var rateOption: String { get }
+    static func defaultRequestsPerSecond(_ environment: StoreEnvironment) -> Double
+    /// The environment variables that configure it, as `run` names them when no source is.
+    static var variables: String { get }
+    /// The `candidate_reason` of the users its feed names (`CandidateReason.feed`); nil for a store without a feed.
+    static var feedReason: CandidateReason? { get }
+    /// Reads its environment variables: nil when they are unset, a `ConfigError` naming the one unusable otherwise.
+    static func load(_ env: ProcessEnvironment, policy: SourceRequestPolicy, environment: StoreEnvironment) throws(ConfigError)
+        -> Configuration?
+    /// The source for a configuration, or nil when it cannot run in this context (the receipt bridge without a
+    /// database); throws a `ConfigError` when the configuration is unusable.
+    static func make(_ configuration: Configuration, context: SourceContext) throws -> Self?
+
     /// One line for the summary: what it asks and how.
     var note: String { get }
     /// Asks the store about this user when the row or the facts gathered so far name one of its purchases, and
     /// records what it said in `facts`: store facts, `unknownTo` for an identifier it does not know (absence), an
     /// error for anything it could not answer, and `noteAsked` for every source it asked.
     func ask(row: UserRow, facts: inout SourceFacts) async
-    /// The source as configured, nil when its variables are unset; throws a `ConfigError` when they are unusable.
-    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> Self?
     /// True when the store, as configured, has an event feed (`feed` answers).
     var hasFeed: Bool { get }
     /// The store's event feed over `[since, until)` (SPEC 5.1), or nil when it has none.
@@ -27,8 +46,22 @@ public protocol StoreSource: Sendable {
 }
 
 extension StoreSource {
+    public var origin: FactOrigin { Self.origin }
     public var hasFeed: Bool { false }
     public func feed(since: Date, until: Date) async -> FeedRead? { nil }
+    public static var identifierColumns: [IdentifierColumn] { [] }
+    public static var feedReason: CandidateReason? { nil }
+
+    /// The store's configuration in `configuration`, when it is configured.
+    static func configured(in configuration: SubreconConfiguration) -> Configuration? {
+        configuration.stores[origin] as? Configuration
+    }
+
+    /// Builds the source from `configuration`'s entry, when the store is configured.
+    static func make(from configuration: SubreconConfiguration, context: SourceContext) throws -> (any StoreSource)? {
+        guard let mine = configured(in: configuration) else { return nil }
+        return try make(mine, context: context)
+    }
 }
 
 /// What a source adapter is built with: the run's shared HTTP client, request stats, logger, rate gates and database
@@ -46,13 +79,6 @@ public struct SourceContext: Sendable {
 /// The production `FactSource`: RevenueCat for every user when configured, then every configured store in
 /// `registry` order; each store's facts override RevenueCat's view of its own purchases in the core's `merge`.
 public struct StoreFactSource: FactSource {
-    /// Every store source subrecon knows, in the order they are asked. Adding a source: one line here.
-    static let registry: [any StoreSource.Type] = [
-        AppStoreSource.self,
-        GooglePlaySource.self,
-        StripeSource.self,
-    ]
-
     public let revenueCat: RevenueCatClient?
     public let stores: [any StoreSource]
     /// One line per source for the summary ("says so in the summary" when a source is not configured).
@@ -77,9 +103,9 @@ public struct StoreFactSource: FactSource {
             notes["revenuecat"] = "not configured: users are judged on the stores configured"
         }
         var stores: [any StoreSource] = []
-        for kind in Self.registry {
+        for kind in StoreRegistry.stores {
             do {
-                if let store = try kind.make(configuration: configuration, context: context) { stores.append(store) }
+                if let store = try kind.make(from: configuration, context: context) { stores.append(store) }
             } catch let error as ConfigError {
                 throw error
             } catch {
@@ -87,7 +113,7 @@ public struct StoreFactSource: FactSource {
             }
         }
         for store in stores { notes[store.origin.rawValue] = store.note }
-        for origin in [FactOrigin.appStore, .stripe, .googlePlay] where notes[origin.rawValue] == nil {
+        for origin in StoreRegistry.stores.map({ $0.origin }) where notes[origin.rawValue] == nil {
             notes[origin.rawValue] =
                 revenueCat == nil ? "not configured" : "not configured: its purchases are judged on RevenueCat alone"
         }
@@ -124,8 +150,10 @@ public struct StoreFactSource: FactSource {
 
 extension ConfigError {
     /// `run` without any source configured (SPEC 3).
-    static let noSource = ConfigError(
-        "REVENUECAT_API_KEY",
-        "is not set, and no other source is configured: set at least one of REVENUECAT_API_KEY; APP_STORE_ISSUER_ID + APP_STORE_KEY_ID + APP_STORE_PRIVATE_KEY + APP_STORE_BUNDLE_ID; APPLE_SHARED_SECRET + APP_STORE_BUNDLE_ID; STRIPE_API_KEY; GOOGLE_PLAY_SERVICE_ACCOUNT + GOOGLE_PLAY_PACKAGE_NAME"
-    )
+    static var noSource: ConfigError {
+        ConfigError(
+            "REVENUECAT_API_KEY",
+            "is not set, and no other source is configured: set at least one of REVENUECAT_API_KEY; "
+                + StoreRegistry.stores.map { $0.variables }.joined(separator: "; "))
+    }
 }

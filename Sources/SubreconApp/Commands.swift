@@ -5,6 +5,7 @@ import PostgresNIO
 import SourceHTTP
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 
 /// The commands behind the executable, usable from the demo and tests with an explicit environment.
@@ -12,10 +13,10 @@ public enum Commands {
     /// `subrecon migrate`.
     public static func migrate(environment env: ProcessEnvironment, logger: Logger) async throws -> ExitStatus {
         let config = try SubreconConfiguration.load(env, requireSource: false)
-        try await withDatabase(config.database, logger: logger, requireSchema: false) { store in
+        try await withDatabase(config.database, logger: logger, requireSchema: false) { database in
             let applied: [Int]
             do {
-                applied = try await store.migrate(requiring: requiredUserColumns(config))
+                applied = try await database.migrate(requiring: requiredUserColumns(config))
             } catch let violation as UsersContract.Violation {
                 throw ConfigError("users", violation.problem)
             }
@@ -64,14 +65,14 @@ public enum Commands {
         let onShutdown: @Sendable () -> Void = { shutdown?.stop(reason: "graceful shutdown requested") }
         return try await withDatabase(config.database, logger: logger, onGracefulShutdown: onShutdown) { [logger] unchecked in
             // The app's own `users` (SPEC 4): its columns are checked once, before the run writes anything.
-            let store = try await checkedUsers(unchecked, configuration: config)
+            let database = try await checkedUsers(unchecked, configuration: config)
             var options = requested
             var startedAt = firstStart
             var runID = newRunID
             var resumeFrom: RunProgress?
             if let resumeID {
                 let stored = try await resumable(
-                    resumeID, journal: store, dryRun: options.dryRun, acceptingDowngrades: options.acceptDowngrades, now: now)
+                    resumeID, journal: database, dryRun: options.dryRun, acceptingDowngrades: options.acceptDowngrades, now: now)
                 try stored.selection.apply(to: &options)
                 runID = resumeID
                 startedAt = stored.startedAt
@@ -81,9 +82,9 @@ public enum Commands {
             let stats = RequestStats(health: SourceHealthBoard(clock: finalOptions.healthClock))
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
                 let (source, notes) = try factSource(
-                    config: config, options: options, http: http, stats: stats, store: store, logger: logger)
+                    config: config, options: options, http: http, stats: stats, database: database, logger: logger)
                 let job = ReconcileJob(
-                    database: store, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
+                    database: database, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
                 let stop = finalOptions.stop
                 guard
                     let result = try await ShardLock.withLock(
@@ -105,22 +106,22 @@ public enum Commands {
     /// The run's fact source with one shared rate gate per source (the `--*-rps` values are the app's whole budget:
     /// this shard takes 1/N of each), and the summary's line per source naming its budget.
     static func factSource(
-        config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats, store: SubscriptionDatabase,
+        config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats, database: SubscriptionDatabase,
         logger: Logger
     ) throws -> (StoreFactSource, [String: String]) {
-        let appStoreRate = options.appStoreRequestsPerSecond ?? RunOptions.defaultAppStoreRequestsPerSecond(config.environment)
-        let budgets: [(FactOrigin, Double, Bool)] = [
-            (.revenueCat, options.revenueCatRequestsPerSecond, config.revenueCat != nil),
-            (.appStore, appStoreRate, config.appStore != nil),
-            (.googlePlay, options.googlePlayRequestsPerSecond, config.googlePlay != nil),
-            (.stripe, options.stripeRequestsPerSecond, config.stripe != nil),
+        var budgets: [(FactOrigin, Double, Bool)] = [
+            (.revenueCat, options.revenueCatRequestsPerSecond, config.revenueCat != nil)
         ]
+        for kind in StoreRegistry.stores {
+            let rate = options.requestsPerSecond[kind.origin] ?? kind.defaultRequestsPerSecond(config.environment)
+            budgets.append((kind.origin, rate, config.stores[kind.origin] != nil))
+        }
         var gates: [FactOrigin: any RequestGate] = [:]
         for (origin, rate, _) in budgets {
             gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shard: options.shard))
         }
         let source = try StoreFactSource(
-            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: store)
+            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: database)
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
             notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: options.shard)
@@ -166,8 +167,8 @@ public enum Commands {
         -> RunResult
     {
         let config = try SubreconConfiguration.load(env, requireSource: false)
-        return try await withDatabase(config.database, logger: logger) { store in
-            guard let stored = try await store.storedRun(id: runID) else {
+        return try await withDatabase(config.database, logger: logger) { database in
+            guard let stored = try await database.storedRun(id: runID) else {
                 throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
             }
             let record = stored.record
@@ -184,28 +185,24 @@ public enum Commands {
             let folder = RunFolder(root: reportDirectory, runID: runID)
             try folder.create()
             try await ReportPhase.render(
-                ledger: DatabaseLedger(database: store, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
-            try await ReportPhase(history: store, logger: logger).write(summary, folder: folder, shard: record.shard, markLatest: false)
+                ledger: DatabaseLedger(database: database, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
+            try await ReportPhase(history: database, logger: logger).write(summary, folder: folder, shard: record.shard, markLatest: false)
             return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
         }
     }
 
-    /// The optional `users` columns whose source is configured (SPEC section 4): `stripe_customer_id` with Stripe,
-    /// `google_purchase_token` with Google Play.
+    /// The identifier columns of the stores configured (SPEC section 4): optional in `users` until their database is.
     static func requiredUserColumns(_ config: SubreconConfiguration) -> Set<String> {
-        var columns = Set<String>()
-        if config.stripe != nil { columns.insert("stripe_customer_id") }
-        if config.googlePlay != nil { columns.insert("google_purchase_token") }
-        return columns
+        Set(StoreRegistry.stores.filter { config.stores[$0.origin] != nil }.flatMap { $0.identifierColumns.map(\.name) })
     }
 
-    /// `store` reading and writing `users` as the relation the connection resolves is (a table or an app's view,
+    /// `database` reading and writing `users` as the relation the connection resolves is (a table or an app's view,
     /// optional columns present or not); a relation missing a contract column is exit 78, one line naming them all.
     static func checkedUsers(
-        _ store: SubscriptionDatabase, configuration config: SubreconConfiguration, writable: Bool = true
+        _ database: SubscriptionDatabase, configuration config: SubreconConfiguration, writable: Bool = true
     ) async throws -> SubscriptionDatabase {
         do {
-            return store.with(users: try await store.checkUsers(requiring: requiredUserColumns(config), writable: writable))
+            return database.with(users: try await database.checkUsers(requiring: requiredUserColumns(config), writable: writable))
         } catch let violation as UsersContract.Violation {
             throw ConfigError("users", violation.problem)
         }

@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import SubreconCore
+import SubreconJob
 
 extension AppStoreSource {
     /// What the receipt bridge did for one user.

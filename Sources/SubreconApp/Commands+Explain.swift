@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 
 extension Commands {
     /// `subrecon explain USER_ID` (SPEC 5.9): reads the user's row, asks every configured source exactly as a run
@@ -15,8 +16,8 @@ extension Commands {
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
         return try await withDatabase(config.database, logger: logger) { unchecked in
-            let store = try await checkedUsers(unchecked, configuration: config, writable: false)
-            guard let row = try await store.user(id: userID) else {
+            let database = try await checkedUsers(unchecked, configuration: config, writable: false)
+            guard let row = try await database.user(id: userID) else {
                 throw CommandFailure(.noInput, "user \(SourceText.sanitized(userID).debugDescription) has no row in users")
             }
             if let problem = row.rowError {
@@ -24,11 +25,11 @@ extension Commands {
                     .userErrors,
                     "user \(SourceText.sanitized(userID).debugDescription): row_error: \(problem); no source asked, nothing changed")
             }
-            let catalog = try await store.loadCatalog()
+            let catalog = try await database.loadCatalog()
             let context = DecisionContext(asOf: asOf, environment: config.environment, catalog: catalog)
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: 4)) { http in
                 let source = try StoreFactSource(
-                    configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: store)
+                    configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: database)
                 let facts = await ValidationPhase.facts(for: row, from: source, deadline: deadline, what: "explain's deadline")
                 let verdict = decide(row: row, facts: facts, context: context)
                 return Explanation(row: row, facts: facts, context: context, verdict: verdict)

@@ -3,7 +3,7 @@ import SubreconCore
 import SubreconDatabase
 
 /// The candidate selection of a run, stored with it so `--resume` asks for exactly the same candidates.
-struct StoredSelection: Codable {
+package struct StoredSelection: Codable {
     var mode: String
     var asOf: Date
     var lookbackDays: Int
@@ -15,20 +15,18 @@ struct StoredSelection: Codable {
     var limit: Int?
     var maxDowngradeRatio: Double
     var environment: String
-    /// The app's request budgets (`--revenuecat-rps`, `--app-store-rps`); nil in selections stored before they were.
+    /// The app's request budgets: `--revenuecat-rps`, and each store's `--<store>-rps` by origin; nil in selections
+    /// stored before they were. (`appStoreRPS` is read from selections stored before `storeRPS` was.)
     var revenueCatRPS: Double?
+    var storeRPS: [String: Double]?
     var appStoreRPS: Double?
-    /// `--google-play-rps`; nil in selections stored before it was.
-    var googlePlayRPS: Double?
     /// `--sweep-days`; nil in selections stored before it was (then 0: no sweep candidates that run did not have).
     var sweepDays: Int?
-    /// `--stripe-rps`; nil in selections stored before it was.
-    var stripeRPS: Double?
     /// `--refund-review-count` / `--refund-review-days`; nil in selections stored before they were.
     var refundReviewCount: Int?
     var refundReviewDays: Int?
 
-    init(_ options: RunOptions) {
+    package init(_ options: RunOptions) {
         sweepDays = options.sweepDays
         mode = options.mode.rawValue
         asOf = options.asOf
@@ -42,21 +40,19 @@ struct StoredSelection: Codable {
         maxDowngradeRatio = options.maxDowngradeRatio
         environment = options.environment.rawValue
         revenueCatRPS = options.revenueCatRequestsPerSecond
-        appStoreRPS = options.appStoreRequestsPerSecond
-        googlePlayRPS = options.googlePlayRequestsPerSecond
-        stripeRPS = options.stripeRequestsPerSecond
+        storeRPS = Dictionary(uniqueKeysWithValues: options.requestsPerSecond.map { ($0.key.rawValue, $0.value) })
         refundReviewCount = options.refundReviewCount
         refundReviewDays = options.refundReviewDays
     }
 
-    func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(self)
     }
 
-    static func decode(_ data: Data) throws -> StoredSelection {
+    package static func decode(_ data: Data) throws -> StoredSelection {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         return try decoder.decode(StoredSelection.self, from: data)
@@ -64,7 +60,7 @@ struct StoredSelection: Codable {
 
     /// Applies the stored selection to `options`, budgets included (report folder, concurrency and the like stay the
     /// caller's).
-    func apply(to options: inout RunOptions) throws {
+    package func apply(to options: inout RunOptions) throws {
         options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
         options.asOf = asOf
         options.lookbackDays = lookbackDays
@@ -76,10 +72,11 @@ struct StoredSelection: Codable {
         options.maxDowngradeRatio = maxDowngradeRatio
         options.environment = StoreEnvironment(rawValue: environment) ?? .production
         if let revenueCatRPS { options.revenueCatRequestsPerSecond = revenueCatRPS }
-        if let appStoreRPS { options.appStoreRequestsPerSecond = appStoreRPS }
-        if let googlePlayRPS { options.googlePlayRequestsPerSecond = googlePlayRPS }
+        if let appStoreRPS { options.requestsPerSecond[.appStore] = appStoreRPS }
+        for (name, rate) in storeRPS ?? [:] {
+            if let origin = FactOrigin(rawValue: name) { options.requestsPerSecond[origin] = rate }
+        }
         options.sweepDays = sweepDays ?? 0
-        if let stripeRPS { options.stripeRequestsPerSecond = stripeRPS }
         if let refundReviewCount { options.refundReviewCount = refundReviewCount }
         if let refundReviewDays { options.refundReviewDays = refundReviewDays }
     }

@@ -3,6 +3,7 @@ import PostgresNIO
 import ServiceLifecycle
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import Synchronization
 
 extension Commands {
@@ -25,10 +26,10 @@ extension Commands {
             throw CommandFailure(.unavailable, error.description)
         }
         let client = PostgresClient(configuration: settings.clientConfiguration(), backgroundLogger: logger)
-        let store = SubscriptionDatabase(client: client, logger: logger)
+        let database = SubscriptionDatabase(client: client, logger: logger, identifierColumns: StoreRegistry.identifierColumns)
         let job = BodyService(onGracefulShutdown: onGracefulShutdown) {
-            if requireSchema { try await store.requireSchema() }
-            return try await body(store)
+            if requireSchema { try await database.requireSchema() }
+            return try await body(database)
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

@@ -4,7 +4,7 @@ import SubreconDatabase
 
 /// Where a run keeps its verdicts between the validate and the apply phase, in scan order.
 /// A real run keeps them in PostgreSQL (resumable, re-renderable); a dry run in a file in the run folder.
-protocol VerdictLedger: Sendable {
+package protocol VerdictLedger: Sendable {
     /// Appends verdicts with their scan positions (`seq`) and records `progress`, atomically.
     func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws
     /// The users in the ledger after the resume point `cursor`, and the first free `seq`.
@@ -14,23 +14,28 @@ protocol VerdictLedger: Sendable {
     func markUnchanged(_ seqs: [Int64]) async throws
 }
 
-struct DatabaseLedger: VerdictLedger {
+package struct DatabaseLedger: VerdictLedger {
     let database: any VerdictRecords
     let runID: String
 
-    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
+    package init(database: any VerdictRecords, runID: String) {
+        self.database = database
+        self.runID = runID
+    }
+
+    package func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
         try await database.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
     }
-    func tail(after cursor: String?) async throws -> LedgerTail {
+    package func tail(after cursor: String?) async throws -> LedgerTail {
         try await database.ledgerTail(runID: runID, afterUser: cursor)
     }
-    func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
+    package func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
         try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit)
     }
-    func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
+    package func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
         try await database.applyDetailed(verdicts, runID: runID, ledger: true)
     }
-    func markUnchanged(_ seqs: [Int64]) async throws { try await database.markUnchanged(runID: runID, seqs: seqs) }
+    package func markUnchanged(_ seqs: [Int64]) async throws { try await database.markUnchanged(runID: runID, seqs: seqs) }
 }
 
 /// The dry run's ledger: JSON lines in a hidden file of the run folder, removed when the run ends.
@@ -60,10 +65,10 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func tail(after cursor: String?) async throws -> LedgerTail { LedgerTail(userIDs: [], nextSeq: 0) }
+    package func tail(after cursor: String?) async throws -> LedgerTail { LedgerTail(userIDs: [], nextSeq: 0) }
 
     /// Writes verdicts in scan order (`seq`), so a dry run's report reads like a real run's.
-    func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
+    package func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
         for (seq, verdict) in entries { early[seq] = verdict }
         var ready: [Verdict] = []
         while let verdict = early.removeValue(forKey: nextToWrite) {
@@ -85,7 +90,7 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     }
 
     /// Sequential reads only: each call continues where the previous one stopped.
-    func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
+    package func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
         if reader == nil {
             // A stopped scan leaves gaps: what is still waiting goes out in scan order before the first read.
             try write(early.keys.sorted().compactMap { early[$0] })
@@ -109,9 +114,9 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         return entries
     }
 
-    func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
+    package func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
         throw CommandFailure(.stopped, "a dry run applies nothing")
     }
 
-    func markUnchanged(_ seqs: [Int64]) async throws {}
+    package func markUnchanged(_ seqs: [Int64]) async throws {}
 }

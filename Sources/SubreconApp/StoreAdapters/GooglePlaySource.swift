@@ -2,6 +2,7 @@ import Foundation
 import GooglePlay
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
 /// `google_purchase_token` (SPEC 5.2). 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
@@ -9,10 +10,8 @@ import SubreconDatabase
 struct GooglePlaySource: StoreSource {
     let client: GooglePlayClient
     let note: String
-    var origin: FactOrigin { .googlePlay }
 
-    static func make(configuration: SubreconConfiguration, context: SourceContext) throws -> GooglePlaySource? {
-        guard let google = configuration.googlePlay else { return nil }
+    static func make(_ google: GooglePlayConfiguration, context: SourceContext) throws -> GooglePlaySource? {
         let client: GooglePlayClient
         do {
             client = try GooglePlayClient(
@@ -29,7 +28,7 @@ struct GooglePlaySource: StoreSource {
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
-        guard let token = row.googlePurchaseToken, !token.isEmpty else { return }
+        guard let token = row.identifiers[.googlePlay] else { return }
         facts.noteAsked(.googlePlay)
         switch await client.storeFacts(token: token, productHint: row.productID) {
         case .success(let google):
@@ -55,6 +54,6 @@ struct GooglePlaySource: StoreSource {
                         return (token, fact)
                     }, asOf: until))
         }
-        return FeedRead(source: .googlePlay, reason: .googleVoided, column: .googlePurchaseToken, result: result)
+        return FeedRead(source: Self.origin, reason: Self.eventReason, column: FeedColumn(Self.identifierColumns[0]), result: result)
     }
 }

@@ -8,12 +8,17 @@ import SubreconReports
 /// then writes `summary.json`, the derived reports (`finance.csv`, `summary.md`, `summary.html`, `metrics.prom`)
 /// and the `latest` link. Also `subrecon report RUN_ID`'s renderer. History for the chart comes from the
 /// `RunHistory` port when there is one; failing to read it only thins the chart.
-struct ReportPhase: Sendable {
+package struct ReportPhase: Sendable {
     var history: (any RunHistory)?
     var logger: Logger
 
+    package init(history: (any RunHistory)?, logger: Logger) {
+        self.history = history
+        self.logger = logger
+    }
+
     /// Renders a run's ledger into its report files and counts it into `summary`.
-    static func render(
+    package static func render(
         ledger: any VerdictLedger, runID: String, folder: RunFolder, into summary: inout RunSummary, batch: Int
     ) async throws {
         let drift = try folder.driftWriter()
@@ -53,7 +58,7 @@ struct ReportPhase: Sendable {
     }
 
     /// Writes `summary.json`, the derived reports and (for a run, not a re-render) the `latest` link.
-    func write(_ summary: RunSummary, folder: RunFolder, shard: ShardSpec, markLatest: Bool = true) async throws {
+    package func write(_ summary: RunSummary, folder: RunFolder, shard: ShardSpec, markLatest: Bool = true) async throws {
         try folder.writeJSON(summary, to: "summary.json")
         var stored: [RunHistoryEntry] = []
         if let history {
