@@ -27,7 +27,8 @@ struct StoreRegistryTests {
         let origins = StoreRegistry.stores.map { $0.origin }
         #expect(Set(origins).count == origins.count)
         #expect(StoreRegistry.feedReasons.map(\.rawValue) == ["apple_notification", "google_voided", "stripe_event"])
-        #expect(StoreRegistry.feedReasons.allSatisfy(\.isFeed))
+        let allFeeds = StoreRegistry.feedReasons.allSatisfy { $0.isFeed }
+        #expect(allFeeds)
         #expect(StoreRegistry.stores.map { $0.rateOption } == ["app-store", "google-play", "stripe"])
     }
 }
