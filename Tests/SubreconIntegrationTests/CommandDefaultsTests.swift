@@ -88,9 +88,10 @@ struct CommandDefaultsTests {
         #expect(selection["sweepDays"] as? Int == 30)
         #expect(selection["maxDowngradeRatio"] as? Double == 0.5)
         #expect(selection["revenueCatRPS"] as? Double == 10)
-        #expect(selection["appStoreRPS"] == nil, "unset: 50 in production, 5 in sandbox")
-        #expect(selection["googlePlayRPS"] as? Double == 10)
-        #expect(selection["stripeRPS"] as? Double == 20)
+        let storeRPS = selection["storeRPS"] as? [String: Double]
+        #expect(storeRPS?["app_store"] == nil, "unset: 50 in production, 5 in sandbox")
+        #expect(storeRPS?["google_play"] == 10)
+        #expect(storeRPS?["stripe"] == 20)
         #expect(selection["refundReviewCount"] as? Int == 3)
         #expect(selection["refundReviewDays"] as? Int == 365)
         #expect(selection["userIDs"] == nil && selection["limit"] == nil && selection["endAfter"] == nil && selection["endBefore"] == nil)
