@@ -83,7 +83,7 @@ public struct RevenueCatClient: Sendable {
         case 429:
             let errorBody = try? JSONDecoder().decode(RevenueCatErrorBody.self, from: answer.body)
             return .rateLimited(
-                RetryPolicy.rateLimitWait(
+                WaitHint.rateLimitWait(
                     backoffMS: errorBody?.backoffMS, retryAfter: answer.headers.first(name: "retry-after"), now: Date(),
                     cap: configuration.requestPolicy.maxRateLimitWait))
         case 500...599:

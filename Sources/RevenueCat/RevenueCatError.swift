@@ -1,3 +1,4 @@
+import SourceHTTP
 import SubreconCore
 
 /// Why a RevenueCat fetch failed. `description` is written for the operator and never contains the API key.

@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import SubreconCore
 
 /// The body of `GET /v1/subscribers/{app_user_id}` (RevenueCat REST API v1), decoded leniently:

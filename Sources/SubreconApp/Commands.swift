@@ -118,13 +118,13 @@ public enum Commands {
         }
         var gates: [FactOrigin: any RequestGate] = [:]
         for (origin, rate, _) in budgets {
-            gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shard: options.shard))
+            gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shards: options.shard.count))
         }
         let source = try StoreFactSource(
             configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: database)
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
-            notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: options.shard)
+            notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: "\(options.shard)", shards: options.shard.count)
         }
         return (source, notes)
     }

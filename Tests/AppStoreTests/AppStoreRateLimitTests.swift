@@ -1,4 +1,5 @@
 import Foundation
+import SourceHTTP
 import StoreSimulator
 import SubreconCore
 import SubreconTestSupport

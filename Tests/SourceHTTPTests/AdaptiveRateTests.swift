@@ -1,7 +1,5 @@
 import Foundation
-import SubreconApp
-import SubreconDatabase
-import SubreconJob
+import SourceHTTP
 import Testing
 
 @Suite("Request budgets: AIMD after 429s, and the app's rate split across shards")
@@ -84,16 +82,16 @@ struct AdaptiveRateTests {
             (-1, "0/2", 0), (.nan, "0/2", 0),
         ] as [(Double, String, Double)])
     func perShard(rate: Double, shard: String, expected: Double) throws {
-        let spec = try #require(ShardSpec(parsing: shard))
-        #expect(RequestBudget.perShard(rate, shard: spec) == expected)
+        let count = try #require(shard.split(separator: "/").last.flatMap { Int($0) })
+        #expect(RequestBudget.perShard(rate, shards: count) == expected)
     }
 
     @Test("the summary note states this shard's rate and the app's")
     func note() throws {
         #expect(
-            RequestBudget.describe(50, shard: try #require(ShardSpec(parsing: "1/4")))
+            RequestBudget.describe(50, shard: "1/4", shards: 4)
                 == "budget 12.5 req/s (1/4 of the app's 50 req/s, shard 1/4)")
-        #expect(RequestBudget.describe(10, shard: .all) == "budget 10 req/s")
-        #expect(RequestBudget.describe(0, shard: try #require(ShardSpec(parsing: "0/2"))) == "budget unlimited")
+        #expect(RequestBudget.describe(10, shard: "0/1", shards: 1) == "budget 10 req/s")
+        #expect(RequestBudget.describe(0, shard: "0/2", shards: 2) == "budget unlimited")
     }
 }

@@ -1,6 +1,4 @@
 import Foundation
-import SourceHTTP
-import SubreconDatabase
 
 /// The arithmetic of one source's request budget: a token bucket written as a schedule (GCRA) whose rate adapts
 /// (AIMD), pure and clock-free.
@@ -164,24 +162,3 @@ extension SharedRateLimiter where C == ContinuousClock {
     }
 }
 
-/// The `--revenuecat-rps` / `--app-store-rps` values are the whole app's budget per source (SPEC 2): a
-/// `--shard I/N` run takes 1/N of it, so N shard processes together stay within it.
-public enum RequestBudget {
-    /// This run's share of the app's `rate` (requests/s): `rate / N` for shard `I/N`; 0 (unlimited) stays 0.
-    public static func perShard(_ rate: Double, shard: ShardSpec) -> Double {
-        guard rate > 0, rate.isFinite else { return rate.isNaN ? 0 : max(rate, 0) }
-        return rate / Double(max(shard.count, 1))
-    }
-
-    /// For the summary's source notes: "budget 12.5 req/s (1/4 of the app's 50 req/s, shard 1/4)".
-    public static func describe(_ rate: Double, shard: ShardSpec) -> String {
-        let share = perShard(rate, shard: shard)
-        guard share > 0 else { return "budget unlimited" }
-        guard shard.count > 1 else { return "budget \(format(share)) req/s" }
-        return "budget \(format(share)) req/s (1/\(shard.count) of the app's \(format(rate)) req/s, shard \(shard))"
-    }
-
-    private static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.3g", value)
-    }
-}

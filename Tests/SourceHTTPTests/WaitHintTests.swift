@@ -1,16 +1,13 @@
 import Foundation
 import SourceHTTP
-import SubreconCore
 import Testing
 
-@testable import RevenueCat
-
-@Suite("RevenueCat 429 waits and configuration")
-struct RetryPolicyTests {
+@Suite("429 waits in RevenueCat's forms (backoff_ms, Retry-After)")
+struct WaitHintTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func wait(_ backoffMS: Double?, _ retryAfter: String?) -> RequestedWait {
-        RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: .seconds(60))
+        WaitHint.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: .seconds(60))
     }
 
     @Test("a 429 wait prefers backoff_ms, reads Retry-After as seconds, large values as ms, or an HTTP-date")
@@ -63,22 +60,5 @@ struct RetryPolicyTests {
         #expect(Self.wait(-10, "inf") == .tooLong(seconds: .infinity))
         #expect(Self.wait(20, "inf") == .wait(.milliseconds(20)))
         #expect(Self.wait(1e19, "1") == .tooLong(seconds: 1e16))
-    }
-
-    @Test("the configuration's description never shows the API key")
-    func redaction() {
-        let configuration = RevenueCatConfiguration(apiKey: "sk_live_TOPSECRET")
-        #expect(!configuration.description.contains("TOPSECRET"))
-        #expect(configuration.description.contains("api.revenuecat.com"))
-        #expect(configuration.requestPolicy.maxAttempts == 4)
-        #expect(configuration.requestPolicy.requestTimeout == .seconds(10))
-    }
-
-    @Test("user ids are percent-encoded as one path segment")
-    func pathEncoding() {
-        #expect(RevenueCatClient.subscriberPath(for: "$RCAnonymousID:abc") == "/v1/subscribers/%24RCAnonymousID%3Aabc")
-        #expect(RevenueCatClient.subscriberPath(for: "a/b c") == "/v1/subscribers/a%2Fb%20c")
-        #expect(RevenueCatClient.subscriberPath(for: "plain-id_1.2~x") == "/v1/subscribers/plain-id_1.2~x")
-        #expect(RevenueCatClient.subscriberPath(for: "é?#&") == "/v1/subscribers/%C3%A9%3F%23%26")
     }
 }

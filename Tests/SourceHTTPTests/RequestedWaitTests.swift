@@ -1,5 +1,5 @@
 import Foundation
-import SubreconCore
+import SourceHTTP
 import Testing
 
 @Suite("429 waits: saturating parse of untrusted numbers and dates, capped waits, a time-bounded chain")
