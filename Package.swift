@@ -273,6 +273,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The job's own unit tests: no store client, no composition root.
+        .testTarget(
+            name: "SubreconJobTests",
+            dependencies: [
+                "SubreconJob", "SubreconCore", "SubreconDatabase",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SubreconIntegrationTests",
             dependencies: [

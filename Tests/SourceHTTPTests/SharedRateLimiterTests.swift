@@ -1,7 +1,5 @@
 import Foundation
 import SourceHTTP
-
-
 import Testing
 
 /// A clock that never waits: sleeping moves its time to the deadline at once, so the times at which requests

@@ -161,4 +161,3 @@ extension SharedRateLimiter where C == ContinuousClock {
         rate > 0 ? SharedRateLimiter(rate: rate, burst: burst, clock: ContinuousClock()) : nil
     }
 }
-

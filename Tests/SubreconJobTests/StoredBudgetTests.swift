@@ -2,7 +2,6 @@ import Foundation
 import SubreconCore
 import Testing
 
-@testable import SubreconApp
 @testable import SubreconJob
 
 @Suite("--resume keeps the original run's request budgets")
@@ -31,5 +30,22 @@ struct StoredBudgetTests {
         try stored.apply(to: &resumed)
         #expect(resumed.revenueCatRequestsPerSecond == 7)
         #expect(resumed.requestsPerSecond[.appStore] == nil)
+    }
+
+    @Test("every store's budget travels by origin; a selection stored with appStoreRPS (before storeRPS) still carries it")
+    func storesByOrigin() throws {
+        var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        original.requestsPerSecond = [.googlePlay: 12, .stripe: 0, .appStore: 7]
+        let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
+        var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        try stored.apply(to: &resumed)
+        #expect(resumed.requestsPerSecond == [.googlePlay: 12, .stripe: 0, .appStore: 7])
+        let legacy = #"""
+            {"asOf": 1800000000000, "environment": "production", "lookbackDays": 60, "maxDowngradeRatio": 0.5,
+             "mode": "nightly", "shardCount": 1, "shardIndex": 0, "appStoreRPS": 25, "storeRPS": {"no_such_store": 3}}
+            """#
+        var fromLegacy = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
+        try StoredSelection.decode(Data(legacy.utf8)).apply(to: &fromLegacy)
+        #expect(fromLegacy.requestsPerSecond == [.appStore: 25], "an unknown origin is ignored")
     }
 }

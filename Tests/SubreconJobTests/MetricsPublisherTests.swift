@@ -3,7 +3,6 @@ import Logging
 import SubreconDatabase
 import Testing
 
-@testable import SubreconApp
 @testable import SubreconJob
 
 @Suite("Metrics publishing failures")
