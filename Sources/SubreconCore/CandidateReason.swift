@@ -27,6 +27,8 @@ public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Co
     public static let lapsed = CandidateReason(known: "lapsed")
     /// The rolling sweep's share of tier holders tonight.
     public static let sweep = CandidateReason(known: "sweep")
+    /// The sweep of rows holding no tier tonight (`--sweep-free-days`, SPEC 5.1, 5.10).
+    public static let sweepFree = CandidateReason(known: "sweep_free")
     /// Listed in `--users-file`.
     public static let usersFile = CandidateReason(known: "users_file")
     /// A `--mode backfill` run.
@@ -39,7 +41,7 @@ public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Co
 
     /// The reasons that are not a feed's, in order.
     public static let ruleReasons: [CandidateReason] = [.expired, .billingIssue, .lapsed]
-    static let afterFeeds: [CandidateReason] = [.sweep, .usersFile, .backfill]
+    static let afterFeeds: [CandidateReason] = [.sweep, .sweepFree, .usersFile, .backfill]
 
     /// True for a reason a store feed gave.
     public var isFeed: Bool { !Self.ruleReasons.contains(self) && !Self.afterFeeds.contains(self) }

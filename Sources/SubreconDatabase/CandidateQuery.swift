@@ -27,6 +27,10 @@ public struct CandidateQuery: Sendable, Hashable {
     /// once per run in `reconcile_run_candidates` when the run has `runCandidatesID` (one pass over `users` a night),
     /// else (a `--users-file` run, a job without feeds) tested inline on each page.
     public var sweepDays: Int = 0
+    /// Nightly: the sweep of rows holding no tier (`--sweep-free-days`; 0 = off; SPEC 5.1, 5.10): rows with
+    /// `current_tier <= 0` whose bucket (`hash("sweep_free:" + id) mod D`, a hash of its own) equals the night's index
+    /// (mod D) join the candidates, so a paying user the database never recorded is found within D nights.
+    public var sweepFreeDays: Int = 0
     /// Nightly: the run whose recorded candidates (feeds and sweep, `reconcile_run_candidates`) join the scan.
     public var runCandidatesID: String?
     /// Nightly: users named by the feeds of a run that records nothing (a dry run), joining the scan.
@@ -35,8 +39,9 @@ public struct CandidateQuery: Sendable, Hashable {
     public init(
         mode: Mode = .nightly, asOf: Date, lookbackDays: Int = 60, userIDs: [String]? = nil, endAfter: Date? = nil,
         endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, runCandidatesID: String? = nil,
-        namedUserIDs: [String]? = nil
+        namedUserIDs: [String]? = nil, sweepFreeDays: Int = 0
     ) {
+        self.sweepFreeDays = max(0, sweepFreeDays)
         self.namedUserIDs = namedUserIDs
         self.sweepDays = max(0, sweepDays)
         self.runCandidatesID = runCandidatesID
@@ -79,30 +84,76 @@ public struct CandidateQuery: Sendable, Hashable {
         days > 0 ? Int(ShardSpec.hash(of: "sweep:" + id) % UInt32(days)) : 0
     }
 
-    /// Records tonight's sweep share of tier holders (this shard's) as candidates of `runID` (idempotent).
-    func sweepInsertSQL(runID: String) -> PostgresQuery? {
-        guard mode == .nightly, sweepDays > 0 else { return nil }
-        var binds = PostgresBindings()
-        binds.append(runID)
-        binds.append(Self.sweepNight(asOf: asOf, days: sweepDays))
-        let shardFilter = shard.sqlPredicate.map { " and \($0)" } ?? ""
-        return PostgresQuery(
-            unsafeSQL: """
-                insert into reconcile_run_candidates (run_id, user_id, reasons) \
-                select $1, id, '{sweep}' from users where current_tier > 0 and \(Self.sweepBucketSQL(days: sweepDays)) = $2\(shardFilter) \
-                on conflict (run_id, user_id) do update set reasons = \
-                case when 'sweep' = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
-                else reconcile_run_candidates.reasons || '{sweep}'::text[] end
-                """, binds: binds)
+    /// The free-row sweep's bucket of a user id (the SQL computes the same): `hash("sweep_free:" + id) mod days`.
+    public static func sweepFreeBucket(of id: String, days: Int) -> Int {
+        days > 0 ? Int(ShardSpec.hash(of: "sweep_free:" + id) % UInt32(days)) : 0
     }
 
-    static func sweepBucketSQL(days: Int) -> String {
-        "mod(('x' || substr(md5('sweep:' || id), 1, 8))::bit(32)::bigint, \(days))"
+    /// The two sweeps: the reason, the rows they take, the hash prefix and the period.
+    var sweeps: [(reason: String, rows: String, prefix: String, days: Int)] {
+        [("sweep", "current_tier > 0", "sweep:", sweepDays), ("sweep_free", "current_tier <= 0", "sweep_free:", sweepFreeDays)]
+            .filter { $0.3 > 0 }
+    }
+
+    /// Records tonight's sweep shares (this shard's tier holders for `sweep`, its rows without a tier for
+    /// `sweep_free`) as candidates of `runID` (idempotent): one statement per sweep that is on.
+    func sweepInsertSQL(runID: String) -> [PostgresQuery] {
+        guard mode == .nightly else { return [] }
+        let shardFilter = shard.sqlPredicate.map { " and \($0)" } ?? ""
+        return sweeps.map { sweep in
+            var binds = PostgresBindings()
+            binds.append(runID)
+            binds.append(Self.sweepNight(asOf: asOf, days: sweep.days))
+            binds.append(sweep.reason)
+            return PostgresQuery(
+                unsafeSQL: """
+                    insert into reconcile_run_candidates (run_id, user_id, reasons) \
+                    select $1, id, array[$3::text] from users where \(sweep.rows) \
+                    and \(Self.bucketSQL(prefix: sweep.prefix, days: sweep.days)) = $2\(shardFilter) \
+                    on conflict (run_id, user_id) do update set reasons = \
+                    case when $3::text = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
+                    else reconcile_run_candidates.reasons || array[$3::text] end
+                    """, binds: binds)
+        }
+    }
+
+    static func sweepBucketSQL(days: Int) -> String { bucketSQL(prefix: "sweep:", days: days) }
+
+    /// `hash(prefix + id) mod days` in SQL, as `ShardSpec.hash` computes it (the prefix is one of `sweeps`' constants).
+    static func bucketSQL(prefix: String, days: Int) -> String {
+        "mod(('x' || substr(md5('\(prefix)' || id), 1, 8))::bit(32)::bigint, \(days))"
     }
 
     /// `select count(*)` over the same selection.
     func countSQL() -> PostgresQuery {
         sql(after: nil, limit: nil, users: .subreconTable([]))
+    }
+
+    /// The nightly selection's rules (SPEC 5.1), one branch each: the three database rules, the users feeds named
+    /// (a dry run's), and the sweeps tested inline when no run records its candidates.
+    private func nightlyRules(_ binds: inout PostgresBindings) -> [String] {
+        func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+        let t = bind(Timestamp(asOf))
+        let since = bind(Timestamp(asOf.addingTimeInterval(-Double(lookbackDays) * 86_400)))
+        var rules = [
+            """
+            current_tier > 0 and subscription_end_date is not null and subscription_end_date < \(t) \
+            and not coalesce(grace_period_ends_at > \(t), false)
+            """,
+            "subscription_status = 'billing_issue'",
+            "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
+        ]
+        if let namedUserIDs, !namedUserIDs.isEmpty { rules.append("id = any(\(bind(namedUserIDs)))") }
+        if runCandidatesID == nil {
+            for sweep in sweeps {
+                let night = bind(Self.sweepNight(asOf: asOf, days: sweep.days))
+                rules.append("\(sweep.rows) and \(Self.bucketSQL(prefix: sweep.prefix, days: sweep.days)) = \(night)")
+            }
+        }
+        return rules
     }
 
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
@@ -117,27 +168,11 @@ public struct CandidateQuery: Sendable, Hashable {
             binds.append(value)
             return "$\(binds.count)"
         }
-        var rules: [String] = []
-        switch mode {
-        case .nightly:
-            let t = bind(Timestamp(asOf))
-            let since = bind(Timestamp(asOf.addingTimeInterval(-Double(lookbackDays) * 86_400)))
-            rules = [
-                """
-                current_tier > 0 and subscription_end_date is not null and subscription_end_date < \(t) \
-                and not coalesce(grace_period_ends_at > \(t), false)
-                """,
-                "subscription_status = 'billing_issue'",
-                "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
-            ]
-            if let namedUserIDs, !namedUserIDs.isEmpty { rules.append("id = any(\(bind(namedUserIDs)))") }
-            if sweepDays > 0 && runCandidatesID == nil {
-                let night = bind(Self.sweepNight(asOf: asOf, days: sweepDays))
-                rules.append("current_tier > 0 and \(Self.sweepBucketSQL(days: sweepDays)) = \(night)")
+        var rules: [String] =
+            switch mode {
+            case .nightly: nightlyRules(&binds)
+            case .backfill: ["(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)"]
             }
-        case .backfill:
-            rules = ["(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)"]
-        }
         var conditions: [String] = []
         if let userIDs { conditions.append("id = any(\(bind(userIDs)))") }
         if let endAfter { conditions.append("subscription_end_date >= \(bind(Timestamp(endAfter)))") }

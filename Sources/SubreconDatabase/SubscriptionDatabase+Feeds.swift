@@ -131,12 +131,13 @@ extension SubscriptionDatabase {
         }
     }
 
-    /// Records tonight's sweep share of this shard's tier holders as candidates of `runID` (idempotent: a resumed
+    /// Records tonight's sweep shares of this shard's rows (tier holders, and rows without a tier) as candidates of `runID` (idempotent: a resumed
     /// run records the same users). One pass over `users` a night, instead of a hash per row on every page.
     public func recordSweep(_ query: CandidateQuery, runID: String) async throws {
-        guard let sql = query.sweepInsertSQL(runID: runID) else { return }
+        let statements = query.sweepInsertSQL(runID: runID)
+        guard !statements.isEmpty else { return }
         try await run("record sweep candidates") {
-            try await client.query(sql, logger: logger)
+            for sql in statements { try await client.query(sql, logger: logger) }
             // Fresh statistics, so each page walks the recorded candidates' primary key in order and stops at the
             // page size (stale ones make the planner gather and sort every candidate after the cursor, per page).
             try await client.query("analyze reconcile_run_candidates", logger: logger)

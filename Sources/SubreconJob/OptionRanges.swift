@@ -9,6 +9,7 @@ public enum OptionRanges {
     public static let limit = 1...100_000_000
     public static let lookbackDays = 0...3660
     public static let sweepDays = 0...3660
+    public static let sweepFreeDays = 0...3660
     public static let refundReviewCount = 1...1_000_000
     public static let refundReviewDays = 1...3660
     /// `--shard I/N`: N.

@@ -25,6 +25,10 @@ public struct RunOptions: Sendable {
     /// The rolling sweep's period in nights (`--sweep-days`, SPEC 5.1): every tier holder is re-validated at least
     /// once every D nights; 0 = off.
     public var sweepDays = 30
+    /// The free-row sweep's period in nights (`--sweep-free-days`, SPEC 5.1, 5.10): every row holding no tier is
+    /// re-validated at least once every D nights; 0 = off. The command's default is 90; a job built without the
+    /// command (tests, the bench) sweeps no free rows unless it says so.
+    public var sweepFreeDays = 0
     /// Start of every store feed's window (`--feeds-since`); nil = per feed, the earliest instant this shard has not
     /// covered (`FeedWindowRule`: at most 30 days back; a feed never read: the last completed nightly run, at most 7 days back, else 3 days).
     public var feedsSince: Date?
@@ -84,6 +88,12 @@ public struct RunOptions: Sendable {
             {
                 reasons.append(.sweep)
             }
+            if sweepFreeDays > 0, row.currentTier <= 0,
+                CandidateQuery.sweepFreeBucket(of: row.id, days: sweepFreeDays)
+                    == CandidateQuery.sweepNight(asOf: asOf, days: sweepFreeDays)
+            {
+                reasons.append(.sweepFree)
+            }
         }
         if userIDs != nil { reasons.append(.usersFile) }
         return Array(Set(reasons)).sorted()
@@ -96,7 +106,7 @@ public struct RunOptions: Sendable {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
             endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID,
-            namedUserIDs: namedUserIDs)
+            namedUserIDs: namedUserIDs, sweepFreeDays: mode == .nightly ? sweepFreeDays : 0)
     }
 }
 

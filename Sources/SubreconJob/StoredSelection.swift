@@ -22,12 +22,15 @@ package struct StoredSelection: Codable {
     var appStoreRPS: Double?
     /// `--sweep-days`; nil in selections stored before it was (then 0: no sweep candidates that run did not have).
     var sweepDays: Int?
+    /// `--sweep-free-days`; nil in selections stored before it was (then 0).
+    var sweepFreeDays: Int?
     /// `--refund-review-count` / `--refund-review-days`; nil in selections stored before they were.
     var refundReviewCount: Int?
     var refundReviewDays: Int?
 
     package init(_ options: RunOptions) {
         sweepDays = options.sweepDays
+        sweepFreeDays = options.sweepFreeDays
         mode = options.mode.rawValue
         asOf = options.asOf
         lookbackDays = options.lookbackDays
@@ -77,6 +80,7 @@ package struct StoredSelection: Codable {
             if let origin = FactOrigin(rawValue: name) { options.requestsPerSecond[origin] = rate }
         }
         options.sweepDays = sweepDays ?? 0
+        options.sweepFreeDays = sweepFreeDays ?? 0
         if let refundReviewCount { options.refundReviewCount = refundReviewCount }
         if let refundReviewDays { options.refundReviewDays = refundReviewDays }
     }

@@ -29,6 +29,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
     @Option(help: "Rolling sweep: every tier holder is re-validated at least once every D nights (0 = off).")
     var sweepDays: Int = 30
+    @Option(help: "Sweep of rows holding no tier: each is re-validated at least once every D nights (0 = off).")
+    var sweepFreeDays: Int = 90
     @Option(
         help:
             "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back; a feed never read: this shard's last completed nightly run (at most 7 days back), else 3 days."
@@ -88,6 +90,7 @@ struct Run: AsyncParsableCommand {
         checks += [
             R.problem("--concurrency", concurrency, R.concurrency), limit.flatMap { R.problem("--limit", $0, R.limit) },
             R.problem("--lookback-days", lookbackDays, R.lookbackDays), R.problem("--sweep-days", sweepDays, R.sweepDays),
+            R.problem("--sweep-free-days", sweepFreeDays, R.sweepFreeDays),
             R.problem("--max-downgrade-ratio", maxDowngradeRatio, R.maxDowngradeRatio),
             R.problem("--user-timeout", userTimeout, R.userTimeoutSeconds),
             R.problem("--feed-timeout", feedTimeout, R.userTimeoutSeconds),
@@ -125,6 +128,7 @@ struct Run: AsyncParsableCommand {
             options.maxDowngradeRatio = maxDowngradeRatio
             options.lookbackDays = lookbackDays
             options.sweepDays = sweepDays
+            options.sweepFreeDays = sweepFreeDays
             options.feedsSince = feedsSince.flatMap(OptionRanges.instant)
             options.revenueCatRequestsPerSecond = revenuecatRps
             options.requestsPerSecond[.appStore] = appStoreRps

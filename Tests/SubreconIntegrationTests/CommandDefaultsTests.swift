@@ -86,6 +86,7 @@ struct CommandDefaultsTests {
         #expect(selection["shardIndex"] as? Int == 0 && selection["shardCount"] as? Int == 1)
         #expect(selection["lookbackDays"] as? Int == 60)
         #expect(selection["sweepDays"] as? Int == 30)
+        #expect(selection["sweepFreeDays"] as? Int == 90)
         #expect(selection["maxDowngradeRatio"] as? Double == 0.5)
         #expect(selection["revenueCatRPS"] as? Double == 10)
         let storeRPS = selection["storeRPS"] as? [String: Double]

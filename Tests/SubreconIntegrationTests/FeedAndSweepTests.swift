@@ -136,4 +136,54 @@ struct FeedAndSweepTests {
             #expect(seen["s-free"] == nil)
         }
     }
+
+    @Test(
+        "over D nights every row without a tier is swept exactly once (sweep_free), tier holders never by it; a paying user the database never recorded is found and restored"
+    )
+    func freeSweepCoversEveryFreeRowOnce() async throws {
+        try await Harness.with { h in
+            let days = 4
+            var free: [String] = []
+            for n in 0..<24 {
+                let id = "f-\(n)"
+                free.append(id)
+                try await h.seed(h.row(id, tier: 0, "none", end: nil))
+            }
+            try await h.seed(h.row("f-holder", tier: 1, "active", end: 200), Harness.subscription(purchased: -10, expires: 200))
+            var seen: [String: Int] = [:]
+            for night in 0..<days {
+                let result = try await h.run {
+                    $0.sweepDays = 0
+                    $0.sweepFreeDays = days
+                    $0.dryRun = true
+                    $0.asOf = Harness.day(Double(night))
+                }
+                for (id, row) in try h.report(result) {
+                    seen[id, default: 0] += 1
+                    #expect(row.candidateReason == ["sweep_free"])
+                    #expect(
+                        CandidateQuery.sweepFreeBucket(of: id, days: days)
+                            == CandidateQuery.sweepNight(asOf: Harness.day(Double(night)), days: days),
+                        "the SQL bucket and the Swift one agree")
+                }
+            }
+            #expect(Set(seen.keys) == Set(free), "every row without a tier swept, the tier holder never by this sweep")
+            #expect(seen.values.allSatisfy { $0 == 1 }, "each exactly once in D nights")
+
+            // A paying user whose first webhook was lost: no tier in the database, an active subscription at the
+            // source. The recorded (non-dry) path finds it on its night and restores the tier.
+            let lost = try #require(
+                (0..<10_000).lazy.map { "lost-\($0)" }.first {
+                    CandidateQuery.sweepFreeBucket(of: $0, days: days) == CandidateQuery.sweepNight(asOf: Harness.day(0), days: days)
+                })
+            try await h.seed(h.row(lost, tier: 0, "none", end: nil), Harness.subscription(purchased: -3, expires: 27))
+            let result = try await h.run {
+                $0.sweepDays = 0
+                $0.sweepFreeDays = days
+                $0.asOf = Harness.day(0)
+            }
+            #expect(try h.report(result)[lost]?.candidateReason == ["sweep_free"])
+            #expect(try await h.user(lost)?.currentTier == 1, "restored")
+        }
+    }
 }
