@@ -9,28 +9,27 @@ import Synchronization
 /// a resumed run, `subrecon report` or any verdict beyond `capacity` is read from it. A verdict whose stored form
 /// differs from the value (a NUL made visible for `jsonb`) is not kept, so both paths read back the same verdict.
 final class VerdictMemory: Sendable {
-    /// About 1 kB a verdict: 20,000 verdicts are ~20 MB at most. Past it, the ledger is read back as before.
+    /// A kept verdict costs about 0.7 kB (the struct inline in one array reserved up front, so no growth slack, and
+    /// its strings and arrays): 20,000 are ~14 MB at most. Past it, the ledger is read back as before.
     static let defaultCapacity = 20_000
 
-    private struct State {
-        var verdicts: [Int64: Verdict] = [:]
-        /// `verdicts`' keys in order; rebuilt when nil.
-        var sorted: [Int64]?
-    }
-
     let capacity: Int
-    private let state = Mutex(State())
+    /// Kept verdicts in seq order (they arrive nearly in order: the scan's reorder window).
+    private let state = Mutex<[(seq: Int64, verdict: Verdict)]>([])
 
     init(capacity: Int = VerdictMemory.defaultCapacity) { self.capacity = max(0, capacity) }
 
-    var count: Int { state.withLock { $0.verdicts.count } }
+    var count: Int { state.withLock { $0.count } }
 
-    /// Keeps `entries` the ledger took (`inserted`), while there is room.
+    /// Keeps `entries` the ledger took (`inserted`: new seqs), while there is room.
     func keep(_ entries: [(seq: Int64, verdict: Verdict)], inserted: Set<Int64>) {
-        state.withLock { state in
-            for (seq, verdict) in entries where inserted.contains(seq) && state.verdicts.count < capacity {
-                guard state.verdicts.updateValue(verdict, forKey: seq) == nil else { continue }
-                state.sorted = nil
+        state.withLock { kept in
+            for entry in entries where inserted.contains(entry.seq) && kept.count < capacity {
+                if kept.isEmpty { kept.reserveCapacity(capacity) }
+                var position = kept.endIndex
+                while position > kept.startIndex, kept[position - 1].seq > entry.seq { position -= 1 }
+                guard position == kept.startIndex || kept[position - 1].seq != entry.seq else { continue }
+                kept.insert(entry, at: position)
             }
         }
     }
@@ -38,18 +37,15 @@ final class VerdictMemory: Sendable {
     /// The kept verdicts among the first `limit` kept seqs after `seq`: every kept verdict a ledger page of `limit`
     /// entries after `seq` can hold (the kept seqs are a subset of the ledger's).
     func verdicts(after seq: Int64, limit: Int) -> [Int64: Verdict] {
-        state.withLock { state in
-            guard !state.verdicts.isEmpty else { return [:] }
-            let sorted = state.sorted ?? state.verdicts.keys.sorted()
-            state.sorted = sorted
+        state.withLock { kept in
             var low = 0
-            var high = sorted.count
+            var high = kept.count
             while low < high {
                 let middle = (low + high) / 2
-                if sorted[middle] <= seq { low = middle + 1 } else { high = middle }
+                if kept[middle].seq <= seq { low = middle + 1 } else { high = middle }
             }
             var page: [Int64: Verdict] = [:]
-            for next in sorted[low..<min(sorted.count, low + limit)] { page[next] = state.verdicts[next] }
+            for entry in kept[low..<min(kept.count, low + limit)] { page[entry.seq] = entry.verdict }
             return page
         }
     }
