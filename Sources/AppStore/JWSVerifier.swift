@@ -9,13 +9,17 @@ import SwiftASN1
 /// Steps (apple.md §3.3): three segments; header `alg` ES256 with exactly three `x5c` certificates; leaf and
 /// intermediate validated with swift-certificates against the configured roots only (`x5c[2]` is never a trust
 /// anchor) at the payload's `signedDate`, plus Apple's OIDs; the ES256 signature over `header.payload` with the
-/// leaf key; then the payload is decoded. Validated chains are cached for 15 minutes (bounded), keyed by leaf and
-/// intermediate, and reused only for validation times inside the chain's validity window.
-/// It does not check revocation (OCSP).
+/// leaf key; then the payload is decoded.
+///
+/// Validated chains are cached (`ChainCache`) by the exact header segment, which carries `alg` and the three `x5c`
+/// certificates byte for byte, for 15 minutes (bounded): a payload under a cached header skips decoding the header,
+/// parsing the certificates and the two ECDSA verifications of the chain, but its validation time must still lie
+/// inside every certificate's validity (else the chain is validated again, and fails), and its own signature is
+/// always verified with the leaf's key. A chain that fails is never cached. It does not check revocation (OCSP).
 public final class JWSVerifier: Sendable {
     public let bundleID: String
     private let roots: CertificateStore
-    private let cache: ChainCache
+    let cache: ChainCache
 
     public init(rootCertificates: [Certificate], bundleID: String, cacheLifetime: Duration = .seconds(900), maximumCacheSize: Int = 32) {
         self.roots = CertificateStore(rootCertificates)
@@ -65,58 +69,71 @@ public final class JWSVerifier: Sendable {
     func verifyWithLeaf<Payload: Decodable>(
         _ jws: String, as type: Payload.Type, now: Date
     ) async throws(JWSVerificationError) -> (payload: Payload, leaf: Certificate) {
-        let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3 else { throw .invalidFormat("expected 3 segments, found \(segments.count)") }
-        guard let headerData = Base64URL.decode(segments[0]), let payloadData = Base64URL.decode(segments[1]),
-            let signatureData = Base64URL.decode(segments[2])
+        let dots = jws.utf8.indices.filter { jws.utf8[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else { throw .invalidFormat("expected 3 segments, found \(dots.count + 1)") }
+        let segments = [jws[..<dots[0]], jws[jws.utf8.index(after: dots[0])..<dots[1]], jws[jws.utf8.index(after: dots[1])...]]
+        let headerSegment = String(segments[0])
+        let cached = await cache.chain(forHeader: headerSegment, now: now)
+        // A cached header decoded and passed the header checks before; anything else goes through them now, in order.
+        let headerData = cached == nil ? Base64URL.decode(segments[0]) : Data()
+        guard let headerData, let payloadData = Base64URL.decode(segments[1]), let signatureData = Base64URL.decode(segments[2])
         else { throw .invalidFormat("a segment is not base64url") }
+        let x5c = cached == nil ? try Self.certificates(inHeader: headerData) : []
+        guard let signed = try? JSONDecoder.appStore.decode(JWSSignedDate.self, from: payloadData) else {
+            throw .invalidFormat("payload is not JSON")
+        }
+        let validationTime = signed.signedDate ?? now
+        let chain: VerifiedChain
+        if let cached, cached.covers(validationTime) {
+            chain = cached
+        } else {
+            let certificates = try x5c.isEmpty ? Self.certificates(inHeader: Base64URL.decode(segments[0]) ?? Data()) : x5c
+            chain = try await validateChain(certificates, header: headerSegment, validationTime: validationTime, now: now)
+        }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
+            chain.leafKey.isValidSignature(signature, for: Data(jws.utf8[..<dots[1]]))
+        else { throw .badSignature }
+        do {
+            return (try AppStoreJSON.decode(Payload.self, from: payloadData), chain.leaf)
+        } catch {
+            throw .invalidFormat("payload does not decode as \(Payload.self)")
+        }
+    }
+
+    /// The header's checks (ES256, exactly three `x5c` entries) and its `x5c` strings.
+    private static func certificates(inHeader headerData: Data) throws(JWSVerificationError) -> [String] {
         guard let header = try? JSONDecoder().decode(Header.self, from: SourceText.sanitizedJSON(headerData)) else {
             throw .invalidFormat("header is not JSON")
         }
         guard header.alg == "ES256" else { throw .invalidFormat("alg is \(header.alg ?? "missing"), expected ES256") }
         guard let x5c = header.x5c else { throw .invalidFormat("header has no x5c") }
         guard x5c.count == 3 else { throw .invalidFormat("x5c has \(x5c.count) certificates, expected 3") }
-        let decoder = JSONDecoder.appStore
-        guard let signed = try? decoder.decode(JWSSignedDate.self, from: payloadData) else {
-            throw .invalidFormat("payload is not JSON")
-        }
+        return x5c
+    }
+
+    /// Validates leaf and intermediate at `validationTime` and caches the chain; a failing chain throws, uncached.
+    private func validateChain(
+        _ x5c: [String], header: String, validationTime: Date, now: Date
+    ) async throws(JWSVerificationError) -> VerifiedChain {
         guard let leafDER = Data(base64Encoded: x5c[0]), let intermediateDER = Data(base64Encoded: x5c[1]),
             let leaf = try? Certificate(derEncoded: Array(leafDER)),
             let intermediate = try? Certificate(derEncoded: Array(intermediateDER))
         else { throw .invalidCertificate("x5c entry is not a base64 DER certificate") }
-
-        let validationTime = signed.signedDate ?? now
-        try await validateChain(
-            leaf: leaf, intermediate: intermediate, key: ChainKey(leaf: leafDER, intermediate: intermediateDER),
-            validationTime: validationTime, now: now)
-
-        guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
-            throw .invalidCertificate("leaf key is not P-256")
-        }
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
-            publicKey.isValidSignature(signature, for: Data((segments[0] + "." + segments[1]).utf8))
-        else { throw .badSignature }
-        do {
-            return (try AppStoreJSON.decode(Payload.self, from: payloadData), leaf)
-        } catch {
-            throw .invalidFormat("payload does not decode as \(Payload.self)")
-        }
-    }
-
-    private func validateChain(
-        leaf: Certificate, intermediate: Certificate, key: ChainKey, validationTime: Date, now: Date
-    ) async throws(JWSVerificationError) {
-        if await cache.contains(key, validationTime: validationTime, now: now) { return }
         var verifier = Verifier(rootCertificates: roots) {
             RFC5280Policy(fixedExpiryValidationTime: validationTime)
             AppleOIDPolicy()
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         switch result {
-        case .validCertificate(let chain):
-            let notBefore = chain.map(\.notValidBefore).max() ?? validationTime
-            let notAfter = chain.map(\.notValidAfter).min() ?? validationTime
-            await cache.insert(key, validFrom: notBefore, until: notAfter, now: now)
+        case .validCertificate(let validated):
+            guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
+                throw .invalidCertificate("leaf key is not P-256")
+            }
+            let chain = VerifiedChain(
+                leaf: leaf, leafKey: leafKey, validFrom: validated.map(\.notValidBefore).max() ?? validationTime,
+                validUntil: validated.map(\.notValidAfter).min() ?? validationTime, cachedAt: now)
+            await cache.insert(chain, forHeader: header, now: now)
+            return chain
         case .couldNotValidate(let failures):
             let reasons = Set(failures.map { $0.policyFailureReason.description }).sorted()
             throw .chainInvalid(reason: reasons.isEmpty ? "no chain to a trusted root" : reasons.joined(separator: "; "))
@@ -126,44 +143,5 @@ public final class JWSVerifier: Sendable {
     struct Header: Decodable {
         var alg: String?
         var x5c: [String]?
-    }
-}
-
-struct ChainKey: Hashable, Sendable {
-    var leaf: Data
-    var intermediate: Data
-}
-
-/// Validated chains, by (leaf, intermediate), for a limited time and number.
-actor ChainCache {
-    private struct Entry {
-        var validFrom: Date
-        var validUntil: Date
-        var cachedAt: Date
-    }
-    private let lifetime: TimeInterval
-    private let capacity: Int
-    private var entries: [ChainKey: Entry] = [:]
-
-    init(lifetime: TimeInterval, capacity: Int) {
-        self.lifetime = lifetime
-        self.capacity = capacity
-    }
-
-    func contains(_ key: ChainKey, validationTime: Date, now: Date) -> Bool {
-        guard let entry = entries[key] else { return false }
-        guard now.timeIntervalSince(entry.cachedAt) < lifetime, now >= entry.cachedAt else {
-            entries[key] = nil
-            return false
-        }
-        return validationTime >= entry.validFrom && validationTime <= entry.validUntil
-    }
-
-    func insert(_ key: ChainKey, validFrom: Date, until validUntil: Date, now: Date) {
-        entries = entries.filter { now.timeIntervalSince($0.value.cachedAt) < lifetime }
-        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.cachedAt < $1.value.cachedAt }) {
-            entries[oldest.key] = nil
-        }
-        entries[key] = Entry(validFrom: validFrom, validUntil: validUntil, cachedAt: now)
     }
 }

@@ -131,10 +131,10 @@ struct SetApply {
         var drifts: [String] = []
         for (verdict, truth) in applied {
             users.append(verdict.row.id)
-            befores.append(try AuditJSON.row(verdict.row))
-            afters.append(try AuditJSON.entitlement(truth))
+            befores.append(AuditJSON.row(verdict.row))
+            afters.append(AuditJSON.entitlement(truth))
             actions.append(verdict.action.rawValue)
-            drifts.append(String(decoding: try JSONEncoder().encode(verdict.drift.map(\.rawValue)), as: UTF8.self))
+            drifts.append(AuditJSON.drift(verdict.drift))
         }
         try await connection.query(
             """
@@ -156,7 +156,7 @@ struct SetApply {
             users.append(intent.userID)
             kinds.append(intent.kind.rawValue)
             keys.append(intent.dedupeKey)
-            payloads.append(try AuditJSON.payload(intent, runID: runID))
+            payloads.append(AuditJSON.payload(intent, runID: runID))
         }
         guard !keys.isEmpty else { return [] }
         let rows = try await connection.query(

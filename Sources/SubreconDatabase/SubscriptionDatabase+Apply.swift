@@ -68,51 +68,54 @@ extension SubscriptionDatabase {
     }
 }
 
-/// The JSON written to `reconcile_changes.before/after` and `push_intents.payload` (sorted keys, explicit nulls,
-/// ISO 8601 UTC dates).
+/// The JSON written to `reconcile_changes.before/after` and `push_intents.payload` (explicit nulls, ISO 8601 UTC
+/// dates), as `jsonb`: the key order of the text is immaterial, so it is written in a fixed order (`JSONText`).
 enum AuditJSON {
-    static func row(_ row: UserRow) throws -> String {
-        var object = fields(
-            tier: row.currentTier, status: row.statusText, endDate: row.endDate, graceEndsAt: row.graceEndsAt,
-            source: row.source, productID: row.productID, originalTransactionID: row.originalTransactionID,
-            autoRenew: row.autoRenew)
-        object["updated_at_micros"] = NSNumber(value: row.updatedAtMicros)
-        return try text(object)
-    }
-
-    static func entitlement(_ truth: Entitlement) throws -> String {
-        try text(
+    static func row(_ row: UserRow) -> String {
+        JSONText.object { json in
             fields(
-                tier: truth.tier, status: truth.status.rawValue, endDate: truth.endDate, graceEndsAt: truth.graceEndsAt,
-                source: truth.source, productID: truth.productID, originalTransactionID: truth.originalTransactionID,
-                autoRenew: truth.autoRenew))
+                &json, tier: row.currentTier, status: row.statusText, endDate: row.endDate, graceEndsAt: row.graceEndsAt,
+                source: row.source, productID: row.productID, originalTransactionID: row.originalTransactionID,
+                autoRenew: row.autoRenew)
+            json.field("updated_at_micros", row.updatedAtMicros)
+        }
     }
 
-    static func payload(_ intent: PushIntent, runID: String) throws -> String {
-        let object: [String: Any] = [
-            "user_id": intent.userID, "kind": intent.kind.rawValue, "action": intent.kind.appAction ?? NSNull(),
-            "product_id": intent.productID ?? NSNull(), "tier": intent.tier,
-            "period_end": intent.periodEnd.map(ISO8601.string) ?? NSNull(), "run_id": runID,
-        ]
-        return try text(object)
+    static func entitlement(_ truth: Entitlement) -> String {
+        JSONText.object { json in
+            fields(
+                &json, tier: truth.tier, status: truth.status.rawValue, endDate: truth.endDate, graceEndsAt: truth.graceEndsAt,
+                source: truth.source, productID: truth.productID, originalTransactionID: truth.originalTransactionID,
+                autoRenew: truth.autoRenew)
+        }
     }
+
+    static func payload(_ intent: PushIntent, runID: String) -> String {
+        JSONText.object { json in
+            json.field("action", intent.kind.appAction)
+            json.field("kind", intent.kind.rawValue)
+            json.field("period_end", intent.periodEnd)
+            json.field("product_id", intent.productID)
+            json.field("run_id", runID)
+            json.field("tier", intent.tier)
+            json.field("user_id", intent.userID)
+        }
+    }
+
+    /// The drift kinds as a JSON array of their names.
+    static func drift(_ drift: [Drift]) -> String { JSONText.array(drift.map(\.rawValue)) }
 
     private static func fields(
-        tier: Int, status: String, endDate: Date?, graceEndsAt: Date?, source: String?, productID: String?,
-        originalTransactionID: String?, autoRenew: Bool?
-    ) -> [String: Any] {
-        [
-            "current_tier": tier, "subscription_status": status,
-            "subscription_end_date": endDate.map(ISO8601.string) ?? NSNull(),
-            "grace_period_ends_at": graceEndsAt.map(ISO8601.string) ?? NSNull(),
-            "subscription_source": source ?? NSNull(), "iap_product_id": productID ?? NSNull(),
-            "iap_original_transaction_id": originalTransactionID ?? NSNull(),
-            "auto_renew": autoRenew.map { NSNumber(value: $0) } ?? NSNull(),
-        ]
-    }
-
-    private static func text(_ object: [String: Any]) throws -> String {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return SourceText.jsonbText(data)
+        _ json: inout JSONText, tier: Int, status: String, endDate: Date?, graceEndsAt: Date?, source: String?,
+        productID: String?, originalTransactionID: String?, autoRenew: Bool?
+    ) {
+        json.field("auto_renew", autoRenew)
+        json.field("current_tier", tier)
+        json.field("grace_period_ends_at", graceEndsAt)
+        json.field("iap_original_transaction_id", originalTransactionID)
+        json.field("iap_product_id", productID)
+        json.field("subscription_end_date", endDate)
+        json.field("subscription_source", source)
+        json.field("subscription_status", status)
     }
 }

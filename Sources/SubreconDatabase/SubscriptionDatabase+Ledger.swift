@@ -57,26 +57,41 @@ extension SubscriptionDatabase {
     /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
     /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
     public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
+        _ = try await appendVerdictsTellingExact(runID: runID, verdicts, seqs: seqs, progress: progress)
+    }
+
+    /// `appendVerdicts`, returning the seqs inserted now whose stored verdict reads back as the very value given: not
+    /// a user already in the ledger (it keeps its first verdict), not a verdict whose text had a NUL made visible
+    /// for `jsonb`, not one with source conflicts (their instants are stored to the millisecond).
+    public func appendVerdictsTellingExact(
+        runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress
+    ) async throws -> Set<Int64> {
         guard verdicts.count == seqs.count else {
             throw DatabaseError.database(operation: "record verdicts", reason: "\(verdicts.count) verdicts but \(seqs.count) positions")
         }
         let encoder = JSONEncoder()
         var users: [String] = []
         var bodies: [String] = []
-        for verdict in verdicts {
+        var exact = Set<Int64>()
+        for (seq, verdict) in zip(seqs, verdicts) {
             users.append(verdict.row.id)
-            bodies.append(SourceText.jsonbText(try encoder.encode(verdict)))
+            let encoded = try encoder.encode(verdict)
+            let body = SourceText.jsonbText(encoded)
+            if body.utf8.count == encoded.count && verdict.conflicts.isEmpty { exact.insert(seq) }
+            bodies.append(body)
         }
-        try await run("record verdicts") {
+        return try await run("record verdicts") {
             try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
+                    var inserted = Set<Int64>()
                     if !verdicts.isEmpty {
-                        try await connection.query(
+                        let rows = try await connection.query(
                             """
                             insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
                             select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
-                            on conflict do nothing
+                            on conflict do nothing returning seq
                             """, logger: logger)
+                        for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
                     }
                     try await connection.query(
                         """
@@ -84,6 +99,7 @@ extension SubscriptionDatabase {
                         scan_done = \(progress.scanDone), held_tier = \(progress.heldTier), \
                         would_lose_tier = \(progress.wouldLoseTier), user_errors = \(progress.userErrors) where id = \(runID)
                         """, logger: logger)
+                    return inserted.intersection(exact)
                 }
             }
         }
@@ -125,20 +141,29 @@ extension SubscriptionDatabase {
 
     /// The ledger in seq order, `limit` entries after `afterSeq`.
     public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await run("read verdicts") {
+        try await ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, held: [:])
+    }
+
+    /// `ledgerPage`, taking the verdicts of the seqs in `held` from it instead of reading their JSON back (outcomes
+    /// and queued intents always come from the ledger).
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry] {
+        let heldSeqs = Array(held.keys)
+        return try await run("read verdicts") {
             let rows = try await client.query(
                 """
-                select seq, verdict::text, outcome, queued_intents::text from reconcile_verdicts \
+                select seq, case when seq = any(\(heldSeqs)::bigint[]) then null else verdict::text end, outcome, \
+                queued_intents::text from reconcile_verdicts \
                 where run_id = \(runID) and seq > \(afterSeq) order by seq limit \(limit)
                 """, logger: logger)
             let decoder = JSONDecoder()
             var entries: [LedgerEntry] = []
-            for try await (seq, verdict, outcome, queued) in rows.decode((Int64, String, String?, String?).self) {
+            for try await (seq, text, outcome, queued) in rows.decode((Int64, String?, String?, String?).self) {
+                guard let verdict = try text.map({ try decoder.decode(Verdict.self, from: Data($0.utf8)) }) ?? held[seq] else {
+                    throw DatabaseError.database(operation: "read verdicts", reason: "no verdict at seq \(seq)")
+                }
+                let intents = try queued.map { $0 == "[]" ? [] : try decoder.decode([PushIntent].self, from: Data($0.utf8)) } ?? []
                 entries.append(
-                    LedgerEntry(
-                        seq: seq, verdict: try decoder.decode(Verdict.self, from: Data(verdict.utf8)),
-                        outcome: try outcome.map(Self.ledgerOutcome),
-                        queuedIntents: try queued.map { try decoder.decode([PushIntent].self, from: Data($0.utf8)) } ?? []))
+                    LedgerEntry(seq: seq, verdict: verdict, outcome: try outcome.map(Self.ledgerOutcome), queuedIntents: intents))
             }
             return entries
         }

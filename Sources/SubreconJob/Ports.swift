@@ -34,6 +34,25 @@ public protocol VerdictRecords: Sendable {
     /// its outcome in the run's ledger.
     func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict]
     func markUnchanged(runID: String, seqs: [Int64]) async throws
+    /// `appendVerdicts`, returning the seqs inserted now whose stored verdict reads back as the very value given.
+    func appendVerdictsTellingExact(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64>
+    /// `ledgerPage`, with the verdicts of the seqs in `held` taken from it rather than read back.
+    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry]
+}
+
+extension VerdictRecords {
+    /// By default no verdict is said to read back exactly: the run keeps none in memory and reads the ledger.
+    public func appendVerdictsTellingExact(
+        runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress
+    ) async throws -> Set<Int64> {
+        try await appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
+        return []
+    }
+
+    /// By default every verdict is read back from the ledger.
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry] {
+        try await ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
+    }
 }
 
 /// Past runs with their stored summaries (the HTML chart, the last-success metric).

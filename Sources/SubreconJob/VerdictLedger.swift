@@ -14,23 +14,30 @@ package protocol VerdictLedger: Sendable {
     func markUnchanged(_ seqs: [Int64]) async throws
 }
 
+/// The ledger in PostgreSQL. The verdicts this process appended are also kept in `memory` (bounded), so that the
+/// later phases of the same run do not decode them back from JSON; a new process (`--resume`, `subrecon report`)
+/// starts with an empty memory and reads them all from the ledger.
 package struct DatabaseLedger: VerdictLedger {
     let database: any VerdictRecords
     let runID: String
+    var memory = VerdictMemory()
 
-    package init(database: any VerdictRecords, runID: String) {
+    package init(database: any VerdictRecords, runID: String, memory: VerdictMemory = VerdictMemory()) {
         self.database = database
         self.runID = runID
+        self.memory = memory
     }
 
     package func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
-        try await database.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
+        let exact = try await database.appendVerdictsTellingExact(
+            runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
+        memory.keep(entries, inserted: exact)
     }
     package func tail(after cursor: String?) async throws -> LedgerTail {
         try await database.ledgerTail(runID: runID, afterUser: cursor)
     }
     package func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit)
+        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit, held: memory.verdicts(after: seq, limit: limit))
     }
     package func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
         try await database.applyDetailed(verdicts, runID: runID, ledger: true)
