@@ -44,10 +44,13 @@ extension AppStoreClient {
     /// every notification Apple failed to deliver, `onlyFailures`): refunds and revocations (a refund in month 2
     /// of an annual plan, Family Sharing revoked), refunds reversed (reinstate), expiries and grace expiries
     /// (missed downgrades), failures to renew (billing issue entered), renewals (missed renewals and billing
-    /// recoveries), and renewal status changes (auto-renew off: `canceled`).
+    /// recoveries), and renewal status changes (auto-renew off: `canceled`); and the types that start or restart a
+    /// purchase line (SPEC 5.1, 5.10): a first purchase or a resubscription (`SUBSCRIBED`), an offer redeemed or an
+    /// immediate upgrade (`OFFER_REDEEMED`, `DID_CHANGE_RENEWAL_PREF`), a renewal date extended (`RENEWAL_EXTENDED`):
+    /// so a lapsed user who resubscribed is found whatever the lookback.
     public static let entitlementNotificationTypes = [
         "REFUND", "REVOKE", "REFUND_REVERSED", "EXPIRED", "GRACE_PERIOD_EXPIRED", "DID_FAIL_TO_RENEW", "DID_RENEW",
-        "DID_CHANGE_RENEWAL_STATUS",
+        "DID_CHANGE_RENEWAL_STATUS", "SUBSCRIBED", "OFFER_REDEEMED", "DID_CHANGE_RENEWAL_PREF", "RENEWAL_EXTENDED",
     ]
     /// Pages read per query at most (20 records each): beyond it the list ends as incomplete (the feed fails)
     /// rather than run unbounded (SPEC 5.11).

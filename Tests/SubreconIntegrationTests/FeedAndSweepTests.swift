@@ -104,6 +104,24 @@ struct FeedAndSweepTests {
         }
     }
 
+    @Test("a lapsed user who resubscribed long after the lookback is found by Apple's SUBSCRIBED notification and restored")
+    func resubscribedFoundByFeed() async throws {
+        try await Harness.with(apple: true, revenueCat: false) { h in
+            // Lapsed 200 days ago: outside the 60-day lookback, so no SPEC 5.1 rule picks the row.
+            try await h.store.insertUsers([h.row("r-back", tier: 0, "expired", end: -200, txn: "7001")])
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "7001", transactionID: "7101", productID: "premium_monthly", status: 1,
+                    purchaseDate: Harness.day(-1), expiresDate: Harness.day(29)))
+            await h.history.add(AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: "7001", sentAt: Harness.day(-1)))
+            let result = try await h.run { $0.sweepDays = 0 }
+            let rows = try h.report(result)
+            #expect(rows["r-back"]?.candidateReason == ["apple_notification"])
+            #expect(rows["r-back"]?.action == "restore")
+            #expect(try await h.user("r-back")?.currentTier == 1)
+        }
+    }
+
     @Test("over D consecutive nights every tier holder is swept exactly once; free users never")
     func sweepCoversEveryTierHolderOnce() async throws {
         try await Harness.with { h in
