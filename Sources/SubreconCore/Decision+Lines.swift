@@ -1,0 +1,42 @@
+import Foundation
+
+// The absence rule per purchase line (SPEC 5.10): which facts may end the tier a row states.
+
+/// True when `purchase`, judged not entitled, is positive evidence that the line which granted the row's tier has
+/// ended: a store's own fact (never RevenueCat's, which is believed only when it answered in full) about the row's
+/// own line. The row names its line by the Apple original transaction id or the Google purchase token; without
+/// one (Stripe, whose column names a customer), a line of the row's store and product is the row's unless it ended
+/// before the row was last written and before the end the row states (then the tier came from elsewhere).
+func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: UserRow) -> Bool {
+    guard !judgement.entitled, purchase.origin != .revenueCat, let authority = purchase.origin.authorityStore,
+        family(authority) == family(purchase.store)
+    else { return false }
+    if let source = row.source, family(StoreKind(subscriptionSource: source)) != family(purchase.store) { return false }
+    if purchase.store.isApple, let key = row.originalTransactionID, !key.isEmpty {
+        return purchase.purchaseLine?.keys.contains(key) == true
+    }
+    if purchase.store == .playStore, let token = row.identifiers[.googlePlay] {
+        return purchase.purchaseLine?.keys.contains(token) == true
+    }
+    if let product = row.productID, !sameProduct(purchase, product) { return false }
+    if let end = purchase.expiresDate, let rowEnd = row.endDate, end < rowEnd,
+        end < Date(timeIntervalSince1970: Double(row.updatedAtMicros) / 1_000_000)
+    {
+        return false
+    }
+    return true
+}
+
+/// The `iap_original_transaction_id` a change writes (SPEC 4, 5.10: columns keep their meaning): an App Store
+/// purchase's original transaction id; for any other store the row's value.
+func appleOriginalTransactionID(_ purchase: PurchaseFact, row: UserRow) -> String? {
+    guard purchase.store.isApple else { return row.originalTransactionID }
+    return purchase.originalTransactionID ?? row.originalTransactionID
+}
+
+private func family(_ store: StoreKind) -> StoreKind { store.isApple ? .appStore : store }
+
+private func sameProduct(_ purchase: PurchaseFact, _ product: String) -> Bool {
+    let base = product.split(separator: ":", maxSplits: 1).first.map(String.init) ?? product
+    return ([purchase.productID] + purchase.alternateProductIDs).contains { $0 == product || $0 == base }
+}
