@@ -160,6 +160,8 @@ extension GooglePlayMapping {
             var voided = fact
             voided.purchase.refundedAt = void.voidedAt
             voided.purchase.refundTransactionID = void.orderID
+            // Google no longer entitles the line and a void names it: revoked (a 410 states no period to date it in).
+            if over { voided.purchase.storeState = .revoked }
             return voided
         }
     }

@@ -89,19 +89,23 @@ public enum StripeMapping {
             var purchase = PurchaseFact(
                 origin: .stripe, productID: product, store: .stripe, kind: .subscription,
                 isSandbox: subscription.livemode.map { !$0 }, purchaseDate: periodStart, expiresDate: expires,
-                autoRenew: autoRenew, isPaused: state == .paused, storeState: state, originalTransactionID: id,
+                refundedAt: disputedAt(subscription, state), autoRenew: autoRenew, isPaused: state == .paused, storeState: state,
+                originalTransactionID: id,
                 storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency),
                 line: PurchaseLine.of(store: .stripe, ids: [id, item.id]))
             if productID != nil, let priceID { purchase.alternateProductIDs = [priceID] }
-            // Canceled because the payment was disputed: the line ends refunded, never expired (SPEC 5.3).
-            if state == .expired, subscription.cancellationReason == "payment_disputed" {
-                purchase.refundedAt = subscription.endedAt ?? subscription.canceledAt
-            }
             if subscription.status == "trialing" { purchase.periodType = .trial }
             let aliases = item.id.flatMap { $0.isEmpty ? nil : [$0] } ?? []
             facts.append(StoreFact(lookupID: id, purchase: purchase, aliases: aliases))
         }
         return .success(facts)
+    }
+
+    /// Canceled because the payment was disputed: the line ends refunded at `ended_at` (else `canceled_at`), never
+    /// expired (SPEC 5.3); nil otherwise.
+    static func disputedAt(_ subscription: StripeSubscription, _ state: StoreState) -> Date? {
+        guard state == .expired, subscription.cancellationReason == "payment_disputed" else { return nil }
+        return subscription.endedAt ?? subscription.canceledAt
     }
 
     /// The facts of every subscription of a customer; the first error fails them all (the user is left untouched).

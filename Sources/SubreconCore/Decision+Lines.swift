@@ -2,6 +2,19 @@ import Foundation
 
 // The absence rule per purchase line (SPEC 5.10): which facts may end the tier a row states.
 
+/// The absence rule per line (SPEC 5.10): without RevenueCat's full answer, a truth below the row's tier stands only
+/// when a store stated the end of the row's own line; otherwise the user is `unknown_at_source`, untouched.
+func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evidence, conflicts: [SourceConflict]) -> Verdict? {
+    guard truth.tier < row.currentTier, !facts.subscriberKnown,
+        !evidence.considered.contains(where: { endsRowLine($0.purchase, $0.judgement, row: row) })
+    else { return nil }
+    return Verdict(
+        row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownAtSource]).sorted(),
+        conflicts: conflicts,
+        error: "\(unknownText(facts)); no source authoritative for the line that granted tier \(row.currentTier) stated its "
+            + "end; row left as it was")
+}
+
 /// True when `purchase`, judged not entitled, is positive evidence that the line which granted the row's tier has
 /// ended: a store's own fact (never RevenueCat's, which is believed only when it answered in full) about the row's
 /// own line. The row names its line by the Apple original transaction id or the Google purchase token; without

@@ -182,16 +182,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     case .success(let found): granting = found
     }
     let (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)
-    if truth.tier < row.currentTier, !facts.subscriberKnown,
-        !evidence.considered.contains(where: { endsRowLine($0.purchase, $0.judgement, row: row) })
-    {
-        return Verdict(
-            row: row, truth: nil, action: .skipped, sources: facts.asked,
-            drift: evidence.drift.union([.unknownAtSource]).sorted(), conflicts: conflicts,
-            error: "\(unknownText(facts)); no source authoritative for the line that granted tier \(row.currentTier) "
-                + "stated its end; row left as it was")
-    }
-
+    if let absent = absence(row: row, truth: truth, facts: facts, evidence: evidence, conflicts: conflicts) { return absent }
     // Evidence the rules cannot read never lowers a tier it might still grant, nor passes for "in sync";
     // only a raise that stated evidence justifies goes ahead beside it.
     if truth.tier <= row.currentTier,
