@@ -18,8 +18,8 @@ func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evi
 /// True when `purchase`, judged not entitled, is positive evidence that the line which granted the row's tier has
 /// ended: a store's own fact (never RevenueCat's, which is believed only when it answered in full) about the row's
 /// own line. The row names its line by the Apple original transaction id or the Google purchase token; without
-/// one (Stripe, whose column names a customer), a line of the row's store and product is the row's unless it ended
-/// before the row was last written and before the end the row states (then the tier came from elsewhere).
+/// one (Stripe, whose column names a customer), a line of the row's store and product is the row's unless its last
+/// period began more than a year before the end the row states (then the tier came from elsewhere).
 func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: UserRow) -> Bool {
     guard !judgement.entitled, purchase.origin != .revenueCat, let authority = purchase.origin.authorityStore,
         family(authority) == family(purchase.store)
@@ -32,9 +32,9 @@ func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: 
         return purchase.purchaseLine?.keys.contains(token) == true
     }
     if let product = row.productID, !sameProduct(purchase, product) { return false }
-    if let end = purchase.expiresDate, let rowEnd = row.endDate, end < rowEnd,
-        end < Date(timeIntervalSince1970: Double(row.updatedAtMicros) / 1_000_000)
-    {
+    // A period lasts at most a year (Stripe's longest interval): a line whose last period began more than that
+    // before the end the row states never granted it (a subscription canceled years ago).
+    if let start = purchase.purchaseDate, let rowEnd = row.endDate, rowEnd > start.addingTimeInterval(longestPeriod) {
         return false
     }
     return true
@@ -46,6 +46,9 @@ func appleOriginalTransactionID(_ purchase: PurchaseFact, row: UserRow) -> Strin
     guard purchase.store.isApple else { return row.originalTransactionID }
     return purchase.originalTransactionID ?? row.originalTransactionID
 }
+
+/// 366 days: no store bills a period longer than a year.
+private let longestPeriod: TimeInterval = 366 * 86_400
 
 private func family(_ store: StoreKind) -> StoreKind { store.isApple ? .appStore : store }
 

@@ -6,7 +6,7 @@ import Testing
 /// One store's own fact about a line, as its mapping states it.
 func storeFact(
     _ origin: FactOrigin, _ product: String = "gp_premium", lookup: String, order: String? = nil, expires: Double?,
-    state: StoreState? = nil, refunded: Double? = nil, sandbox: Bool? = false, otid: String? = nil
+    state: StoreState? = nil, refunded: Double? = nil, sandbox: Bool? = false, otid: String? = nil, start: Double = -400
 ) -> StoreFact {
     let store: StoreKind =
         switch origin {
@@ -15,7 +15,7 @@ func storeFact(
         default: .appStore
         }
     let purchase = PurchaseFact(
-        origin: origin, productID: product, store: store, kind: .subscription, isSandbox: sandbox, purchaseDate: days(-400),
+        origin: origin, productID: product, store: store, kind: .subscription, isSandbox: sandbox, purchaseDate: days(start),
         expiresDate: expires.map(days), refundedAt: refunded.map(days), autoRenew: false, storeState: state,
         originalTransactionID: otid ?? (origin == .stripe ? lookup : nil), storeTransactionID: order ?? (origin == .stripe ? lookup : nil),
         line: PurchaseLine.of(store: store, ids: [lookup, order, otid]))
@@ -84,7 +84,7 @@ struct PurchaseLineDecisionTests {
             (
                 "Stripe subscription canceled years ago",
                 lineRow(tier: 2, source: "stripe", product: "pro_monthly", ids: [.stripe: "cus_1"]),
-                [storeFact(.stripe, "pro_monthly", lookup: "sub_2019", expires: -1500, state: .expired)]
+                [storeFact(.stripe, "pro_monthly", lookup: "sub_2019", expires: -1500, state: .expired, start: -1530)]
             ),
             (
                 "a Stripe line of an Apple user",
@@ -108,16 +108,16 @@ struct PurchaseLineDecisionTests {
         #expect(verdict.drift.contains(.unknownAtSource), "\(name): \(verdict.drift)")
     }
 
-    @Test("without RevenueCat, the row's own line ending is evidence: Google by token, Stripe by product")
+    @Test("without RevenueCat, the row's own line ending is evidence: Google by token, Stripe by product (canceled mid-period)")
     func ownLineEnds() {
         let google = SourceFacts(
             subscriberKnown: false, purchases: [],
             stores: [storeFact(.googlePlay, lookup: "tok-old", order: "GPA.1..2", expires: -3, state: .expired)])
         #expect(decide(row: googleRow, facts: google, context: context).truth?.tier == 0)
-        let stripeRow = lineRow(source: "stripe", product: "pro_monthly", end: -3, ids: [.stripe: "cus_1"], updated: -40)
+        let stripeRow = lineRow(source: "stripe", product: "pro_monthly", end: 120, ids: [.stripe: "cus_1"], updated: 0)
         let stripe = SourceFacts(
             subscriberKnown: false, purchases: [],
-            stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_1", expires: -3, state: .expired)])
+            stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_1", expires: -3, state: .expired, start: -60)])
         let verdict = decide(row: stripeRow, facts: stripe, context: context)
         #expect(verdict.truth?.tier == 0)
         #expect(verdict.truth?.originalTransactionID == nil, "a Stripe subscription id never goes into iap_original_transaction_id")
