@@ -53,7 +53,8 @@ public enum AppleSubscriptionMapping {
             originalTransactionID: transaction.originalTransactionId,
             storeTransactionID: transaction.transactionId,
             price: price, renewalPrice: renewalPrice, ownership: ownership(transaction.inAppOwnershipType),
-            periodType: periodType(transaction))
+            periodType: periodType(transaction),
+            line: PurchaseLine.of(store: .appStore, ids: [transaction.originalTransactionId, transaction.transactionId]))
     }
 
     /// What was paid (the transaction's `price`, an offer or introductory price when that was charged) and the next

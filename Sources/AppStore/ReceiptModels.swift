@@ -122,7 +122,8 @@ enum ReceiptMapping {
             billingIssueDetectedAt: billingRetry ? expires : nil,
             autoRenew: expires == nil ? nil : autoRenew,
             originalTransactionID: entry["original_transaction_id"],
-            storeTransactionID: entry["transaction_id"])
+            storeTransactionID: entry["transaction_id"],
+            line: PurchaseLine.of(store: .appStore, ids: [entry["original_transaction_id"], entry["transaction_id"]]))
     }
 
     /// Latest first: by expiry, then purchase date (ms since the epoch).

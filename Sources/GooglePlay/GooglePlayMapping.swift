@@ -12,7 +12,8 @@ public struct GooglePlayMappingError: Error, Sendable, Hashable, CustomStringCon
 /// One fact per line item: origin `.googlePlay`, store `.playStore`, kind `.subscription` (auto-renewing plan) or
 /// `.nonRenewing` (prepaid plan), `expiresDate` = `expiryTime`, `purchaseDate` = `startTime`, `storeTransactionID`
 /// = the item's `latestSuccessfulOrderId` (aliases: the order id without its `..N` renewal suffix), `lookupID` =
-/// the purchase token, `isSandbox` = `testPurchase` present, `renewalPrice` = `autoRenewingPlan.recurringPrice` (the next renewal's price; what was paid is not stated).
+/// the purchase token, `line` = the token, the token it links to (`linkedPurchaseToken`, SPEC 5.10: one line) and
+/// the order ids, `isSandbox` = `testPurchase` present, `renewalPrice` = `autoRenewingPlan.recurringPrice` (the next renewal's price; what was paid is not stated).
 ///
 /// `subscriptionState`:
 /// | Google | StoreState | note |
@@ -50,6 +51,9 @@ public enum GooglePlayMapping {
         }
         let sandbox = purchase.isTestPurchase
         let start = try statedDate(purchase.startTime, "startTime")
+        if let linked = purchase.linkedPurchaseToken, linked.isEmpty {
+            throw GooglePlayMappingError("linkedPurchaseToken is stated but empty")
+        }
         var facts: [StoreFact] = []
         for item in items {
             guard let product = item.productId, !product.isEmpty else {
@@ -64,29 +68,26 @@ public enum GooglePlayMapping {
                 origin: .googlePlay, productID: product, store: .playStore, kind: prepaid ? .nonRenewing : .subscription,
                 isSandbox: sandbox, purchaseDate: start, expiresDate: expires, autoRenew: autoRenew,
                 isPaused: state == .paused, storeState: state, originalTransactionID: nil, storeTransactionID: order,
-                renewalPrice: price(item.autoRenewingPlan?.recurringPrice))
+                renewalPrice: price(item.autoRenewingPlan?.recurringPrice),
+                line: PurchaseLine.of(store: .playStore, ids: [token, purchase.linkedPurchaseToken, order, purchase.latestOrderId]))
             facts.append(StoreFact(lookupID: token, purchase: fact, aliases: order.map { [orderBase($0)] } ?? []))
         }
         return facts
     }
 
     /// A 410 (Gone: "no longer available for query because it has been expired for too long") is evidence the
-    /// purchase is over (SPEC 5.2): an expired subscription of `productID` (the row's product), no dates.
+    /// purchase is over (SPEC 5.2): an expired subscription of `productID` (the row's product), no dates, about the
+    /// line of `token` alone (SPEC 5.10).
     public static func expiredEvidence(token: String, productID: String) -> StoreFact {
         StoreFact(
             lookupID: token,
             purchase: PurchaseFact(
                 origin: .googlePlay, productID: productID, store: .playStore, kind: .subscription, isSandbox: nil,
-                autoRenew: false, storeState: .expired))
+                autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: [token])))
     }
 
     /// An order id without its renewal suffix: `GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`.
-    public static func orderBase(_ orderID: String) -> String {
-        guard let range = orderID.range(of: "..", options: .backwards) else { return orderID }
-        let suffix = orderID[range.upperBound...]
-        guard !suffix.isEmpty, suffix.allSatisfy({ $0.isASCII && $0.isNumber }) else { return orderID }
-        return String(orderID[..<range.lowerBound])
-    }
+    public static func orderBase(_ orderID: String) -> String { PurchaseLine.googleOrderBase(orderID) }
 
     /// `units` + `nanos` / 1e9 as an exact decimal in `currencyCode`; nil (unknown, never guessed) when a part is
     /// missing or malformed: no currency, units not an integer, nanos unreadable or outside 0...999,999,999, or
@@ -115,5 +116,53 @@ public enum GooglePlayMapping {
             throw GooglePlayMappingError("\(field) is not an RFC 3339 time in 1970...2200")
         }
         return date
+    }
+}
+
+/// A purchase Google's voided-purchases list names: refunded, charged back or revoked at `voidedAt`.
+public struct GoogleVoid: Sendable, Hashable {
+    public var token: String?
+    /// The voided order, its renewal suffix included.
+    public var orderID: String
+    public var voidedAt: Date
+
+    public init(token: String?, orderID: String, voidedAt: Date) {
+        self.token = token
+        self.orderID = orderID
+        self.voidedAt = voidedAt
+    }
+
+    /// The void an entry states; nil without an order id or a readable voided time.
+    public init?(_ entry: VoidedPurchase) {
+        guard let fact = entry.refundedPurchase, let order = fact.storeTransactionID, let at = fact.refundedAt else { return nil }
+        self.init(token: entry.purchaseToken.flatMap { $0.isEmpty ? nil : $0 }, orderID: order, voidedAt: at)
+    }
+}
+
+extension GooglePlayMapping {
+    /// The facts of one answer with the voids Google listed for their lines (SPEC 5.3: a refund is a fact about its
+    /// line; Google's own answer then says only `EXPIRED`). A void of the line item's current order
+    /// (`latestSuccessfulOrderId`) refunds it; a void of another order or of a token of the line refunds it only
+    /// when Google no longer entitles it (`EXPIRED`, `ON_HOLD`): an earlier period's void never ends a live period.
+    /// The refund is keyed by the voided order, as the feed keys it.
+    public static func applyingVoids(_ facts: [StoreFact], voids: [GoogleVoid]) -> [StoreFact] {
+        guard !voids.isEmpty else { return facts }
+        return facts.map { fact in
+            let keys = fact.line?.keys ?? []
+            let current = fact.purchase.storeTransactionID
+            let over = fact.purchase.storeState == .expired
+            let matching = voids.filter { void in
+                if void.orderID == current { return true }
+                guard over else { return false }
+                return void.token.map(keys.contains) == true || keys.contains(orderBase(void.orderID))
+            }
+            guard let void = matching.max(by: { $0.voidedAt < $1.voidedAt }) else { return fact }
+            var voided = fact
+            voided.purchase.refundedAt = void.voidedAt
+            voided.purchase.refundTransactionID = void.orderID
+            // Google no longer entitles the line and a void names it: revoked (a 410 states no period to date it in).
+            if over { voided.purchase.storeState = .revoked }
+            return voided
+        }
     }
 }

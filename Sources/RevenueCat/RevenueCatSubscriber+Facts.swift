@@ -24,7 +24,8 @@ extension RevenueCatSubscriber {
                     isPaused: subscription.autoResumeDate != nil,
                     storeTransactionID: subscription.storeTransactionID, price: subscription.price?.money,
                     renewalPrice: Self.periodType(subscription.periodType) == .normal ? subscription.price?.money : nil,
-                    ownership: Self.ownership(subscription.ownershipType), periodType: Self.periodType(subscription.periodType)))
+                    ownership: Self.ownership(subscription.ownershipType), periodType: Self.periodType(subscription.periodType),
+                    line: PurchaseLine.of(store: store, ids: [subscription.storeTransactionID])))
         }
         for productID in nonSubscriptions.keys.sorted() {
             let items = (nonSubscriptions[productID] ?? []).sorted {
@@ -35,7 +36,8 @@ extension RevenueCatSubscriber {
                     PurchaseFact(
                         origin: .revenueCat, productID: productID, store: StoreKind(rawValue: item.store), kind: .unstated,
                         isSandbox: item.isSandbox, purchaseDate: item.purchaseDate, refundedAt: item.refundedAt,
-                        storeTransactionID: item.storeTransactionID, price: item.price?.money))
+                        storeTransactionID: item.storeTransactionID, price: item.price?.money,
+                        line: PurchaseLine.of(store: StoreKind(rawValue: item.store), ids: [item.storeTransactionID])))
             }
         }
         var backed = Set(subscriptions.keys).union(nonSubscriptions.keys)

@@ -22,10 +22,13 @@ import SubreconCore
 ///   (and it will not renew); a subscription Stripe has ended (`ended_at`) is dated by it.
 /// - `autoRenew` is `!cancel_at_period_end` (nil when not stated), false when `cancel_at` falls in the period.
 /// - `livemode: false` is a sandbox purchase, `true` a live one, missing unknown.
+/// - Ended (`canceled`, …) with `cancellation_details.reason` = `payment_disputed`: refunded at `ended_at` (else
+///   `canceled_at`), SPEC 5.3.
 /// - The renewal price (SPEC 5.7; what was paid is not stated here) is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
 ///   either is missing or the currency is not a known ISO code.
 /// - `originalTransactionID` and `storeTransactionID` are the subscription id (`sub_…`); the item ids (`si_…`) are
-///   aliases.
+///   aliases; the line (SPEC 5.10) is the subscription id and the item id. The subscription id is a line key, never
+///   written into a `users` column.
 public enum StripeMapping {
     public static func storeState(status: String?) -> StoreState? {
         switch status {
@@ -86,14 +89,23 @@ public enum StripeMapping {
             var purchase = PurchaseFact(
                 origin: .stripe, productID: product, store: .stripe, kind: .subscription,
                 isSandbox: subscription.livemode.map { !$0 }, purchaseDate: periodStart, expiresDate: expires,
-                autoRenew: autoRenew, isPaused: state == .paused, storeState: state, originalTransactionID: id,
-                storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency))
+                refundedAt: disputedAt(subscription, state), autoRenew: autoRenew, isPaused: state == .paused, storeState: state,
+                originalTransactionID: id,
+                storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency),
+                line: PurchaseLine.of(store: .stripe, ids: [id, item.id]))
             if productID != nil, let priceID { purchase.alternateProductIDs = [priceID] }
             if subscription.status == "trialing" { purchase.periodType = .trial }
             let aliases = item.id.flatMap { $0.isEmpty ? nil : [$0] } ?? []
             facts.append(StoreFact(lookupID: id, purchase: purchase, aliases: aliases))
         }
         return .success(facts)
+    }
+
+    /// Canceled because the payment was disputed: the line ends refunded at `ended_at` (else `canceled_at`), never
+    /// expired (SPEC 5.3); nil otherwise.
+    static func disputedAt(_ subscription: StripeSubscription, _ state: StoreState) -> Date? {
+        guard state == .expired, subscription.cancellationReason == "payment_disputed" else { return nil }
+        return subscription.endedAt ?? subscription.canceledAt
     }
 
     /// The facts of every subscription of a customer; the first error fails them all (the user is left untouched).

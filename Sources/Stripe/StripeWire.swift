@@ -63,6 +63,9 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var cancelAt: Date?
     public var canceledAt: Date?
     public var endedAt: Date?
+    /// `cancellation_details.reason` (`cancellation_requested`, `payment_disputed`, `payment_failed`, or newer); nil
+    /// when not stated.
+    public var cancellationReason: String?
     public var trialEnd: Date?
     public var startDate: Date?
     /// Top-level period (API versions before `2025-03-31.basil`).
@@ -111,10 +114,15 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         case cancelAt = "cancel_at"
         case canceledAt = "canceled_at"
         case endedAt = "ended_at"
+        case cancellationDetails = "cancellation_details"
         case trialEnd = "trial_end"
         case startDate = "start_date"
         case currentPeriodStart = "current_period_start"
         case currentPeriodEnd = "current_period_end"
+    }
+
+    enum CancellationKeys: String, CodingKey {
+        case reason
     }
 
     enum ListKeys: String, CodingKey {
@@ -134,6 +142,8 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         cancelAt = container.timestamp(.cancelAt, unusable: &unusable)
         canceledAt = container.timestamp(.canceledAt, unusable: &unusable)
         endedAt = container.timestamp(.endedAt, unusable: &unusable)
+        cancellationReason = (try? container.nestedContainer(keyedBy: CancellationKeys.self, forKey: .cancellationDetails))?
+            .lenientString(.reason)
         trialEnd = container.timestamp(.trialEnd, unusable: &unusable)
         startDate = container.timestamp(.startDate, unusable: &unusable)
         currentPeriodStart = container.timestamp(.currentPeriodStart, unusable: &unusable)

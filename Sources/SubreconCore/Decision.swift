@@ -182,7 +182,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     case .success(let found): granting = found
     }
     let (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)
-
+    if let absent = absence(row: row, truth: truth, facts: facts, evidence: evidence, conflicts: conflicts) { return absent }
     // Evidence the rules cannot read never lowers a tier it might still grant, nor passes for "in sync";
     // only a raise that stated evidence justifies goes ahead beside it.
     if truth.tier <= row.currentTier,
@@ -315,7 +315,7 @@ func truthAndPurchase(
             tier: granting.tier, status: status, endDate: purchase.isLifetime ? nil : purchase.expiresDate,
             graceEndsAt: status == .billingIssue ? purchase.gracePeriodExpiresDate.flatMap { $0 > asOf ? $0 : nil } : nil,
             source: purchase.store.subscriptionSource, productID: purchase.productID,
-            originalTransactionID: purchase.originalTransactionID ?? row.originalTransactionID,
+            originalTransactionID: appleOriginalTransactionID(purchase, row: row),
             autoRenew: purchase.isLifetime ? false : (purchase.autoRenew ?? row.autoRenew))
         return (truth, purchase)
     }
@@ -327,9 +327,9 @@ func truthAndPurchase(
             }
         let purchase = recent.purchase
         let truth = Entitlement(
-            tier: 0, status: status, endDate: purchase.expiresDate, graceEndsAt: nil,
-            source: purchase.store.subscriptionSource, productID: purchase.productID,
-            originalTransactionID: purchase.originalTransactionID ?? row.originalTransactionID,
+            tier: 0, status: status, endDate: purchase.expiresDate ?? (purchase.isLifetime ? nil : row.endDate),
+            graceEndsAt: nil, source: purchase.store.subscriptionSource, productID: purchase.productID,
+            originalTransactionID: appleOriginalTransactionID(purchase, row: row),
             autoRenew: purchase.autoRenew ?? row.autoRenew)
         return (truth, purchase)
     }
@@ -357,9 +357,10 @@ func unknownText(_ facts: SourceFacts) -> String {
 }
 
 /// Replaces RevenueCat's view of a store's purchase with the store's own (SPEC 5.2: each store is the authority for
-/// its own purchases), recording disagreements. A store's purchase matches a RevenueCat purchase of the same store
-/// that shares an identifier; for Stripe and Google Play (whose identifiers RevenueCat does not always expose) also
-/// one of the same product (RevenueCat's Google ids may carry `:base-plan`). Unmatched store purchases are added.
+/// its own purchases), recording disagreements, about the same purchase line only (SPEC 5.10): a store's purchase
+/// matches a RevenueCat purchase of the same store whose line shares a key (of the same product when several do).
+/// A store's answer about another line (an older token, another original transaction) stands beside RevenueCat's
+/// entries as evidence about that line alone; a RevenueCat entry naming no line is matched by nothing.
 func merge(
     revenueCat: [PurchaseFact], stores: [StoreFact], asOf: Date
 ) -> ([PurchaseFact], [SourceConflict]) {
@@ -368,28 +369,16 @@ func merge(
     var replaced = Set<Int>()
     for fact in stores {
         var storePurchase = fact.purchase
-        let ids = fact.identifiers
-        let sameStore: (PurchaseFact) -> Bool = { candidate in
-            candidate.origin == .revenueCat
-                && (storePurchase.store.isApple ? candidate.store.isApple : candidate.store == storePurchase.store)
+        storePurchase.line = fact.line
+        let sameLine = purchases.indices.filter { index in
+            !replaced.contains(index) && purchases[index].origin == .revenueCat && purchases[index].isSameLine(as: storePurchase)
         }
-        let byID = purchases.indices.first { index in
-            let candidate = purchases[index]
-            guard !replaced.contains(index), sameStore(candidate) else { return false }
-            if let id = candidate.storeTransactionID, ids.contains(id) { return true }
-            if let id = candidate.originalTransactionID, ids.contains(id) { return true }
-            return false
+        let sameProduct = sameLine.first { index in
+            let productID = purchases[index].productID
+            let base = productID.split(separator: ":", maxSplits: 1).first.map(String.init) ?? productID
+            return productID == storePurchase.productID || base == storePurchase.productID
         }
-        let byProduct: Int? =
-            storePurchase.store.isApple
-            ? nil
-            : purchases.indices.first { index in
-                let candidate = purchases[index]
-                guard !replaced.contains(index), sameStore(candidate), candidate.kind == storePurchase.kind else { return false }
-                let base = candidate.productID.split(separator: ":", maxSplits: 1).first.map(String.init) ?? candidate.productID
-                return candidate.productID == storePurchase.productID || base == storePurchase.productID
-            }
-        guard let index = byID ?? byProduct else {
+        guard let index = sameProduct ?? sameLine.first else {
             purchases.append(storePurchase)
             continue
         }

@@ -106,6 +106,9 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// refunded payment intent `pi_…`, else charge `ch_…`, of the period's invoice); the refund review keys the
     /// refund by it (SPEC 5.7), so a refund seen in a feed and in a lookup is one row.
     public var refundTransactionID: String?
+    /// The purchase line this fact is about (SPEC 5.10); nil when its source named none (then no other fact is
+    /// known to be about the same purchase).
+    public var line: PurchaseLine?
 
     public init(
         origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, kind: PurchaseKind = .subscription,
@@ -113,7 +116,7 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         gracePeriodExpiresDate: Date? = nil, refundedAt: Date? = nil, billingIssueDetectedAt: Date? = nil,
         autoRenew: Bool? = nil, isPaused: Bool = false, storeState: StoreState? = nil, originalTransactionID: String? = nil,
         storeTransactionID: String? = nil, price: Money? = nil, renewalPrice: Money? = nil, ownership: Ownership? = nil,
-        periodType: PeriodType? = nil
+        periodType: PeriodType? = nil, line: PurchaseLine? = nil
     ) {
         self.origin = origin
         self.productID = productID
@@ -134,6 +137,7 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         self.renewalPrice = renewalPrice
         self.ownership = ownership
         self.periodType = periodType
+        self.line = line
     }
 
     /// True for a purchase the source states is non-expiring (lifetime).

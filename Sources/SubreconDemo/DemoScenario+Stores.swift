@@ -124,7 +124,7 @@ extension DemoScenario {
                     SimulatedVoidedPurchase(purchaseToken: "demo-token-41", orderID: "GPA.3399-0041-0041-00041", voidedTime: d(-1))
                 ],
                 shows: "Google Play purchase refunded (voided) mid-period, row ends in 10 months: "
-                    + "only voidedpurchases.list names it; Google says expired → downgrade"))
+                    + "only voidedpurchases.list names it; Google says expired, the void makes it refunded → downgrade"))
         users.append(
             DemoUser(
                 row: m.row(

@@ -79,7 +79,7 @@ struct DemoTests {
             // Inside its paid period: only Apple's notification history names it.
             .init("demo-39-apple-feed-refund", "downgrade", ["missed_refund"], ["apple_notification"], rcApple),
             // Inside its paid period: only Google Play's voided purchases name it.
-            .init("demo-41-google-voided", "downgrade", ["missed_expiration"], ["google_voided"], ["revenuecat", "google_play"]),
+            .init("demo-41-google-voided", "downgrade", ["missed_refund"], ["google_voided"], ["revenuecat", "google_play"]),
             // Inside its paid period: only Stripe's events name it.
             .init("demo-42-stripe-event-canceled", "downgrade", ["missed_expiration"], ["stripe_event"], ["revenuecat", "stripe"]),
             // Finance (SPEC 5.7): family sharing and trials are never revenue; three refunds put a user on the review list.

@@ -17,7 +17,7 @@ struct GooglePlayFeedTests {
             purchaseToken: token, orderID: order ?? "GPA.order-" + token, voidedTime: Harness.day(at), isSubscription: subscription)
     }
 
-    @Test("a refund inside a paid period reported only by the feed is downgraded; a void matching no row is counted")
+    @Test("a refund inside a paid period reported only by the feed ends the line refunded (SPEC 5.3); a void matching no row is counted")
     func refundInsidePaidPeriod() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
             // Refunded in month 2 of an annual plan: the row says active for 10 more months (no SPEC 5.1 rule picks it).
@@ -50,7 +50,9 @@ struct GooglePlayFeedTests {
 
             for id in ["v-refunded", "v-gone"] {
                 let user = try #require(try await h.user(id))
-                #expect(user.currentTier == 0 && user.statusText == "expired", "\(id)")
+                #expect(user.currentTier == 0 && user.statusText == "refunded", "\(id): \(user.statusText)")
+                #expect(rows[id]?.pushIntent == ["refunded"], "\(id): \(rows[id]?.pushIntent ?? [])")
+                #expect(user.endDate != nil, "\(id): a void or a 410 never makes the end date NULL")
                 #expect(rows[id]?.action == "downgrade", "\(id)")
                 #expect(rows[id]?.candidateReason == ["google_voided"], "\(id)")
                 #expect(try await h.intents(id) == 1, "\(id)")

@@ -9,10 +9,9 @@ extension RandomizedNightTests {
     /// past due, a test-mode (`livemode: false`) subscription, or evidence that cannot be used (the charges call
     /// failing, a full refund nobody dated); sometimes a transient 503 or 429 first.
     ///
-    /// Test mode in a production run never entitles (SPEC 5.2/5.3, `sandbox_ignored`). What the product does with it
-    /// (Decision.swift): Stripe stated a subscription for the customer, so the user is known at a source, and with
-    /// nothing considered the truth is "a known subscriber with nothing to go on": tier 0, `expired`, the rest of the
-    /// row (end date, product, source) kept. A tier holder loses the tier (intent `expired`); a lapsed row is in sync.
+    /// Test mode in a production run never entitles (SPEC 5.2/5.3, `sandbox_ignored`), nor is it evidence about the
+    /// line that granted the row's tier (SPEC 5.10): a tier holder is `unknown_at_source` and untouched; a lapsed row
+    /// is in sync.
     static func generateStripe(
         id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator, down: Bool
     ) async -> Generated {
@@ -63,8 +62,8 @@ extension RandomizedNightTests {
         case 6:
             subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd, livemode: false)
             charges = []
-            truth = ended(end: row.endDate)
-            drift = "sandbox_ignored"
+            truth = row.currentTier > 0 ? .unusable("livemode: false is no evidence about the row's line") : ended(end: row.endDate)
+            drift = row.currentTier > 0 ? "unknown_at_source" : "sandbox_ignored"
         default:
             charges = [charge(refunded: 999, dated: false)]
             truth = .unusable("a full Stripe refund nobody dated")

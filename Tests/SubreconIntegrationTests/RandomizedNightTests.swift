@@ -44,6 +44,8 @@ struct RandomizedNightTests {
         var refund: String?
         /// A drift kind the report must name for this user (`verification_failed`, `sandbox_ignored`, ...).
         var drift: String?
+        /// The tier the user's own purchase lines entitle to (issue 25): nobody ends below it.
+        var linesEntitle: Int? = nil
     }
 
     static let seed: UInt64 =
@@ -99,6 +101,11 @@ struct RandomizedNightTests {
             }
             for (id, generated) in users.sorted(by: { $0.key < $1.key }) {
                 try await Self.check(id, generated, webhook: webhookVersions[id], report: rows, harness: h, replay: replay)
+                // Nobody ends below the tier their own lines entitle (a racing webhook write is the app's own word).
+                if let floor = generated.linesEntitle, webhookVersions[id] == nil {
+                    let tier = try await h.user(id)?.currentTier ?? -1
+                    #expect(tier >= floor, "\(id): tier \(tier) below the \(floor) its own lines entitle — \(replay)")
+                }
             }
             try await Self.rerun(night, poisoned: poisoned, webhookVersions: webhookVersions, harness: h, replay: replay)
         }
@@ -124,7 +131,7 @@ struct RandomizedNightTests {
                 generated = await Self.generateAppStore(id: id, index: index, rng: &rng, harness: h)
             case 9...12:
                 source = "google_play"
-                generated = await Self.generateGooglePlay(id: id, index: index, rng: &rng, google: google)
+                generated = await Self.generateGooglePlay(id: id, index: index, rng: &rng, google: google, revenueCat: h.revenueCat)
             default:
                 source = "revenuecat"
                 generated = await Self.generate(id: id, rng: &rng, harness: h)

@@ -3,6 +3,7 @@ import GooglePlay
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import Synchronization
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
 /// `google_purchase_token` (SPEC 5.2). 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
@@ -10,6 +11,8 @@ import SubreconJob
 struct GooglePlaySource: StoreSource {
     let client: GooglePlayClient
     let note: String
+    /// The voids the feed read this run: a lookup of their line then judges the line refunded (SPEC 5.3).
+    let voids = GoogleVoidLedger()
 
     static func make(_ google: GooglePlayConfiguration, context: SourceContext) throws -> GooglePlaySource? {
         let client: GooglePlayClient
@@ -32,7 +35,8 @@ struct GooglePlaySource: StoreSource {
         facts.noteAsked(.googlePlay)
         switch await client.storeFacts(token: token, productHint: row.productID) {
         case .success(let google):
-            facts.stores += google
+            let keys = google.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
+            facts.stores += GooglePlayMapping.applyingVoids(google, voids: voids.naming(keys))
             if google.isEmpty { facts.unknownTo.append(.googlePlay) }
         case .failure(let error):
             facts.errors.append(error)
@@ -45,7 +49,8 @@ struct GooglePlaySource: StoreSource {
     /// included (`type=1`): the purchase tokens they name find users by `google_purchase_token`.
     func feed(since: Date, until: Date) async -> FeedRead? {
         let result = await client.voidedPurchases(since: since, until: until).map { feed in
-            FeedEntries(
+            voids.add(feed.entries.compactMap(GoogleVoid.init))
+            return FeedEntries(
                 identifiers: feed.purchaseTokens, entries: feed.entries.count, rejected: feed.rejected,
                 // Voids with an order id and a readable voided time, by the purchase token.
                 refunds: FeedRefund.of(
@@ -55,5 +60,29 @@ struct GooglePlaySource: StoreSource {
                     }, asOf: until))
         }
         return FeedRead(source: Self.origin, reason: Self.eventReason, column: FeedColumn(Self.identifierColumns[0]), result: result)
+    }
+}
+
+/// The voids read from Google's feed during this run, for the lookups that follow it, by purchase token and by
+/// order id without its renewal suffix.
+final class GoogleVoidLedger: Sendable {
+    private let state = Mutex<[String: [GoogleVoid]]>([:])
+
+    func add(_ more: [GoogleVoid]) {
+        guard !more.isEmpty else { return }
+        state.withLock { byKey in
+            for void in more {
+                byKey[GooglePlayMapping.orderBase(void.orderID), default: []].append(void)
+                if let token = void.token { byKey[token, default: []].append(void) }
+            }
+        }
+    }
+
+    /// The voids naming any of `keys` (tokens, order ids without their suffix), once each.
+    func naming(_ keys: [String]) -> [GoogleVoid] {
+        state.withLock { byKey in
+            var seen = Set<GoogleVoid>()
+            return keys.flatMap { byKey[$0] ?? [] }.filter { seen.insert($0).inserted }
+        }
     }
 }

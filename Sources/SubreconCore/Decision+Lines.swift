@@ -1,0 +1,58 @@
+import Foundation
+
+// The absence rule per purchase line (SPEC 5.10): which facts may end the tier a row states.
+
+/// The absence rule per line (SPEC 5.10): without RevenueCat's full answer, a truth below the row's tier stands only
+/// when a store stated the end of the row's own line; otherwise the user is `unknown_at_source`, untouched.
+func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evidence, conflicts: [SourceConflict]) -> Verdict? {
+    guard truth.tier < row.currentTier, !facts.subscriberKnown,
+        !evidence.considered.contains(where: { endsRowLine($0.purchase, $0.judgement, row: row) })
+    else { return nil }
+    return Verdict(
+        row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownAtSource]).sorted(),
+        conflicts: conflicts,
+        error: "\(unknownText(facts)); no source authoritative for the line that granted tier \(row.currentTier) stated its "
+            + "end; row left as it was")
+}
+
+/// True when `purchase`, judged not entitled, is positive evidence that the line which granted the row's tier has
+/// ended: a store's own fact (never RevenueCat's, which is believed only when it answered in full) about the row's
+/// own line. The row names its line by the Apple original transaction id or the Google purchase token; without
+/// one (Stripe, whose column names a customer), a line of the row's store and product is the row's unless its last
+/// period began more than a year before the end the row states (then the tier came from elsewhere).
+func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: UserRow) -> Bool {
+    guard !judgement.entitled, purchase.origin != .revenueCat, let authority = purchase.origin.authorityStore,
+        family(authority) == family(purchase.store)
+    else { return false }
+    if let source = row.source, family(StoreKind(subscriptionSource: source)) != family(purchase.store) { return false }
+    if purchase.store.isApple, let key = row.originalTransactionID, !key.isEmpty {
+        return purchase.purchaseLine?.keys.contains(key) == true
+    }
+    if purchase.store == .playStore, let token = row.identifiers[.googlePlay] {
+        return purchase.purchaseLine?.keys.contains(token) == true
+    }
+    if let product = row.productID, !sameProduct(purchase, product) { return false }
+    // A period lasts at most a year (Stripe's longest interval): a line whose last period began more than that
+    // before the end the row states never granted it (a subscription canceled years ago).
+    if let start = purchase.purchaseDate, let rowEnd = row.endDate, rowEnd > start.addingTimeInterval(longestPeriod) {
+        return false
+    }
+    return true
+}
+
+/// The `iap_original_transaction_id` a change writes (SPEC 4, 5.10: columns keep their meaning): an App Store
+/// purchase's original transaction id; for any other store the row's value.
+func appleOriginalTransactionID(_ purchase: PurchaseFact, row: UserRow) -> String? {
+    guard purchase.store.isApple else { return row.originalTransactionID }
+    return purchase.originalTransactionID ?? row.originalTransactionID
+}
+
+/// 366 days: no store bills a period longer than a year.
+private let longestPeriod: TimeInterval = 366 * 86_400
+
+private func family(_ store: StoreKind) -> StoreKind { store.isApple ? .appStore : store }
+
+private func sameProduct(_ purchase: PurchaseFact, _ product: String) -> Bool {
+    let base = product.split(separator: ":", maxSplits: 1).first.map(String.init) ?? product
+    return ([purchase.productID] + purchase.alternateProductIDs).contains { $0 == product || $0 == base }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import PostgresNIO
+import StoreSimulator
+import SubreconApp
+import SubreconCore
+import SubreconDatabase
+import SubreconJob
+import SubreconReports
+import Testing
+
+/// Issue 25 (part A), end to end over loopback and PostgreSQL: facts about different purchase lines are never
+/// merged (SPEC 5.10), a Google void is a refund of its line (SPEC 5.3), and columns keep their meaning (SPEC 4).
+@Suite(
+    "Purchase lines in the nightly run (issue 25)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    .timeLimit(.minutes(3)))
+struct PurchaseLineJobTests {
+    static func play(_ state: String, start: Double, expiry: Double, order: String) -> SimulatedPlaySubscription {
+        .single(
+            "SUBSCRIPTION_STATE_" + state, product: "premium_monthly", start: Harness.day(start), expiry: Harness.day(expiry),
+            autoRenew: state == "ACTIVE", orderID: order)
+    }
+
+    @Test("a Google resubscription: the row's old token is EXPIRED or 410, RevenueCat reports the new purchase active: tier kept")
+    func googleResubscription() async throws {
+        try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
+            for id in ["rs-expired", "rs-gone"] {
+                try await h.store.insertUsers([GooglePlayJobTests.row(id, end: -1)])
+                await h.revenueCat.setSubscriber(
+                    GoogleOverRevenueCatTests.revenueCat(purchased: -1, expires: 29, order: "GPA.2000-0000-0000-00001..0"), for: id)
+            }
+            await google.setPurchase(
+                Self.play("EXPIRED", start: -90, expiry: -1, order: "GPA.1000-0000-0000-00001..2"), token: "tok-rs-expired")
+            await google.setGone("tok-rs-gone")
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            for id in ["rs-expired", "rs-gone"] {
+                let user = try #require(try await h.user(id))
+                #expect(user.currentTier == 1 && user.statusText == "active", "\(id): the new line entitles")
+                #expect(user.endDate == Harness.day(29), "\(id): the new line's end, never NULL")
+                #expect(rows[id]?.action == "extend", "\(id): \(rows[id]?.action ?? "")")
+                #expect(rows[id]?.drift.contains("source_conflict") == false, "\(id): another line is no conflict")
+                #expect(try await h.intents(id) == 0, "\(id)")
+            }
+        }
+    }
+
+    @Test("a Google void names the line: with RevenueCat too, the user ends refunded, intent refunded, counted")
+    func googleVoidWithRevenueCat() async throws {
+        try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
+            try await h.store.insertUsers([GooglePlayJobTests.row("vr-1", end: 300)])
+            // RevenueCat has not seen the refund: its entry of the line simply ended.
+            await h.revenueCat.setSubscriber(
+                GoogleOverRevenueCatTests.revenueCat(purchased: -60, expires: -1, order: "GPA.3000-0000-0000-00001..1"), for: "vr-1")
+            await google.setPurchase(
+                Self.play("EXPIRED", start: -60, expiry: -1, order: "GPA.3000-0000-0000-00001..1"), token: "tok-vr-1")
+            await google.addVoided(
+                SimulatedVoidedPurchase(
+                    purchaseToken: "tok-vr-1", orderID: "GPA.3000-0000-0000-00001..1", voidedTime: Harness.day(-1), isSubscription: true))
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            let user = try #require(try await h.user("vr-1"))
+            #expect(user.currentTier == 0 && user.statusText == "refunded")
+            #expect(rows["vr-1"]?.drift.contains("missed_refund") == true, "\(rows["vr-1"]?.drift ?? [])")
+            #expect(rows["vr-1"]?.pushIntent == ["refunded"])
+            #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'vr-1'") == 1, "one refund, feed and lookup")
+        }
+    }
+
+    @Test("a Stripe user's change never writes the subscription id into iap_original_transaction_id")
+    func stripeKeepsAppleColumn() async throws {
+        try await StripeJobTests.with { h, stripe in
+            var kept = StripeJobTests.row("sc-kept", tier: 1, "active", end: -2, customer: "cus_kept")
+            kept.originalTransactionID = "2000000111"
+            let empty = StripeJobTests.row("sc-empty", tier: 1, "active", end: -2, customer: "cus_empty")
+            try await h.store.insertUsers([kept, empty])
+            await stripe.setSubscriptions([StripeJobTests.subscription("sub_kept", "active", from: -2, to: 28)], forCustomer: "cus_kept")
+            await stripe.setSubscriptions([StripeJobTests.subscription("sub_empty", "active", from: -2, to: 28)], forCustomer: "cus_empty")
+
+            let result = try await h.run()
+            let rows = try h.report(result)
+            for (id, expected) in [("sc-kept", "2000000111"), ("sc-empty", nil)] as [(String, String?)] {
+                let user = try #require(try await h.user(id))
+                #expect(rows[id]?.action == "extend", "\(id)")
+                #expect(user.endDate == Harness.day(28), "\(id)")
+                #expect(user.originalTransactionID == expected, "\(id): \(user.originalTransactionID ?? "NULL")")
+            }
+        }
+    }
+}
