@@ -87,7 +87,7 @@ public enum GooglePlayMapping {
     }
 
     /// An order id without its renewal suffix: `GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`.
-    public static func orderBase(_ orderID: String) -> String { PurchaseLine.googleOrderBase(orderID) }
+    public static func orderBase(_ orderID: String) -> String { StoreKind.playStore.lineKeys(of: orderID)[0] }
 
     /// `units` + `nanos` / 1e9 as an exact decimal in `currencyCode`; nil (unknown, never guessed) when a part is
     /// missing or malformed: no currency, units not an integer, nanos unreadable or outside 0...999,999,999, or

@@ -17,8 +17,8 @@ func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evi
 
 /// True when `purchase`, judged not entitled, is positive evidence that the line which granted the row's tier has
 /// ended: a store's own fact (never RevenueCat's, which is believed only when it answered in full) about the row's
-/// own line. The row names its line by the Apple original transaction id or the Google purchase token; without
-/// one (Stripe, whose column names a customer), a line of the row's store and product is the row's unless its last
+/// own line. The row names its line by the Apple original transaction id or a store identifier that names a line
+/// (`FactOrigin.identifierNamesLine`); without one (a column naming a customer), a line of the row's store and product is the row's unless its last
 /// period began more than a year before the end the row states (then the tier came from elsewhere).
 func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: UserRow) -> Bool {
     guard !judgement.entitled, purchase.origin != .revenueCat, let authority = purchase.origin.authorityStore,
@@ -28,11 +28,11 @@ func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: 
     if purchase.store.isApple, let key = row.originalTransactionID, !key.isEmpty {
         return purchase.purchaseLine?.keys.contains(key) == true
     }
-    if purchase.store == .playStore, let token = row.identifiers[.googlePlay] {
-        return purchase.purchaseLine?.keys.contains(token) == true
+    if purchase.origin.identifierNamesLine, let key = row.identifiers[purchase.origin] {
+        return purchase.purchaseLine?.keys.contains(key) == true
     }
     if let product = row.productID, !sameProduct(purchase, product) { return false }
-    // A period lasts at most a year (Stripe's longest interval): a line whose last period began more than that
+    // A period lasts at most a year (no store bills a longer one): a line whose last period began more than that
     // before the end the row states never granted it (a subscription canceled years ago).
     if let start = purchase.purchaseDate, let rowEnd = row.endDate, rowEnd > start.addingTimeInterval(longestPeriod) {
         return false

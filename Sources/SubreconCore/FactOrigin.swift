@@ -24,6 +24,15 @@ public enum FactOrigin: String, Sendable, Codable, Hashable, CaseIterable {
         }
     }
 
+    /// True when the row's identifier for this source (`UserRow.identifiers[origin]`) names a purchase line itself
+    /// (Google's purchase token), false when it names an account holding several (Stripe's customer id).
+    public var identifierNamesLine: Bool {
+        switch self {
+        case .googlePlay: true
+        case .revenueCat, .appStore, .appStoreReceipt, .stripe: false
+        }
+    }
+
     /// What "unknown at source" says when this source answered that it does not know the user's identifier
     /// (absence); nil for RevenueCat, whose unknown subscriber is said apart.
     public var absenceText: String? {
@@ -61,6 +70,15 @@ public struct StoreKind: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     }
 
     public var description: String { rawValue }
+
+    /// The forms an id of this store takes for the same purchase line (SPEC 5.10): the id itself, and for Google Play
+    /// an order id without its renewal suffix (`GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`).
+    public func lineKeys(of id: String) -> [String] {
+        guard self == .playStore, let range = id.range(of: "..", options: .backwards) else { return [id] }
+        let suffix = id[range.upperBound...]
+        guard !suffix.isEmpty, suffix.allSatisfy({ $0.isASCII && $0.isNumber }) else { return [id] }
+        return [String(id[..<range.lowerBound]), id]
+    }
 
     /// The store named by a `users.subscription_source` value (the inverse of `subscriptionSource`).
     public init(subscriptionSource source: String) {

@@ -19,10 +19,10 @@ public struct PurchaseLine: Sendable, Hashable, Codable {
         self.keys = stated
     }
 
-    /// The line a store's own purchase of `store` names by `ids`; Google order ids are taken without their suffix.
+    /// The line a purchase of `store` names by `ids`, each also in the forms the store's ids take for the same line
+    /// (`StoreKind.lineKeys(of:)`: a Google order id without its renewal suffix).
     public static func of(store: StoreKind, ids: [String?]) -> PurchaseLine? {
-        let normalized = store == .playStore ? ids.map { $0.map(googleOrderBase) } + ids : ids
-        return PurchaseLine(store: store, keys: normalized)
+        PurchaseLine(store: store, keys: ids.compactMap { $0 }.flatMap(store.lineKeys(of:)))
     }
 
     /// True when both name the same purchase: same store family and a shared key.
@@ -35,15 +35,6 @@ public struct PurchaseLine: Sendable, Hashable, Codable {
         var line = self
         line.keys.formUnion(more.filter { !$0.isEmpty })
         return line
-    }
-
-    /// A Google Play order id without its renewal suffix: `GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`
-    /// (SPEC 5.10: the order id names its line before the suffix).
-    public static func googleOrderBase(_ orderID: String) -> String {
-        guard let range = orderID.range(of: "..", options: .backwards) else { return orderID }
-        let suffix = orderID[range.upperBound...]
-        guard !suffix.isEmpty, suffix.allSatisfy({ $0.isASCII && $0.isNumber }) else { return orderID }
-        return String(orderID[..<range.lowerBound])
     }
 }
 
