@@ -116,6 +116,7 @@ public actor StripeSimulator: SimulatorRoute {
     var customers: [String: [SimulatedStripeSubscription]] = [:]
     private var events: [SimulatedStripeEvent] = []
     var charges: [SimulatedStripeCharge] = []
+    var checkoutSessions: [String: [SimulatedStripeCheckoutSession]] = [:]
     var layout: StripePeriodLayout = .items
     /// Items a subscription embeds at most (`items.has_more` beyond); nil: all.
     var embeddedItemLimit: Int?
@@ -192,8 +193,9 @@ public actor StripeSimulator: SimulatorRoute {
         let isCharges = (segments.count == 2 || segments.count == 3) && segments[0] == "v1" && segments[1] == "charges"
         let isRefunds = segments == ["v1", "refunds"]
         let isItems = segments == ["v1", "subscription_items"]
+        let isCheckout = segments.count >= 3 && segments[0] == "v1" && segments[1] == "checkout" && segments[2] == "sessions"
         guard
-            isEvents || isPayments || isCharges || isRefunds || isItems
+            isEvents || isPayments || isCharges || isRefunds || isItems || isCheckout
                 || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
@@ -208,6 +210,7 @@ public actor StripeSimulator: SimulatorRoute {
             return error(400, type: "invalid_request_error", code: "invalid_request", "Stripe-Version \(apiVersion) expected")
         }
         if isEvents { return serve(key: Self.eventsKey) { listEvents(request.query) } }
+        if isCheckout { return handleCheckout(request) }
         if isItems {
             guard let subscription = request.query["subscription"] else {
                 return error(
@@ -256,7 +259,7 @@ public actor StripeSimulator: SimulatorRoute {
         return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after, expand: expand) }
     }
 
-    private func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
+    func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
         switch takeFault(for: key) {
         case .status(let status)?:
             let type = status >= 500 ? "api_error" : "invalid_request_error"

@@ -76,7 +76,7 @@ struct StripeFeedTests {
             #expect(events.count == 1)
             #expect(events.first?.query["created[gte]"] == String(Int64(Harness.day(-3).timeIntervalSince1970)))
             #expect(events.first?.query["created[lt]"] == String(Int64(Harness.asOf.timeIntervalSince1970)))
-            #expect(result.summary.requests["stripe"]?.requests == 2, "one events page and one list call")
+            #expect(result.summary.requests["stripe"]?.requests == 3, "one events page, one subscriptions and one checkout sessions list")
             #expect(result.summary.sources["stripe"]?.contains("events feed (GET /v1/events)") == true)
         }
     }

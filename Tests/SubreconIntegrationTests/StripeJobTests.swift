@@ -141,7 +141,9 @@ struct StripeJobTests {
             let column = try #require(csv.first?.split(separator: ",", omittingEmptySubsequences: false).firstIndex(of: "sources"))
             let extendLine = try #require(csv.first { $0.hasPrefix("\(result.summary.runID),s-extend,") })
             #expect(extendLine.split(separator: ",", omittingEmptySubsequences: false)[column] == "stripe")
-            #expect(result.summary.requests["stripe"]?.requests == seeds.count + 1, "one list call per customer, one events page")
+            #expect(
+                result.summary.requests["stripe"]?.requests == 2 * seeds.count + 1,
+                "a subscriptions and a checkout sessions list per customer, one events page")
             #expect(result.summary.requests["revenuecat"] == nil)
             #expect(result.summary.sources["stripe"]?.contains("Stripe API") == true)
             #expect(result.summary.sources["stripe"]?.hasSuffix("; budget 20 req/s") == true, "the --stripe-rps default")
@@ -235,7 +237,9 @@ struct StripeJobTests {
             #expect(paths.contains("/v1/subscriptions/sub_c-subid"), "asked by RevenueCat's subscription id")
             #expect(paths.contains("/v1/subscriptions/sub_c-elsewhere"), "asked by id when the customer's list lacks it")
             #expect(!paths.contains("/v1/subscriptions/sub_c-customer"), "listed by customer, not asked again")
-            #expect(result.summary.requests["stripe"]?.requests == 5, "4 lookups and the events feed's page")
+            #expect(
+                result.summary.requests["stripe"]?.requests == 7,
+                "4 lookups, 2 checkout sessions lists by customer and the events feed's page")
         }
     }
 

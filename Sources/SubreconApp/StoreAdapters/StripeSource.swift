@@ -9,7 +9,8 @@ import SubreconJob
 /// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or
 /// subscription Stripe does not know is absence (`unknownTo`), an unknown status or any failure an error for the
 /// user. A current period whose latest invoice Stripe states fully refunded is a refunded purchase (SPEC 5.7); a
-/// partial refund changes nothing.
+/// partial refund changes nothing. The customer's paid one-time prices (Checkout Sessions) are non-expiring purchases
+/// (SPEC 5.3), refunded when their payment was refunded in full.
 struct StripeSource: StoreSource {
     let client: StripeClient
     let note: String
@@ -21,7 +22,8 @@ struct StripeSource: StoreSource {
         return StripeSource(
             client: client,
             note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or "
-                + "RevenueCat's sub_ ids, the current period's refunds from its invoice's charges; events feed (GET /v1/events)")
+                + "RevenueCat's sub_ ids, the current period's refunds from its invoice's charges, paid one-time prices "
+                + "(checkout sessions); events feed (GET /v1/events)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
@@ -32,6 +34,13 @@ struct StripeSource: StoreSource {
             facts.noteAsked(.stripe)
             let answer = await client.subscriptions(customerID: customer)
             guard await record(answer, into: &found, facts: &facts) else { return }
+            // The one-time prices the customer paid for (SPEC 5.3): non-expiring unless refunded in full.
+            switch await client.oneTimePurchases(customerID: customer) {
+            case .failure(let error):
+                facts.errors.append(error)
+                return
+            case .success(let oneTime): found += oneTime
+            }
         }
         // RevenueCat's Stripe subscriptions the customer's list did not include (every one, without a customer id).
         let listed = Set(found.flatMap(\.identifiers))
