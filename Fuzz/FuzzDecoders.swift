@@ -15,6 +15,7 @@
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...2200, no decoded price is negative, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
+import SourceHTTP
 import SubreconCore
 
 /// Store decoders chosen by a leading ASCII letter or digit (the others by the first byte modulo 8, below).
@@ -129,8 +130,8 @@ private func revenueCatError(_ body: Data) {
 }
 
 #if RATE_LIMIT_WAIT_V2
-    // `RequestedWait` / `WaitText` in the core (the saturating 429 parse): scripts/fuzz defines RATE_LIMIT_WAIT_V2 when
-    // Sources/SubreconCore/RequestedWait.swift exists.
+    // `RequestedWait` / `WaitText` / `WaitHint` (the saturating 429 parse, SourceHTTP/RateLimiting): scripts/fuzz
+    // always defines RATE_LIMIT_WAIT_V2 now.
     private func checkWait(_ asked: RequestedWait, cap: Duration) {
         switch asked {
         case .wait(let duration): precondition(duration >= .zero && duration <= cap, "a wait outside 0...cap")
@@ -141,7 +142,7 @@ private func revenueCatError(_ body: Data) {
 
     private func rateLimitWait(backoffMS: Double?, retryAfter: String?, cap: Duration) {
         let now = Date(timeIntervalSince1970: 1_772_000_000)
-        checkWait(RetryPolicy.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: cap), cap: cap)
+        checkWait(WaitHint.rateLimitWait(backoffMS: backoffMS, retryAfter: retryAfter, now: now, cap: cap), cap: cap)
         guard let retryAfter else { return }
         // Apple's Retry-After: absolute Unix milliseconds, or an HTTP-date.
         if let milliseconds = WaitText.number(retryAfter) {
