@@ -67,8 +67,8 @@ struct AppleJobTests {
             #expect(rows["a-stripe"]?.action == "extend")
             #expect(await h.appStore.totalRequests() == 3, "one Apple call per App Store candidate")
             #expect(
-                result.summary.requests["app_store"]?.requests == 3 + 9,
-                "plus the notification history: undelivered + 8 entitlement types, one page each")
+                result.summary.requests["app_store"]?.requests == 3 + 13,
+                "plus the notification history: undelivered + 12 entitlement and line-starting types, one page each")
             #expect(result.summary.requests["revenuecat"]?.requests == 4)
             #expect(await h.appStore.lastToken() != nil)
             let json = try String(contentsOf: result.folder.appendingPathComponent("drift.json"), encoding: .utf8)

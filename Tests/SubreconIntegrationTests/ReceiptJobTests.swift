@@ -61,7 +61,7 @@ struct ReceiptJobTests {
 
             #expect(result.summary.requests["app_store_receipt"]?.requests == 2, "one verifyReceipt per stored receipt")
             #expect(await h.appStore.totalRequests() == 1, "the revealed id is looked up once")
-            #expect(result.summary.requests["app_store"]?.requests == 1 + 9, "plus the notification history's 9 queries")
+            #expect(result.summary.requests["app_store"]?.requests == 1 + 13, "plus the notification history's 13 queries")
         }
     }
 
