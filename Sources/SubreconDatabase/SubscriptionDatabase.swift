@@ -88,7 +88,7 @@ public struct SubscriptionDatabase: Sendable {
     /// All candidates, streamed page by page in id order. Each page is a fresh keyset query, so rows added or
     /// changed during the scan are seen (when ahead of the cursor) or not (when behind it), never twice.
     public func candidates(_ query: CandidateQuery, pageSize: Int = 500) -> CandidateSequence {
-        CandidateSequence(store: self, query: query, pageSize: max(1, pageSize))
+        CandidateSequence(database: self, query: query, pageSize: max(1, pageSize))
     }
 
     /// The `EXPLAIN` text of one candidate page (the page after `lastID`), for operators, tests and benchmarks.
@@ -209,17 +209,17 @@ public struct SubscriptionDatabase: Sendable {
 /// The candidates of a `CandidateQuery`, fetched one keyset page at a time as the consumer iterates.
 public struct CandidateSequence: AsyncSequence, Sendable {
     public typealias Element = UserRow
-    let store: SubscriptionDatabase
+    let database: SubscriptionDatabase
     let query: CandidateQuery
     let pageSize: Int
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(store: store, query: query, pageSize: pageSize)
+        Iterator(database: database, query: query, pageSize: pageSize)
     }
 
     /// Holds at most one page in memory.
     public struct Iterator: AsyncIteratorProtocol {
-        let store: SubscriptionDatabase
+        let database: SubscriptionDatabase
         let query: CandidateQuery
         let pageSize: Int
         var buffer: [UserRow] = []
@@ -230,7 +230,7 @@ public struct CandidateSequence: AsyncSequence, Sendable {
         public mutating func next() async throws -> UserRow? {
             if position == buffer.count {
                 guard !finished else { return nil }
-                buffer = try await store.candidatePage(query, after: lastID, limit: pageSize)
+                buffer = try await database.candidatePage(query, after: lastID, limit: pageSize)
                 position = 0
                 if buffer.count < pageSize { finished = true }
                 guard let last = buffer.last else { return nil }

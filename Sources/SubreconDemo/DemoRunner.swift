@@ -70,11 +70,11 @@ public enum DemoRunner {
     static func seedDatabase(_ users: [DemoUser], environment: ProcessEnvironment, logger: Logger) async throws {
         _ = try await Commands.migrate(environment: environment, logger: logger)
         let config = try SubreconConfiguration.load(environment, requireSource: true)
-        try await Commands.withDatabase(config.database, logger: logger) { store in
-            try await store.upsertProducts(DemoScenario.products)
-            try await store.insertUsers(users.map(\.row))
+        try await Commands.withDatabase(config.database, logger: logger) { database in
+            try await database.upsertProducts(DemoScenario.products)
+            try await database.insertUsers(users.map(\.row))
             for user in users {
-                if let receipt = user.receipt { try await store.saveReceipt(receipt.receiptData, for: user.row.id) }
+                if let receipt = user.receipt { try await database.saveReceipt(receipt.receiptData, for: user.row.id) }
             }
         }
     }
