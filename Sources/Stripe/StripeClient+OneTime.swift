@@ -79,15 +79,9 @@ extension StripeClient {
         case .failure(let error): return failure(error)
         case .success(let listed): read = listed
         }
-        for (index, charge) in read.enumerated()
-        where charge.refunded == true && (charge.refunds == nil || charge.refundsHaveMore != false) {
-            guard let id = charge.id, !id.isEmpty else { continue }
-            switch await refunds(chargeID: id) {
-            case .failure(let error): return failure(error)
-            case .success(let listed):
-                read[index].refunds = listed
-                read[index].refundsHaveMore = false
-            }
+        switch await withEveryRefund(read) {
+        case .failure(let error): return failure(error)
+        case .success(let complete): read = complete
         }
         let payment = StripeInvoicePayment(
             id: intent, amountPaid: nil, currency: nil, status: "paid", paymentType: "payment_intent", paymentIntent: intent)

@@ -52,15 +52,9 @@ extension StripeClient {
                 case nil:
                     break
                 }
-                for (index, charge) in read.enumerated()
-                where charge.refunded == true && (charge.refunds == nil || charge.refundsHaveMore != false) {
-                    guard let id = charge.id, !id.isEmpty else { continue }
-                    switch await refunds(chargeID: id) {
-                    case .failure(let error): return failure(error)
-                    case .success(let listed):
-                        read[index].refunds = listed
-                        read[index].refundsHaveMore = false
-                    }
+                switch await withEveryRefund(read) {
+                case .failure(let error): return failure(error)
+                case .success(let complete): read = complete
                 }
                 paid.append(StripePaidPayment(payment: payment, charges: read))
             }
@@ -91,6 +85,23 @@ extension StripeClient {
             base: "/v1/charges?payment_intent=\(Self.encoded(paymentIntentID))&limit=\(Self.pageSize)&"
                 + "\(Self.encoded("expand[]"))=\(Self.encoded("data.refunds"))",
             id: paymentIntentID, what: "charges", decode: StripeChargeList.decode(body:), elementID: \.id)
+    }
+
+    /// `charges` with every refund of each refunded charge whose embedded refunds list is missing or cut off
+    /// (read from `GET /v1/refunds?charge=…`, every page).
+    func withEveryRefund(_ charges: [StripeCharge]) async -> Result<[StripeCharge], StripeError> {
+        var read = charges
+        for (index, charge) in read.enumerated()
+        where charge.refunded == true && (charge.refunds == nil || charge.refundsHaveMore != false) {
+            guard let id = charge.id, !id.isEmpty else { continue }
+            switch await refunds(chargeID: id) {
+            case .failure(let error): return .failure(error)
+            case .success(let listed):
+                read[index].refunds = listed
+                read[index].refundsHaveMore = false
+            }
+        }
+        return .success(read)
     }
 
     /// Every refund of `chargeID`: `GET /v1/refunds?charge=…&limit=100`, every page (at most `maxPages`).
