@@ -15,7 +15,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
         public var originalTransactionID: String?
         /// The stores' identifier columns (`IdentifierColumn`), each with the row's value (nil: none); encoded under
         /// the column's name when present.
-        public var identifiers: [(column: IdentifierColumn, value: String?)]
+        public var identifiers: [Identifier]
         public var autoRenew: Bool?
 
         enum CodingKeys: String, CodingKey {
@@ -28,6 +28,12 @@ public struct Explanation: Sendable, Encodable, Hashable {
             case productID = "iap_product_id"
             case originalTransactionID = "iap_original_transaction_id"
             case autoRenew = "auto_renew"
+        }
+
+        /// One identifier column and the row's value in it (nil: none).
+        public struct Identifier: Sendable, Hashable {
+            public var column: IdentifierColumn
+            public var value: String?
         }
 
         struct ColumnKey: CodingKey {
@@ -49,22 +55,9 @@ public struct Explanation: Sendable, Encodable, Hashable {
             try container.encodeIfPresent(originalTransactionID, forKey: .originalTransactionID)
             try container.encodeIfPresent(autoRenew, forKey: .autoRenew)
             var columns = encoder.container(keyedBy: ColumnKey.self)
-            for (column, value) in identifiers {
-                try columns.encodeIfPresent(value, forKey: ColumnKey(stringValue: column.name))
+            for identifier in identifiers {
+                try columns.encodeIfPresent(identifier.value, forKey: ColumnKey(stringValue: identifier.column.name))
             }
-        }
-
-        public static func == (lhs: Row, rhs: Row) -> Bool {
-            lhs.id == rhs.id && lhs.tier == rhs.tier && lhs.status == rhs.status && lhs.endDate == rhs.endDate
-                && lhs.graceEndsAt == rhs.graceEndsAt && lhs.source == rhs.source && lhs.productID == rhs.productID
-                && lhs.originalTransactionID == rhs.originalTransactionID && lhs.autoRenew == rhs.autoRenew
-                && lhs.identifiers.map(\.column) == rhs.identifiers.map(\.column)
-                && lhs.identifiers.map(\.value) == rhs.identifiers.map(\.value)
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(id)
-            hasher.combine(identifiers.map(\.value))
         }
     }
 
@@ -162,7 +155,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
             id: row.id, tier: row.currentTier, status: row.statusText, endDate: date(row.endDate),
             graceEndsAt: date(row.graceEndsAt), source: row.source, productID: row.productID,
             originalTransactionID: row.originalTransactionID,
-            identifiers: columns.map { ($0, row.identifiers[$0.origin]) }, autoRenew: row.autoRenew)
+            identifiers: columns.map { Row.Identifier(column: $0, value: row.identifiers[$0.origin]) }, autoRenew: row.autoRenew)
         self.sources = Self.evidence(facts: facts, asOf: asOf)
         action = verdict.action.rawValue
         drift = verdict.drift.map(\.rawValue)
@@ -293,8 +286,9 @@ extension Explanation {
         out.append(
             "  row: tier \(row.tier), \(row.status), ends \(row.endDate ?? "-"), grace \(row.graceEndsAt ?? "-"), "
                 + "source \(row.source ?? "-"), product \(row.productID ?? "-"), apple \(row.originalTransactionID ?? "-")"
-                + row.identifiers.map { column, value in
-                    ", \(column.label) \(value.map { column.showsValue ? $0 : "(token set)" } ?? "-")"
+                + row.identifiers.map { identifier in
+                    let column = identifier.column
+                    return ", \(column.label) \(identifier.value.map { column.showsValue ? $0 : "(token set)" } ?? "-")"
                 }.joined())
         if sources.isEmpty { out.append("  sources: none asked (no identifier for any configured source)") }
         for source in sources {

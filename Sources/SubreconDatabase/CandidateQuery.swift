@@ -80,13 +80,14 @@ public struct CandidateQuery: Sendable, Hashable {
 
     /// The sweep bucket of a user id in Swift (the SQL computes the same): `hash("sweep:" + id) mod days`. A hash of
     /// its own, so the sweep's nights do not line up with `--shard` slices.
-    public static func sweepBucket(of id: String, days: Int) -> Int {
-        days > 0 ? Int(ShardSpec.hash(of: "sweep:" + id) % UInt32(days)) : 0
-    }
+    public static func sweepBucket(of id: String, days: Int) -> Int { bucket(of: id, prefix: "sweep:", days: days) }
 
     /// The free-row sweep's bucket of a user id (the SQL computes the same): `hash("sweep_free:" + id) mod days`.
-    public static func sweepFreeBucket(of id: String, days: Int) -> Int {
-        days > 0 ? Int(ShardSpec.hash(of: "sweep_free:" + id) % UInt32(days)) : 0
+    public static func sweepFreeBucket(of id: String, days: Int) -> Int { bucket(of: id, prefix: "sweep_free:", days: days) }
+
+    /// `hash(prefix + id) mod days` (0 when `days` is 0), as `bucketSQL` computes it in PostgreSQL.
+    static func bucket(of id: String, prefix: String, days: Int) -> Int {
+        days > 0 ? Int(ShardSpec.hash(of: prefix + id) % UInt32(days)) : 0
     }
 
     /// The two sweeps: the reason, the rows they take, the hash prefix and the period.
@@ -116,8 +117,6 @@ public struct CandidateQuery: Sendable, Hashable {
                     """, binds: binds)
         }
     }
-
-    static func sweepBucketSQL(days: Int) -> String { bucketSQL(prefix: "sweep:", days: days) }
 
     /// `hash(prefix + id) mod days` in SQL, as `ShardSpec.hash` computes it (the prefix is one of `sweeps`' constants).
     static func bucketSQL(prefix: String, days: Int) -> String {
