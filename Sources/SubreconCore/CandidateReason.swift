@@ -29,19 +29,21 @@ public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Co
     public static let sweep = CandidateReason(known: "sweep")
     /// The sweep of rows holding no tier tonight (`--sweep-free-days`, SPEC 5.1, 5.10).
     public static let sweepFree = CandidateReason(known: "sweep_free")
+    /// A purchase no row named, whose store named this user's account (SPEC 5.10 linking).
+    public static let linkedPurchase = CandidateReason(known: "linked_purchase")
     /// Listed in `--users-file`.
     public static let usersFile = CandidateReason(known: "users_file")
     /// A `--mode backfill` run.
     public static let backfill = CandidateReason(known: "backfill")
 
-    /// Named by a store's event feed: the reason its adapter declares (a constant of the adapter, checked here).
+    /// Named by a store's event feed or inventory: the reason its adapter declares (a constant of the adapter, checked here).
     public static func feed(_ name: StaticString) -> CandidateReason {
         CandidateReason(rawValue: "\(name)") ?? CandidateReason(known: "feed")
     }
 
     /// The reasons that are not a feed's, in order.
     public static let ruleReasons: [CandidateReason] = [.expired, .billingIssue, .lapsed]
-    static let afterFeeds: [CandidateReason] = [.sweep, .sweepFree, .usersFile, .backfill]
+    static let afterFeeds: [CandidateReason] = [.sweep, .sweepFree, .linkedPurchase, .usersFile, .backfill]
 
     /// True for a reason a store feed gave.
     public var isFeed: Bool { !Self.ruleReasons.contains(self) && !Self.afterFeeds.contains(self) }

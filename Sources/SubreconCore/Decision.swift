@@ -152,6 +152,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
         skipped.sources = facts.asked
         return skipped
     }
+    if let conflict = ownershipConflict(row: row, facts: facts) { return conflict }
 
     // Each store overrides RevenueCat for its own purchases.
     let (merged, conflicts) = merge(revenueCat: facts.purchases, stores: facts.stores, asOf: asOf)
@@ -181,7 +182,7 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
             error: "entitled product(s) missing from product_tiers: \(unknownProducts.products.joined(separator: ", "))")
     case .success(let found): granting = found
     }
-    let (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)
+    var (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)
     if let absent = absence(row: row, truth: truth, facts: facts, evidence: evidence, conflicts: conflicts) { return absent }
     // Evidence the rules cannot read never lowers a tier it might still grant, nor passes for "in sync";
     // only a raise that stated evidence justifies goes ahead beside it.
@@ -194,8 +195,10 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
             error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
     }
 
+    truth.storeIdentifiers = row.identifiers
+    let identifierDrift = writeIdentifiers(into: &truth, row: row, facts: facts, granting: granting?.purchase)
     let before = row.entitlement
-    var drift = evidence.drift.union(driftKinds(before: before, truth: truth))
+    var drift = evidence.drift.union(driftKinds(before: before, truth: truth)).union(identifierDrift)
     let action = action(before: before, truth: truth)
     if action == .none { drift.insert(.inSync) }
     let intents = action == .none ? [] : pushIntents(userID: row.id, before: before, truth: truth)
@@ -431,7 +434,7 @@ func differs(_ before: Entitlement, _ truth: Entitlement) -> Bool {
     before.tier != truth.tier || before.status != truth.status || !sameInstant(before.endDate, truth.endDate)
         || !sameInstant(before.graceEndsAt, truth.graceEndsAt) || before.source != truth.source
         || before.productID != truth.productID || before.originalTransactionID != truth.originalTransactionID
-        || before.autoRenew != truth.autoRenew
+        || before.autoRenew != truth.autoRenew || before.storeIdentifiers != truth.storeIdentifiers
 }
 
 func action(before: Entitlement, truth: Entitlement) -> Action {

@@ -257,6 +257,13 @@ public struct Explanation: Sendable, Encodable, Hashable {
         case .productChange: "SPEC 5.6: a different product grants the tier now"
         case .sourceConflict:
             "SPEC 5.2: RevenueCat and the purchase's own store disagree; the store is the authority for its own purchases"
+        case .staleIdentifier:
+            "SPEC 5.10: the row named an older purchase of the line that entitles now; the newer identifier is written"
+        case .linkedPurchase:
+            "SPEC 5.10: a purchase the row did not name, whose store names this user's account, is linked and written"
+        case .ownershipConflict:
+            "SPEC 5.10: a store names another buyer, or linking would overwrite a different identifier: the row is left "
+                + "untouched" + (verdict.error.map { " (\($0))" } ?? "")
         case .sandboxIgnored: "SPEC 5.3: a production run never lets a sandbox purchase entitle"
         case .unknownProduct: "SPEC 5.3: an entitled product is missing from product_tiers: the row is left untouched"
         case .unknownAtSource: "SPEC 5.2: absence is not evidence: no source asked knows this user; the row is left untouched"

@@ -109,6 +109,10 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// The purchase line this fact is about (SPEC 5.10); nil when its source named none (then no other fact is
     /// known to be about the same purchase).
     public var line: PurchaseLine?
+    /// The buyer's account as the store itself states it (SPEC 5.10: Apple `appAccountToken` inside the verified
+    /// signed transaction, Google `obfuscatedExternalAccountId`, Stripe `metadata.user_id` on the subscription or its
+    /// customer); nil when the store did not state one. RevenueCat never states it.
+    public var accountToken: String?
 
     public init(
         origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, kind: PurchaseKind = .subscription,

@@ -34,6 +34,12 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     /// column; nil for a readable row. An unreadable row is that user's `row_error`: reported, never asked about,
     /// never written (SPEC 5.11). Its other fields are then placeholders and mean nothing.
     public var rowError: String?
+    /// The row's optional `account_token` (SPEC 4, 5.10): what the app hands the stores as the buyer's account when it
+    /// is not the user id; nil when the column is absent, NULL or empty.
+    public var accountToken: String?
+    /// Store identifiers linked to this user tonight and not (yet) in the row (SPEC 5.10 linking: a feed entry or an
+    /// inventory subscription whose store named the user's account), by the source that asks with them.
+    public var links: [FactOrigin: String] = [:]
 
     public init(
         id: String, currentTier: Int, status: String, endDate: Date? = nil, graceEndsAt: Date? = nil,
@@ -66,11 +72,15 @@ public struct Entitlement: Sendable, Equatable, Hashable, Codable {
     public var productID: String?
     public var originalTransactionID: String?
     public var autoRenew: Bool?
+    /// The stores' identifier columns other than Apple's (`UserRow.identifiers`), as they are (the row) or will be
+    /// (a truth: the row's, with a linked or newer identifier of the same store written over it, SPEC 5.10).
+    public var storeIdentifiers: [FactOrigin: String] = [:]
 
     public init(
         tier: Int, status: SubscriptionStatus, endDate: Date?, graceEndsAt: Date?, source: String?,
-        productID: String?, originalTransactionID: String?, autoRenew: Bool?
+        productID: String?, originalTransactionID: String?, autoRenew: Bool?, storeIdentifiers: [FactOrigin: String] = [:]
     ) {
+        self.storeIdentifiers = storeIdentifiers
         self.tier = tier
         self.status = status
         self.endDate = endDate
@@ -87,6 +97,7 @@ extension UserRow {
     public var entitlement: Entitlement {
         Entitlement(
             tier: currentTier, status: status ?? .none, endDate: endDate, graceEndsAt: graceEndsAt, source: source,
-            productID: productID, originalTransactionID: originalTransactionID, autoRenew: autoRenew)
+            productID: productID, originalTransactionID: originalTransactionID, autoRenew: autoRenew,
+            storeIdentifiers: identifiers)
     }
 }

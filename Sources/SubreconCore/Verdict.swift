@@ -21,6 +21,13 @@ public enum Drift: String, Sendable, Codable, CaseIterable, Hashable, Comparable
     case missedRefund = "missed_refund"
     case productChange = "product_change"
     case sourceConflict = "source_conflict"
+    /// The row named an older purchase of the line that entitles now; the newer identifier is written (SPEC 5.10).
+    case staleIdentifier = "stale_identifier"
+    /// A purchase the row did not name was linked to it (its store named the user's account) and written (SPEC 5.10).
+    case linkedPurchase = "linked_purchase"
+    /// A store names another owner of a line the row names, or linking would overwrite a different identifier:
+    /// untouched, listed for a person (SPEC 5.10).
+    case ownershipConflict = "ownership_conflict"
     case sandboxIgnored = "sandbox_ignored"
     case unknownProduct = "unknown_product"
     case unknownAtSource = "unknown_at_source"

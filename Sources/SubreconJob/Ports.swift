@@ -80,6 +80,21 @@ public protocol FeedCandidates: Sendable {
     func recordSweep(_ query: CandidateQuery, runID: String) async throws
 }
 
+/// Linking and orphans (SPEC 5.10): whose account a store named, the links a run made, the orphans kept across nights.
+public protocol PurchaseLinks: Sendable {
+    /// The users whose `id`, or optional `account_token`, is each account (an Apple `appAccountToken` compared
+    /// case-insensitively); an account more than one row claims maps to all of them.
+    func owners(ofAccounts accounts: [String]) async throws -> [String: [String]]
+    /// The users among `identifiers` of `column` that a row holds (read only): which purchases are unlinked.
+    func heldIdentifiers(column: FeedColumn, identifiers: [String]) async throws -> Set<String>
+    /// Records tonight's links as candidates of `runID` (reason `linked_purchase`); idempotent.
+    func addLinks(runID: String, _ links: [PurchaseLink]) async throws
+    /// The links recorded for `runID`, by user and source.
+    func links(runID: String) async throws -> [String: [FactOrigin: String]]
+    /// Keeps tonight's orphans (first and last night seen, by store and identifier) and returns them as kept.
+    func recordOrphans(runID: String, night: Date, _ orphans: [Orphan]) async throws -> [Orphan]
+}
+
 /// Everything the job asks of its database, as one value; each phase takes only the port it needs.
 public typealias ReconcileDatabase = CandidateSource & CatalogSource & RunJournal & VerdictRecords & RunHistory & FeedCandidates
 
@@ -95,6 +110,8 @@ public struct JobPorts: Sendable {
     public var feeds: (any FeedCandidates)?
     /// nil: no refund review (`refunds_seen`, `refund_review.csv`).
     public var refunds: (any RefundRecords)?
+    /// nil: unlinked purchases are counted only (no linking, no orphans kept).
+    public var links: (any PurchaseLinks)?
 
     public init(
         candidates: any CandidateSource, catalog: any CatalogSource, journal: any RunJournal, verdicts: any VerdictRecords,
@@ -113,6 +130,7 @@ public struct JobPorts: Sendable {
         self.init(
             candidates: database, catalog: database, journal: database, verdicts: database, history: database, feeds: database)
         refunds = database as? any RefundRecords
+        links = database as? any PurchaseLinks
     }
 }
 
@@ -125,12 +143,19 @@ public protocol FactSource: Sendable {
     var feedOrigins: [FactOrigin] { get }
     /// One configured store feed read over `[since, until)`; nil when `origin` has none.
     func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead?
+    /// The configured store inventories (SPEC 5.1: Stripe's live subscriptions), in the order they are read.
+    var inventoryOrigins: [FactOrigin] { get }
+    /// One store's inventory at the time of the read: every live purchase, as `FeedEntries.purchases` (each also in
+    /// `identifiers`); nil when `origin` has none.
+    func inventory(_ origin: FactOrigin) async -> FeedRead?
 }
 
 extension FactSource {
     /// No feeds unless the source has some.
     public var feedOrigins: [FactOrigin] { [] }
     public func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? { nil }
+    public var inventoryOrigins: [FactOrigin] { [] }
+    public func inventory(_ origin: FactOrigin) async -> FeedRead? { nil }
 }
 
 /// What one store feed said over the window: the store identifiers it named (each finds a user by `column`).
@@ -158,8 +183,15 @@ public struct FeedEntries: Sendable {
     public var rejected: Int
     /// The refunds the believed entries state (SPEC 5.7: a refund seen in a feed is kept like one seen in a lookup).
     public var refunds: [FeedRefund]
+    /// The purchases the believed entries state, each with the identifier its row would hold: those no row holds are
+    /// linked to the account their store names, or listed as orphans (SPEC 5.10). Empty for a feed that states none
+    /// (Google's voided purchases).
+    public var purchases: [UnlinkedPurchase]
 
-    public init(identifiers: [String], entries: Int, rejected: Int = 0, refunds: [FeedRefund] = []) {
+    public init(
+        identifiers: [String], entries: Int, rejected: Int = 0, refunds: [FeedRefund] = [], purchases: [UnlinkedPurchase] = []
+    ) {
+        self.purchases = purchases
         self.identifiers = identifiers
         self.entries = entries
         self.rejected = rejected

@@ -43,12 +43,18 @@ public protocol StoreSource: Sendable {
     var hasFeed: Bool { get }
     /// The store's event feed over `[since, until)` (SPEC 5.1), or nil when it has none.
     func feed(since: Date, until: Date) async -> FeedRead?
+    /// True when the store lists its live purchases (SPEC 5.1: Stripe's inventory).
+    var hasInventory: Bool { get }
+    /// Every live purchase the store lists now, as `FeedEntries.purchases` (SPEC 5.1, 5.10), or nil when it has none.
+    func inventory() async -> FeedRead?
 }
 
 extension StoreSource {
     public var origin: FactOrigin { Self.origin }
     public var hasFeed: Bool { false }
     public func feed(since: Date, until: Date) async -> FeedRead? { nil }
+    public var hasInventory: Bool { false }
+    public func inventory() async -> FeedRead? { nil }
     public static var identifierColumns: [IdentifierColumn] { [] }
     public static var feedReason: CandidateReason? { nil }
 
@@ -137,6 +143,12 @@ public struct StoreFactSource: FactSource {
     }
 
     public var feedOrigins: [FactOrigin] { stores.filter(\.hasFeed).map(\.origin) }
+
+    public var inventoryOrigins: [FactOrigin] { stores.filter(\.hasInventory).map(\.origin) }
+
+    public func inventory(_ origin: FactOrigin) async -> FeedRead? {
+        await store(origin)?.inventory()
+    }
 
     public func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? {
         await store(origin)?.feed(since: since, until: until)

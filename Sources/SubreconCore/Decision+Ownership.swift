@@ -1,0 +1,71 @@
+import Foundation
+
+// Whose purchase it is (SPEC 5.10): ownership, linking and stale identifiers, pure.
+
+/// True when `stated`, the buyer's account a store of `store` named, is this row's: its user id or its
+/// `account_token`. An Apple `appAccountToken` is a UUID, compared case-insensitively; the other stores' values
+/// exactly.
+public func isOwnAccount(_ stated: String, row: UserRow, store: StoreKind) -> Bool {
+    let own = [row.id, row.accountToken].compactMap { $0 }.filter { !$0.isEmpty }
+    if store.isApple { return own.contains { $0.lowercased() == stated.lowercased() } }
+    return own.contains(stated)
+}
+
+/// The row's identifier for `origin`'s column: Apple's original transaction id, else the store's own column.
+func rowIdentifier(_ origin: FactOrigin, row: UserRow) -> String? {
+    origin.authorityStore?.isApple == true ? row.originalTransactionID : row.identifiers[origin]
+}
+
+/// The verdict for a row a store's answer does not belong to (SPEC 5.10), or nil: a store fact naming a buyer's
+/// account that is neither the user's id nor the row's `account_token`, or a purchase linked tonight whose
+/// identifier would overwrite a different one in the row (not a newer identifier of the same line). Untouched,
+/// `ownership_conflict`, listed for a person, whatever else the sources say.
+func ownershipConflict(row: UserRow, facts: SourceFacts) -> Verdict? {
+    var reasons: [String] = []
+    for fact in facts.stores {
+        guard let account = fact.purchase.accountToken, !isOwnAccount(account, row: row, store: fact.purchase.store) else {
+            continue
+        }
+        let key = fact.purchase.originalTransactionID ?? fact.lookupID
+        reasons.append(
+            "\(fact.purchase.origin.rawValue): purchase \(key) names another buyer account, neither the user id nor the "
+                + "row's account_token")
+    }
+    for (origin, linked) in row.links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+        guard let current = rowIdentifier(origin, row: row), current != linked,
+            !facts.stores.contains(where: { $0.identifiers.contains(linked) && $0.line?.keys.contains(current) == true })
+        else { continue }
+        reasons.append(
+            "\(origin.rawValue): a purchase linked to this user (\(linked)) would overwrite the different identifier the "
+                + "row holds (\(current))")
+    }
+    guard !reasons.isEmpty else { return nil }
+    return Verdict(
+        row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.ownershipConflict],
+        error: reasons.joined(separator: "; ") + "; row left as it was")
+}
+
+/// Writes into `truth` the identifiers SPEC 5.10 has the change write, and returns their drift kinds: a purchase
+/// linked tonight that its store answered about (`linked_purchase` into an empty column, `stale_identifier` over an
+/// older identifier of the same line), and the App Store original transaction of the line that entitles now when the
+/// row names an older one (`stale_identifier`). Each identifier goes only into its own store's column.
+func writeIdentifiers(into truth: inout Entitlement, row: UserRow, facts: SourceFacts, granting: PurchaseFact?) -> Set<Drift> {
+    var drift = Set<Drift>()
+    for (origin, linked) in row.links where facts.stores.contains(where: { $0.identifiers.contains(linked) }) {
+        let current = rowIdentifier(origin, row: row)
+        guard current != linked else { continue }
+        if origin.authorityStore?.isApple == true {
+            guard truth.originalTransactionID == nil || truth.originalTransactionID == current else { continue }
+            truth.originalTransactionID = linked
+        } else {
+            truth.storeIdentifiers[origin] = linked
+        }
+        drift.insert(current == nil ? .linkedPurchase : .staleIdentifier)
+    }
+    if truth.tier > 0, let granting, granting.store.isApple, let newer = granting.originalTransactionID,
+        let older = row.originalTransactionID, newer != older, truth.originalTransactionID == newer
+    {
+        drift.insert(.staleIdentifier)
+    }
+    return drift
+}
