@@ -55,7 +55,7 @@ func writeIdentifiers(into truth: inout Entitlement, row: UserRow, facts: Source
         let current = rowIdentifier(origin, row: row)
         guard current != linked else { continue }
         if origin.authorityStore?.isApple == true {
-            guard truth.originalTransactionID == nil || truth.originalTransactionID == current else { continue }
+            guard [nil, current, linked].contains(truth.originalTransactionID) else { continue }
             truth.originalTransactionID = linked
         } else {
             truth.storeIdentifiers[origin] = linked
