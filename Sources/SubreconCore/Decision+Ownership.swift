@@ -48,10 +48,14 @@ func ownershipConflict(row: UserRow, facts: SourceFacts) -> Verdict? {
 /// Writes into `truth` the identifiers SPEC 5.10 has the change write, and returns their drift kinds: a purchase
 /// linked tonight that its store answered about (`linked_purchase` into an empty column, `stale_identifier` over an
 /// older identifier of the same line), and the App Store original transaction of the line that entitles now when the
-/// row names an older one (`stale_identifier`). Each identifier goes only into its own store's column.
-func writeIdentifiers(into truth: inout Entitlement, row: UserRow, facts: SourceFacts, granting: PurchaseFact?) -> Set<Drift> {
+/// row names an older one (`stale_identifier`). Each identifier goes only into its own store's column; a production
+/// run never writes the identifier of a sandbox purchase (nor of one whose environment is unstated).
+func writeIdentifiers(
+    into truth: inout Entitlement, row: UserRow, facts: SourceFacts, granting: PurchaseFact?, environment: StoreEnvironment
+) -> Set<Drift> {
     var drift = Set<Drift>()
-    for (origin, linked) in row.links where facts.stores.contains(where: { $0.identifiers.contains(linked) }) {
+    let usable = facts.stores.filter { environment != .production || $0.purchase.isSandbox == false }
+    for (origin, linked) in row.links where usable.contains(where: { $0.identifiers.contains(linked) }) {
         let current = rowIdentifier(origin, row: row)
         guard current != linked else { continue }
         if origin.authorityStore?.isApple == true {

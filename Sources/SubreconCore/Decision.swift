@@ -196,7 +196,8 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
     }
 
     truth.storeIdentifiers = row.identifiers
-    let identifierDrift = writeIdentifiers(into: &truth, row: row, facts: facts, granting: granting?.purchase)
+    let identifierDrift = writeIdentifiers(
+        into: &truth, row: row, facts: facts, granting: granting?.purchase, environment: context.environment)
     let before = row.entitlement
     var drift = evidence.drift.union(driftKinds(before: before, truth: truth)).union(identifierDrift)
     let action = action(before: before, truth: truth)

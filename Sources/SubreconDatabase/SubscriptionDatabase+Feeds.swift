@@ -31,7 +31,7 @@ extension SubscriptionDatabase {
     /// Adds the users whose `column` holds one of `identifiers` as candidates of `runID` for `reason` (idempotent:
     /// a resumed run adds nothing twice). An app's `users` without the column matches nothing.
     public func addFeedCandidates(
-        runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason
+        runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason, freeOnly: Bool = false
     ) async throws -> FeedMatch {
         let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
         guard !distinct.isEmpty else { return FeedMatch(users: 0, unmatched: 0) }
@@ -44,7 +44,7 @@ extension SubscriptionDatabase {
             binds.append(reason.rawValue)
             binds.append(distinct)
             let sql = """
-                with named as (select id from users where \(column.rawValue) = any($3)), \
+                with named as (select id from users where \(column.rawValue) = any($3)\(freeOnly ? " and current_tier = 0" : "")), \
                 added as (insert into reconcile_run_candidates (run_id, user_id, reasons) \
                 select $1, id, array[$2::text] from named on conflict (run_id, user_id) do update set reasons = \
                 case when $2::text = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
@@ -64,7 +64,9 @@ extension SubscriptionDatabase {
 
     /// The users whose `column` holds one of `identifiers`, and how many distinct identifiers match no row; writes
     /// nothing (a dry run keeps its feed candidates in memory: bounded by the feeds' size).
-    public func feedUsers(column: FeedColumn, identifiers: [String]) async throws -> (users: [String], unmatched: Int) {
+    public func feedUsers(
+        column: FeedColumn, identifiers: [String], freeOnly: Bool = false
+    ) async throws -> (users: [String], unmatched: Int) {
         let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
         guard !distinct.isEmpty else { return ([], 0) }
         if !users.canMatch(column) {
@@ -77,10 +79,10 @@ extension SubscriptionDatabase {
             var matched = Set<String>()
             let rows = try await client.query(
                 PostgresQuery(
-                    unsafeSQL: "select id, \(column.rawValue) from users where \(column.rawValue) = any($1) order by id",
+                    unsafeSQL: "select id, \(column.rawValue), current_tier from users where \(column.rawValue) = any($1) order by id",
                     binds: binds), logger: logger)
-            for try await (id, value) in rows.decode((String, String).self) {
-                ids.append(id)
+            for try await (id, value, tier) in rows.decode((String, String, Int).self) {
+                if !freeOnly || tier == 0 { ids.append(id) }
                 matched.insert(value)
             }
             return (ids, distinct.count - matched.count)

@@ -16,6 +16,8 @@ struct FeedPhase: Sendable {
     var feeds: any FeedCandidates
     /// Where the feeds' refunds are kept (`refunds_seen`, SPEC 5.7); nil: not kept.
     var refunds: (any RefundRecords)?
+    /// Where links and orphans are kept (SPEC 5.10); nil: unlinked purchases are only counted.
+    var links: (any PurchaseLinks)? = nil
     var source: any FactSource
     var options: RunOptions
     var runID: String
@@ -36,27 +38,28 @@ struct FeedPhase: Sendable {
     /// it writes nothing, not even the window); returns the summary's feed lines. A non-dry run records each
     /// window before reading it and marks it complete only once the feed was read to its end and its users and
     /// refunds recorded: a failed, incomplete or interrupted read leaves the window uncovered (SPEC 5.11).
-    func run(named: inout [String: [CandidateReason]]) async throws -> [String: RunSummary.Feed] {
+    func run(into harvest: inout FeedHarvest) async throws -> [String: RunSummary.Feed] {
         var report: [String: RunSummary.Feed] = [:]
         for origin in source.feedOrigins {
             let (since, until) = try await window(for: origin)
             if !options.dryRun {
                 try await feeds.beginFeedWindow(runID: runID, feed: origin.rawValue, shard: options.shard, since: since, until: until)
             }
-            guard let read = await deadlineBounded(origin, since: since, until: until) else { continue }
-            let line = try await take(read, since: since, until: until, named: &named)
+            guard let read = await deadlineBounded(origin, { [source] in await source.feed(origin, since: since, until: until) })
+            else { continue }
+            let line = try await take(read, since: since, until: until, into: &harvest)
             if line.complete && !options.dryRun { try await feeds.completeFeedWindow(runID: runID, feed: origin.rawValue) }
             report[origin.rawValue] = line
         }
+        try await readInventories(into: &harvest, report: &report)
+        try await keepOrphans(&harvest)
         return report
     }
 
-    /// One feed read under the feeds' own deadline (`--feed-timeout`): a read cut off by it is a failed read (its
-    /// window stays uncovered), and the run goes on.
-    func deadlineBounded(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? {
-        let attempt = await LookupDeadline.run(within: options.feedDeadline) { [source] in
-            await source.feed(origin, since: since, until: until)
-        }
+    /// One feed (or inventory) read under the feeds' own deadline (`--feed-timeout`): a read cut off by it is a
+    /// failed read (a feed's window stays uncovered), and the run goes on.
+    func deadlineBounded(_ origin: FactOrigin, _ reading: @escaping @Sendable () async -> FeedRead?) async -> FeedRead? {
+        let attempt = await LookupDeadline.run(within: options.feedDeadline) { await reading() }
         guard case .some(.some(var read)) = attempt.value else { return nil }
         if attempt.cutOff {
             let seconds = Double(options.feedDeadline.components.seconds)
@@ -68,7 +71,7 @@ struct FeedPhase: Sendable {
 
     /// One feed's read: its candidates and refunds recorded (or kept in `named` by a dry run); its summary line.
     func take(
-        _ read: FeedRead, since: Date, until: Date, named: inout [String: [CandidateReason]]
+        _ read: FeedRead, since: Date, until: Date, freeOnly: Bool = false, into harvest: inout FeedHarvest
     ) async throws -> RunSummary.Feed {
         var line = RunSummary.Feed(since: ISO8601.string(since), until: ISO8601.string(until))
         let entries: FeedEntries
@@ -86,17 +89,16 @@ struct FeedPhase: Sendable {
         line.rejected = entries.rejected
         let match: FeedMatch
         if options.dryRun {
-            let found = try await feeds.feedUsers(column: read.column, identifiers: entries.identifiers)
-            for user in found.users where !(named[user]?.contains(read.reason) ?? false) {
-                named[user, default: []].append(read.reason)
-            }
+            let found = try await feeds.feedUsers(column: read.column, identifiers: entries.identifiers, freeOnly: freeOnly)
+            for user in found.users { harvest.name(user, read.reason) }
             match = FeedMatch(users: Set(found.users).count, unmatched: found.unmatched)
         } else {
             match = try await feeds.addFeedCandidates(
-                runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason)
+                runID: runID, column: read.column, identifiers: entries.identifiers, reason: read.reason, freeOnly: freeOnly)
         }
         line.matchedUsers = match.users
         line.unmatched = match.unmatched
+        try await link(entries.purchases, column: read.column, line: &line, into: &harvest)
         // The same refund stated twice (REFUND then REVOKE, two events of one charge) is one refund.
         var seen = Set<FeedRefund>()
         let stated = entries.refunds.filter { seen.insert($0).inserted }

@@ -63,10 +63,13 @@ public protocol RunHistory: Sendable {
 /// Users named by store feeds, kept per run so the keyset scan unions them with the SPEC 5.1 rules
 /// (`reconcile_run_candidates`), and the default start of the feeds' window.
 public protocol FeedCandidates: Sendable {
-    func addFeedCandidates(runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason) async throws -> FeedMatch
+    /// With `freeOnly`, only rows holding no tier (an inventory's live purchases: SPEC 5.1).
+    func addFeedCandidates(
+        runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason, freeOnly: Bool
+    ) async throws -> FeedMatch
     func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]]
     /// The users a feed names, read only (a dry run writes nothing).
-    func feedUsers(column: FeedColumn, identifiers: [String]) async throws -> (users: [String], unmatched: Int)
+    func feedUsers(column: FeedColumn, identifiers: [String], freeOnly: Bool) async throws -> (users: [String], unmatched: Int)
     /// The users whose `column` holds each identifier (read only): whom a feed's refunds belong to.
     func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]]
     func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?

@@ -72,11 +72,12 @@ public struct ReconcileJob: Sendable {
 
             var state = resume ?? RunProgress()
             var options = options
-            let feedReasons = try await readFeeds(&options, runID: runID, resuming: resume != nil, into: &summary, logger: logger)
+            let harvest = try await readFeeds(&options, runID: runID, resuming: resume != nil, into: &summary, logger: logger)
             if !state.scanDone {
                 var validation = ValidationPhase(
                     candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options, progress: progress)
-                validation.feedReasons = feedReasons
+                validation.feedReasons = harvest.named
+                validation.links = harvest.links
                 state = try await validation.run(from: state, start: start)
             }
             summary.timings.validateSeconds = seconds(ContinuousClock.now - start)
@@ -125,27 +126,30 @@ public struct ReconcileJob: Sendable {
         return down.count
     }
 
-    /// The store feeds of a nightly run (`FeedPhase`) and the sweep's share: their users join the scan; returns the
-    /// feed reasons by user.
-    /// A resumed run keeps the feed candidates its first attempt recorded and reads no feed again.
+    /// The store feeds and inventories of a nightly run (`FeedPhase`) and the sweep's share: their users join the
+    /// scan; returns the feed reasons and tonight's links by user, and the night's orphans.
+    /// A resumed run keeps the feed candidates and links its first attempt recorded and reads no feed again.
     private func readFeeds(
         _ options: inout RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
-    ) async throws -> [String: [CandidateReason]] {
-        guard let feeds = ports.feeds, options.readsFeeds else { return [:] }
-        var named: [String: [CandidateReason]] = [:]
+    ) async throws -> FeedHarvest {
+        guard let feeds = ports.feeds, options.readsFeeds else { return FeedHarvest() }
+        var harvest = FeedHarvest()
         if !resuming {
             summary.feeds = try await FeedPhase(
-                feeds: feeds, refunds: ports.refunds, source: source, options: options, runID: runID, logger: logger
-            ).run(named: &named)
+                feeds: feeds, refunds: ports.refunds, links: ports.links, source: source, options: options, runID: runID,
+                logger: logger
+            ).run(into: &harvest)
         }
         if options.dryRun {
-            // A dry run writes nothing: its feed users stay in memory and the sweep is tested inline.
-            options.namedUserIDs = named.keys.sorted()
-            return named
+            // A dry run writes nothing: its feed users and links stay in memory and the sweep is tested inline.
+            options.namedUserIDs = harvest.named.keys.sorted()
+            return harvest
         }
         options.runCandidatesID = runID
         // The sweep's share is recorded with the feeds' users (again on resume: the same users, idempotent).
         try await feeds.recordSweep(options.selection, runID: runID)
-        return try await feeds.feedCandidateReasons(runID: runID)
+        harvest.named = try await feeds.feedCandidateReasons(runID: runID)
+        harvest.links = try await ports.links?.links(runID: runID) ?? [:]
+        return harvest
     }
 }

@@ -20,6 +20,9 @@ package struct ValidationPhase: Sendable {
     var progress: (@Sendable (ProgressSnapshot) -> Void)?
     /// The feed reasons of the run's feed candidates, by user id.
     var feedReasons: [String: [CandidateReason]] = [:]
+    /// Tonight's links (SPEC 5.10), by user: identifiers a feed or inventory linked to the user, asked with and
+    /// written with the change.
+    var links: [String: [FactOrigin: String]] = [:]
 
     enum Event: Sendable {
         case verdict(Int, Verdict)
@@ -84,6 +87,8 @@ package struct ValidationPhase: Sendable {
                         return false
                     }
                 }
+                var row = row
+                row.links = links[row.id] ?? [:]
                 let index = tracker.submit(row)
                 let (source, context, deadline) = (source, context, options.userDeadline)
                 let reasons = options.candidateReasons(for: row, feeds: feedReasons)

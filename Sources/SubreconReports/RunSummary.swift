@@ -118,6 +118,10 @@ public struct RunSummary: Sendable, Codable {
         public var refunds = 0
         /// Refunds kept in `refunds_seen` for the first time by this feed (0 in a dry run and on a rerun).
         public var refundsNew = 0
+        /// Purchases no row named, linked tonight to the user whose account their store named (SPEC 5.10).
+        public var linked = 0
+        /// Purchases no row named whose store named no known account, and which entitle today: orphans (SPEC 5.10).
+        public var orphans = 0
         /// Why the feed failed or ended incomplete (the run went on without it).
         public var error: String?
         /// Read to its end over `[since, until)`: the window is covered once the run completes (SPEC 5.11); false
@@ -133,7 +137,7 @@ public struct RunSummary: Sendable, Codable {
             case since, until, entries, rejected
             case matchedUsers = "matched_users"
             case unmatched, error, complete
-            case refunds
+            case refunds, linked, orphans
             case refundsNew = "refunds_new"
         }
 
@@ -148,6 +152,8 @@ public struct RunSummary: Sendable, Codable {
             unmatched = try c.decodeIfPresent(Int.self, forKey: .unmatched) ?? 0
             refunds = try c.decodeIfPresent(Int.self, forKey: .refunds) ?? 0
             refundsNew = try c.decodeIfPresent(Int.self, forKey: .refundsNew) ?? 0
+            linked = try c.decodeIfPresent(Int.self, forKey: .linked) ?? 0
+            orphans = try c.decodeIfPresent(Int.self, forKey: .orphans) ?? 0
             error = try c.decodeIfPresent(String.self, forKey: .error)
             complete = try c.decodeIfPresent(Bool.self, forKey: .complete) ?? (error == nil)
         }

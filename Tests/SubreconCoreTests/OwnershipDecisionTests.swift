@@ -120,3 +120,22 @@ struct OwnershipDecisionTests {
         #expect(answered.drift.contains(.linkedPurchase))
     }
 }
+
+@Suite("Linking never writes a sandbox purchase's identifier in a production run (SPEC 5.10)")
+struct SandboxLinkTests {
+    @Test("a linked sandbox (or unstated) Google token is not written; in a sandbox run it is")
+    func sandboxLink() {
+        var row = UserRow(id: "u1", currentTier: 0, status: "none")
+        row.links = [.googlePlay: "tok-test"]
+        for sandbox in [true, nil] as [Bool?] {
+            let fact = storeFact(.googlePlay, lookup: "tok-test", expires: 30, state: .active, sandbox: sandbox)
+            let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: context)
+            #expect(verdict.truth?.storeIdentifiers[.googlePlay] == nil)
+            #expect(!verdict.drift.contains(.linkedPurchase))
+        }
+        let sandboxRun = DecisionContext(asOf: T, environment: .sandbox, catalog: catalog)
+        let fact = storeFact(.googlePlay, lookup: "tok-test", expires: 30, state: .active, sandbox: true)
+        let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: sandboxRun)
+        #expect(verdict.truth?.storeIdentifiers[.googlePlay] == "tok-test")
+    }
+}
