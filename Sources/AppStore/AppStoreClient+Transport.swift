@@ -14,10 +14,18 @@ extension AppStoreClient {
 
     /// `GET /inApps/v1/subscriptions/{id}` in one environment, through `SourceTransport` (a fresh token per attempt).
     func fetchStatuses(transactionID: String, environment: StoreEnvironment) async -> Result<FetchOutcome, SourceError> {
+        await fetch(url: configuration.baseURL(for: environment) + "/inApps/v1/subscriptions/" + Self.pathSegment(transactionID), environment: environment)
+    }
+
+    /// `id` percent-encoded as one path segment.
+    static func pathSegment(_ id: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove("/")
-        let encodedID = transactionID.addingPercentEncoding(withAllowedCharacters: allowed) ?? transactionID
-        let url = configuration.baseURL(for: environment) + "/inApps/v1/subscriptions/" + encodedID
+        return id.addingPercentEncoding(withAllowedCharacters: allowed) ?? id
+    }
+
+    /// One authorized `GET url` in `environment`, classified by `classifyAnswer` (4040010: `.notFound`).
+    func fetch(url: String, environment: StoreEnvironment) async -> Result<FetchOutcome, SourceError> {
         var logger = self.logger
         logger[metadataKey: "appstore.environment"] = "\(environment.rawValue)"
         let outcome = await transport.send(

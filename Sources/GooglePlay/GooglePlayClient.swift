@@ -145,7 +145,7 @@ public struct GooglePlayClient: Sendable {
     }
 
     /// 200: the body; 404 absence (unless another app's); 410 gone; 401: nil (refresh and ask again).
-    @Sendable private func classify(_ answer: SourceAnswer) -> AnswerClass<Answer?> {
+    @Sendable func classify(_ answer: SourceAnswer) -> AnswerClass<Answer?> {
         switch answer.status {
         case 200: return .success(.body(answer.body))
         case 404:

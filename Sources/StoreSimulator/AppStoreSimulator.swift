@@ -14,11 +14,11 @@ public struct AppStoreSimulator: SimulatorRoute {
     public let keyID: String
     public let bundleID: String
     public let appAppleID: Int64
-    private let apiPublicKey: P256.Signing.PublicKey
-    private let forger: AppleTestPKI
-    private let state: AppStoreSimulatorState
-    private let now: @Sendable () -> Date
-    private let signingNow: @Sendable () -> Date
+    let apiPublicKey: P256.Signing.PublicKey
+    let forger: AppleTestPKI
+    let state: AppStoreSimulatorState
+    let now: @Sendable () -> Date
+    let signingNow: @Sendable () -> Date
 
     /// - Parameters:
     ///   - now: the real clock, for API tokens and `Retry-After`.
@@ -70,6 +70,9 @@ public struct AppStoreSimulator: SimulatorRoute {
             only = environment
             segments.removeFirst()
         }
+        if request.method == "GET", segments.count == 4, segments[0] == "inApps", segments[1] == "v2", segments[2] == "history" {
+            return await history(request, id: segments[3], only: only)
+        }
         guard request.method == "GET", segments.count == 4, segments[0] == "inApps", segments[1] == "v1",
             segments[2] == "subscriptions"
         else { return nil }
@@ -110,14 +113,14 @@ public struct AppStoreSimulator: SimulatorRoute {
     }
 
     /// What a scripted fault does to this request.
-    private enum FaultEffect {
+    enum FaultEffect {
         case answer(SimulatorResponse)
         case delay(Duration)
         case trickle(Duration)
         case none
     }
 
-    private func faultAnswer(for id: String) async -> FaultEffect {
+    func faultAnswer(for id: String) async -> FaultEffect {
         switch await state.takeFault(for: id) {
         case .raw(let status, let headers, let body, _)?:
             var response = SimulatorResponse.json(status, body)
@@ -143,7 +146,7 @@ public struct AppStoreSimulator: SimulatorRoute {
         }
     }
 
-    private func errorResponse(_ status: Int, code: Int, message: String) -> SimulatorResponse {
+    func errorResponse(_ status: Int, code: Int, message: String) -> SimulatorResponse {
         .json(status, encoding: ["errorCode": "\(code)", "errorMessage": message].jsonObject(numericKeys: ["errorCode"]))
     }
 
@@ -207,6 +210,9 @@ actor AppStoreSimulatorState {
     private(set) var latency: Duration = .zero
     private(set) var rateLimited = 0
     private var bucket: TokenBucket?
+    /// Non-consumable purchases (`AppleNonConsumableScenario`) and the history requests per id.
+    var nonConsumables: [AppleNonConsumableScenario] = []
+    var historyCounts: [String: Int] = [:]
 
     init(scenarios: [AppStoreScenario]) {
         for scenario in scenarios { self.scenarios[scenario.originalTransactionID] = scenario }

@@ -21,6 +21,8 @@ public actor GooglePlaySimulator: SimulatorRoute {
     private let publicKey: _RSA.Signing.PublicKey
     private let now: @Sendable () -> Date
     private var purchases: [String: SimulatedPlaySubscription] = [:]
+    /// One-time product purchases by `productKey(product:token:)`.
+    var products: [String: SimulatedPlayProduct] = [:]
     private var gone: Set<String> = []
     private var faults: [String: [(fault: GooglePlayFault, remaining: Int?)]] = [:]
     private var tokenFaults: [(status: Int, remaining: Int)] = []
@@ -52,6 +54,7 @@ public actor GooglePlaySimulator: SimulatorRoute {
     public func setPurchase(_ purchase: SimulatedPlaySubscription, token: String) { purchases[token] = purchase }
     /// The token answers 410 Gone (expired too long ago to be queried).
     public func setGone(_ token: String) { gone.insert(token) }
+    func isGone(_ token: String) -> Bool { gone.contains(token) }
     /// Queues `fault` for `token` for the next `times` requests (nil: forever).
     public func setFault(_ fault: GooglePlayFault, token: String, times: Int? = nil) {
         faults[token, default: []].append((fault, times))
@@ -97,6 +100,13 @@ public actor GooglePlaySimulator: SimulatorRoute {
             segments[4] == "purchases", segments[5] == "voidedpurchases"
         {
             return voidedPurchases(request, package: segments[3])
+        }
+        if segments.count == 9, segments[0] == "androidpublisher", segments[1] == "v3", segments[2] == "applications",
+            segments[4] == "purchases", segments[5] == "products", segments[7] == "tokens"
+        {
+            tally.apiRequests += 1
+            if request.method != "GET" { return Self.error(405, "Method not allowed", status: "INVALID_ARGUMENT") }
+            return unauthorized(request) ?? productRoute(package: segments[3], product: segments[6], token: segments[8])
         }
         guard segments.count == 8, segments[0] == "androidpublisher", segments[1] == "v3", segments[2] == "applications",
             segments[4] == "purchases", segments[5] == "subscriptionsv2", segments[6] == "tokens"
@@ -197,7 +207,7 @@ public actor GooglePlaySimulator: SimulatorRoute {
     }
 
     /// A 401 unless the request carries an access token this simulator issued and has not expired.
-    private func unauthorized(_ request: SimulatorRequest) -> SimulatorResponse? {
+    func unauthorized(_ request: SimulatorRequest) -> SimulatorResponse? {
         let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         if let bearer, let expiry = accessTokens[bearer], expiry > now() { return nil }
         tally.unauthorized += 1
@@ -207,7 +217,7 @@ public actor GooglePlaySimulator: SimulatorRoute {
 
     /// The answer of the next scripted fault for `key`, or nil (answer normally): `malformed` is the truncated body a
     /// malformed answer sends, `normal` the answer a trickle sends byte by byte.
-    private func scriptedFault(key: String, malformed: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse? {
+    func scriptedFault(key: String, malformed: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse? {
         guard let fault = nextFault(key) else { return nil }
         switch fault {
         case .status(let status):

@@ -6,7 +6,9 @@ import SubreconJob
 
 /// Apple as a source: the App Store Server API (verified JWS) and the legacy `verifyReceipt` bridge for users known
 /// only by a stored receipt. Users are asked about by the row's `iap_original_transaction_id`, else RevenueCat's
-/// most recent App Store transaction, else (bridge) the transaction a stored receipt reveals.
+/// most recent App Store transaction, else (bridge) the transaction a stored receipt reveals. The customer's
+/// non-consumables are read from the transaction history when the row's purchase is not a subscription Apple knows
+/// (`asksNonConsumables`).
 struct AppStoreSource: StoreSource {
     /// Named by Apple's notification history.
     static let eventReason = CandidateReason.feed("apple_notification")
@@ -55,13 +57,30 @@ struct AppStoreSource: StoreSource {
                 return
             }
         }
-        if let appStore, let lookup {
+        if let appStore, let asked = lookup ?? Self.oneTimeLookup(facts) {
             facts.noteAsked(.appStore)
-            switch await appStore.subscriptionFacts(transactionID: lookup) {
-            case .success(let apple):
+            var apple: [StoreFact] = []
+            var failed = false
+            if let lookup {
+                switch await appStore.subscriptionFacts(transactionID: lookup) {
+                case .success(let found): apple = found
+                case .failure(let error):
+                    facts.errors.append(error)
+                    failed = true
+                }
+            }
+            // The customer's non-consumables (SPEC 5.3), when the row's purchase is not a subscription Apple knows.
+            if !failed, Self.asksNonConsumables(row: row, facts: facts, subscriptions: apple, lookup: lookup) {
+                switch await appStore.nonConsumableFacts(transactionID: asked) {
+                case .success(let found): apple += found
+                case .failure(let error):
+                    facts.errors.append(error)
+                    failed = true
+                }
+            }
+            if !failed {
                 facts.stores += apple
                 if apple.isEmpty { facts.unknownTo.append(.appStore) }
-            case .failure(let error): facts.errors.append(error)
             }
         }
         await checkBindings(row: row, facts: &facts)

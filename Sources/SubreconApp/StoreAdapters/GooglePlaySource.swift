@@ -6,7 +6,10 @@ import SubreconJob
 import Synchronization
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
-/// `google_purchase_token` (SPEC 5.2). 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
+/// `google_purchase_token` (SPEC 5.2); `purchases.products.get` for that token when it names a one-time product
+/// (SPEC 5.3): first when RevenueCat lists the row's `iap_product_id` as a Play Store non-subscription, else only
+/// after the subscription lookup answered 404, with the row's product and RevenueCat's one-time Play Store products
+/// (at most `maxProductLookups`): a subscriber costs no extra request. 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
 /// row's product), anything unanswerable an error that leaves the user untouched.
 struct GooglePlaySource: StoreSource {
     let client: GooglePlayClient
@@ -33,14 +36,42 @@ struct GooglePlaySource: StoreSource {
     func ask(row: UserRow, facts: inout SourceFacts) async {
         guard let token = row.identifiers[.googlePlay] else { return }
         facts.noteAsked(.googlePlay)
-        switch await client.storeFacts(token: token, productHint: row.productID) {
-        case .success(let google):
-            let keys = google.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
-            facts.stores += GooglePlayMapping.applyingVoids(google, voids: voids.naming(keys))
-            if google.isEmpty { facts.unknownTo.append(.googlePlay) }
-        case .failure(let error):
-            facts.errors.append(error)
+        let oneTime = Self.oneTimeProducts(row: row, facts: facts)
+        var google: [StoreFact] = []
+        // The row's product is one RevenueCat lists as a one-time purchase: the token is a product's, not a subscription's.
+        let productFirst = row.productID.map(oneTime.contains) == true
+        if !productFirst {
+            switch await client.storeFacts(token: token, productHint: row.productID) {
+            case .success(let found): google = found
+            case .failure(let error):
+                facts.errors.append(error)
+                return
+            }
         }
+        // Not a subscription token Google knows (404): a one-time product's, when a product id names it (SPEC 5.3).
+        if google.isEmpty {
+            for product in ([row.productID].compactMap { $0 } + oneTime).uniqued().prefix(Self.maxProductLookups) where !product.isEmpty {
+                switch await client.productFacts(productID: product, token: token) {
+                case .success(let found): google = found
+                case .failure(let error):
+                    facts.errors.append(error)
+                    return
+                }
+                if !google.isEmpty { break }
+            }
+        }
+        let keys = google.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
+        facts.stores += GooglePlayMapping.applyingVoids(google, voids: voids.naming(keys))
+        if google.isEmpty { facts.unknownTo.append(.googlePlay) }
+    }
+
+    /// Product ids a token is asked about as a one-time product, at most.
+    static let maxProductLookups = 3
+
+    /// The product ids of RevenueCat's Play Store purchases that are not subscriptions (`non_subscriptions`).
+    static func oneTimeProducts(row: UserRow, facts: SourceFacts) -> [String] {
+        facts.purchases.filter { $0.store == .playStore && $0.kind != .subscription && !$0.productID.isEmpty }.map(\.productID)
+            .uniqued()
     }
 
     var hasFeed: Bool { true }
@@ -84,5 +115,13 @@ final class GoogleVoidLedger: Sendable {
             var seen = Set<GoogleVoid>()
             return keys.flatMap { byKey[$0] ?? [] }.filter { seen.insert($0).inserted }
         }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements once each, in order.
+    fileprivate func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
     }
 }
