@@ -36,7 +36,8 @@ extension AppStoreClient {
     func historyTransactions(
         transactionID: String, environment: StoreEnvironment, expected: StoreEnvironmentName?
     ) async -> Result<[(payload: JWSTransactionDecodedPayload, signer: String?)]?, SourceError> {
-        let base = configuration.baseURL(for: environment) + "/inApps/v2/history/" + Self.pathSegment(transactionID)
+        let base =
+            configuration.baseURL(for: environment) + "/inApps/v2/history/" + Self.pathSegment(transactionID)
             + "?productType=NON_CONSUMABLE"
         var transactions: [(payload: JWSTransactionDecodedPayload, signer: String?)] = []
         var revision: String?

@@ -14,7 +14,9 @@ extension AppStoreClient {
 
     /// `GET /inApps/v1/subscriptions/{id}` in one environment, through `SourceTransport` (a fresh token per attempt).
     func fetchStatuses(transactionID: String, environment: StoreEnvironment) async -> Result<FetchOutcome, SourceError> {
-        await fetch(url: configuration.baseURL(for: environment) + "/inApps/v1/subscriptions/" + Self.pathSegment(transactionID), environment: environment)
+        await fetch(
+            url: configuration.baseURL(for: environment) + "/inApps/v1/subscriptions/" + Self.pathSegment(transactionID),
+            environment: environment)
     }
 
     /// `id` percent-encoded as one path segment.

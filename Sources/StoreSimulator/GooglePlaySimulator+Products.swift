@@ -56,7 +56,8 @@ extension GooglePlaySimulator {
                     404, "No application was found for the given package name.", status: "NOT_FOUND", reason: "applicationNotFound")
             }
             if self.isGone(token) {
-                return Self.error(410, "The purchase is no longer available for query.", status: "GONE", reason: "purchaseNoLongerAvailable")
+                return Self.error(
+                    410, "The purchase is no longer available for query.", status: "GONE", reason: "purchaseNoLongerAvailable")
             }
             guard let purchase = self.products[key] else {
                 return Self.error(404, "The purchase token was not found.", status: "NOT_FOUND", reason: "purchaseTokenNotFound")

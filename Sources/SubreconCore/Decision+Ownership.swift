@@ -45,7 +45,7 @@ func ownershipConflict(row: UserRow, facts: SourceFacts) -> Verdict? {
         error: reasons.joined(separator: "; ") + "; row left as it was")
 }
 
-/// Writes into `truth` the identifiers SPEC 5.10 has the change write, and returns their drift kinds: a purchase
+/// Sets `truth`'s store identifiers to the row's, writes into them the identifiers SPEC 5.10 has the change write, and returns their drift kinds: a purchase
 /// linked tonight that its store answered about (`linked_purchase` into an empty column, `stale_identifier` over an
 /// older identifier of the same line), and the App Store original transaction of the line that entitles now when the
 /// row names an older one (`stale_identifier`). Each identifier goes only into its own store's column; a production
@@ -54,6 +54,7 @@ func writeIdentifiers(
     into truth: inout Entitlement, row: UserRow, facts: SourceFacts, granting: PurchaseFact?, environment: StoreEnvironment
 ) -> Set<Drift> {
     var drift = Set<Drift>()
+    truth.storeIdentifiers = row.identifiers
     let usable = facts.stores.filter { environment != .production || $0.purchase.isSandbox == false }
     for (origin, linked) in row.links where usable.contains(where: { $0.identifiers.contains(linked) }) {
         let current = rowIdentifier(origin, row: row)

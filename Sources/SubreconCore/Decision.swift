@@ -148,11 +148,10 @@ func resolvingOneTimePurchases(
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
     guard row.rowError == nil else { return .unreadable(row) }
-    if var skipped = screen(row: row, facts: facts) {
+    if var skipped = screen(row: row, facts: facts) ?? ownershipConflict(row: row, facts: facts) {
         skipped.sources = facts.asked
         return skipped
     }
-    if let conflict = ownershipConflict(row: row, facts: facts) { return conflict }
 
     // Each store overrides RevenueCat for its own purchases.
     let (merged, conflicts) = merge(revenueCat: facts.purchases, stores: facts.stores, asOf: asOf)
@@ -194,12 +193,9 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
             conflicts: conflicts,
             error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
     }
-
-    truth.storeIdentifiers = row.identifiers
-    let identifierDrift = writeIdentifiers(
-        into: &truth, row: row, facts: facts, granting: granting?.purchase, environment: context.environment)
+    let written = writeIdentifiers(into: &truth, row: row, facts: facts, granting: granting?.purchase, environment: context.environment)
     let before = row.entitlement
-    var drift = evidence.drift.union(driftKinds(before: before, truth: truth)).union(identifierDrift)
+    var drift = evidence.drift.union(driftKinds(before: before, truth: truth)).union(written)
     let action = action(before: before, truth: truth)
     if action == .none { drift.insert(.inSync) }
     let intents = action == .none ? [] : pushIntents(userID: row.id, before: before, truth: truth)

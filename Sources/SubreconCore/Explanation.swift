@@ -127,6 +127,8 @@ public struct Explanation: Sendable, Encodable, Hashable {
     public var truthProductID: String?
     public var error: String?
     public var rules: [Rule]
+    /// The purchase lines the sources spoke about (SPEC 5.10).
+    public var lines: [Line]
 
     enum CodingKeys: String, CodingKey {
         case asOf = "as_of"
@@ -135,7 +137,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
         case truthStatus = "truth_status"
         case truthEndDate = "truth_end_date"
         case truthProductID = "truth_product_id"
-        case error, rules
+        case error, rules, lines
     }
 
     /// True when a source errored for the user (`explain` exits 1), including lookups cut off by explain's deadline
@@ -157,6 +159,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
             originalTransactionID: row.originalTransactionID,
             identifiers: columns.map { Row.Identifier(column: $0, value: row.identifiers[$0.origin]) }, autoRenew: row.autoRenew)
         self.sources = Self.evidence(facts: facts, asOf: asOf)
+        lines = Self.lines(row: row, facts: facts)
         action = verdict.action.rawValue
         drift = verdict.drift.map(\.rawValue)
         truthTier = verdict.truth?.tier
@@ -287,7 +290,7 @@ extension Explanation {
     }
 
     /// The explanation as lines for a terminal.
-    public var lines: [String] {
+    public var text: [String] {
         var out: [String] = []
         out.append("user \(row.id) at \(asOf) (\(environment) run)")
         out.append(
@@ -316,6 +319,10 @@ extension Explanation {
                 out.append("      → \(p.judged)")
                 if let signature = p.signature { out.append("      signature \(signature)") }
             }
+        }
+        if !lines.isEmpty {
+            out.append("  purchase lines:")
+            out += lineTexts
         }
         let truth =
             truthTier.map { "tier \($0), \(truthStatus ?? "-"), ends \(truthEndDate ?? "-"), product \(truthProductID ?? "-")" }

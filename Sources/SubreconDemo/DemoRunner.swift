@@ -227,6 +227,6 @@ public enum DemoRunner {
         let explanation = try await Commands.explain(environment: environment, userID: userID, asOf: asOf, logger: logger)
         return
             (["demo: subrecon explain \(userID) --as-of \(ISO8601.string(asOf)), before \(run) (asks every source, changes nothing):"]
-            + explanation.lines).joined(separator: "\n")
+            + explanation.text).joined(separator: "\n")
     }
 }

@@ -33,7 +33,7 @@ struct Explain: AsyncParsableCommand {
             if json {
                 FileHandle.standardOutput.write(try explanation.jsonData() + Data("\n".utf8))
             } else {
-                print(explanation.lines.joined(separator: "\n"))
+                print(explanation.text.joined(separator: "\n"))
             }
             return explanation.sourceErrored ? .userErrors : .ok
         }

@@ -86,8 +86,10 @@ struct AppleTransactionHistoryTests {
         }
         let facts = try AppleNonConsumableMapping.storeFacts(
             [
-                transaction("Non-Consumable", id: "1"), transaction("Consumable", id: "2"), transaction("Auto-Renewable Subscription", id: "3"),
-                transaction(nil, id: "4"), transaction("Non-Renewing Subscription", id: "5"), transaction("Non-Consumable", id: "1", revoked: true),
+                transaction("Non-Consumable", id: "1"), transaction("Consumable", id: "2"),
+                transaction("Auto-Renewable Subscription", id: "3"),
+                transaction(nil, id: "4"), transaction("Non-Renewing Subscription", id: "5"),
+                transaction("Non-Consumable", id: "1", revoked: true),
             ], lookup: "1"
         ).get()
         #expect(facts.count == 1 && facts[0].purchase.refundedAt != nil && facts[0].purchase.storeState == .revoked)

@@ -28,7 +28,8 @@ struct GooglePlayProductTests {
     }
 
     static let cases: [Case] = [
-        Case(json: #"{"purchaseState":0,"purchaseTimeMillis":"1770000000000","orderId":"GPA.1"}"#, tier: 2, status: .active, sandbox: false),
+        Case(
+            json: #"{"purchaseState":0,"purchaseTimeMillis":"1770000000000","orderId":"GPA.1"}"#, tier: 2, status: .active, sandbox: false),
         Case(json: #"{"purchaseState":0,"purchaseTimeMillis":1770000000000,"purchaseType":1}"#, tier: 2, status: .active, sandbox: false),
         Case(json: #"{"purchaseState":1,"purchaseTimeMillis":"1770000000000"}"#, tier: 0, status: .refunded, sandbox: false),
         Case(json: #"{"purchaseState":2,"purchaseTimeMillis":"1770000000000"}"#, tier: 0, status: .expired, sandbox: false),

@@ -26,7 +26,7 @@ struct ExplanationGoldenTests {
     }
 
     func check(_ explanation: Explanation, _ name: String) throws {
-        let text = Data((explanation.lines.joined(separator: "\n") + "\n").utf8)
+        let text = Data((explanation.text.joined(separator: "\n") + "\n").utf8)
         let json = try explanation.jsonData() + Data("\n".utf8)
         for (data, file) in [(text, "\(name).txt"), (json, "\(name).json")] {
             let url = Self.golden(file)

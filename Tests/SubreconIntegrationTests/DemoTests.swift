@@ -55,7 +55,7 @@ struct DemoTests {
             .init("demo-12-revenuecat-down", "skipped", ["fetch_error"], ["expired"], rc),
             .init("demo-13-rate-limited", "extend", ["missed_renewal"], ["expired"], rc),
             .init("demo-14-in-sync", "none", ["in_sync"], ["billing_issue"], rc),
-            .init("demo-15-lifetime", "restore", ["missed_renewal", "product_change"], ["lapsed"], rc),
+            .init("demo-15-lifetime", "restore", ["missed_renewal", "product_change"], ["lapsed"], rcApple),
             .init("demo-16-google-paused", "downgrade", ["missed_expiration"], ["expired"], rc),
             .init("demo-17-stripe-canceled", "extend", ["missed_renewal"], ["expired"], rc),
             .init("demo-18-lapsed-still-lapsed", "none", ["in_sync"], ["lapsed"], rc),

@@ -26,7 +26,9 @@ struct OneTimeStoresJobTests {
             revocationDate: revoked ? Harness.day(-2) : nil, price: 49_990, currency: "USD")
     }
 
-    @Test("Apple: a paid Non-Consumable restores a free row to lifetime; revoked is refunded; sandbox ignored; a malformed page leaves the row")
+    @Test(
+        "Apple: a paid Non-Consumable restores a free row to lifetime; revoked is refunded; sandbox ignored; a malformed page leaves the row"
+    )
     func apple() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
             try await h.store.upsertProducts([.init(productID: Self.product, tier: 3)])
@@ -73,7 +75,9 @@ struct OneTimeStoresJobTests {
             productID: product, autoRenew: false, identifiers: [.googlePlay: "tok-" + id])
     }
 
-    @Test("Google: a purchased one-time product restores to lifetime; canceled is refunded; a test purchase is ignored; malformed leaves the row")
+    @Test(
+        "Google: a purchased one-time product restores to lifetime; canceled is refunded; a test purchase is ignored; malformed leaves the row"
+    )
     func google() async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
         let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
