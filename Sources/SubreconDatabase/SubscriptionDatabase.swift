@@ -127,7 +127,8 @@ public struct SubscriptionDatabase: Sendable {
     /// exactly. Fails on an existing id.
     package func insertUsers(_ users: [UserRow]) async throws {
         let identifiers = self.users.identifierColumns
-        let columns = 10 + identifiers.count
+        let account = self.users.hasAccountToken
+        let columns = 10 + identifiers.count + (account ? 1 : 0)
         for chunk in stride(from: 0, to: users.count, by: 1000).map({ users[$0..<min($0 + 1000, users.count)] }) {
             var binds = PostgresBindings(capacity: chunk.count * columns)
             var tuples: [String] = []
@@ -144,6 +145,7 @@ public struct SubscriptionDatabase: Sendable {
                 binds.append(user.autoRenew)
                 binds.append(user.updatedAtMicros)
                 for column in identifiers { binds.append(user.identifiers[column.origin]) }
+                if account { binds.append(user.accountToken) }
                 let p: [String] = (1...columns).map { "$\(base + $0)" }
                 let first: String = p[0...8].joined(separator: ", ")
                 let updated: String = "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now())"
@@ -153,7 +155,7 @@ public struct SubscriptionDatabase: Sendable {
             let sql = """
                 insert into users (id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, \
                 subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at\
-                \(identifiers.map { ", " + $0.name }.joined())) values \
+                \(identifiers.map { ", " + $0.name }.joined())\(account ? ", account_token" : "")) values \
                 \(tuples.joined(separator: ", "))
                 """
             try await run("insert users") {

@@ -235,3 +235,4 @@ public protocol ReceiptLookup: Sendable {
 }
 
 extension SubscriptionDatabase: ReceiptLookup {}
+extension SubscriptionDatabase: PurchaseLinks {}
