@@ -52,6 +52,10 @@ public enum SummaryMarkdown {
             lines.append("")
             lines.append("Refund review: \(FinanceCSV.refundReviewWords(review)) (refund_review.csv).")
         }
+        if let orphans = s.orphans, orphans.count > 0 {
+            lines.append("")
+            lines.append("Orphans: \(inline(orphans.words)) paying purchases no user holds (orphans.csv).")
+        }
         if !s.errorSamples.isEmpty {
             lines.append("")
             lines.append("## First errors")
