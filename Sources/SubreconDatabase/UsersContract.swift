@@ -183,7 +183,8 @@ public enum UsersContract {
         return (name, kind, columns)
     }
 
-    /// The contract columns the job's UPDATE writes (`SetApply`).
+    /// The contract columns the job's UPDATE writes (`SetApply`); it also writes the stores' identifier columns the
+    /// relation has (SPEC 5.10), checked with them.
     static let writtenColumns = [
         "current_tier", "subscription_status", "subscription_end_date", "grace_period_ends_at", "subscription_source",
         "iap_product_id", "iap_original_transaction_id", "auto_renew", "updated_at",
@@ -192,14 +193,14 @@ public enum UsersContract {
     /// Why the `users` relation `search_path` resolves (or the current schema's) cannot take the job's UPDATE, from the
     /// catalog (`pg_relation_is_updatable` / `pg_column_is_updatable`, counting INSTEAD OF triggers); nil when it can.
     static func updateProblem(
-        connection: PostgresConnection, logger: Logger, inCurrentSchemaOnly: Bool = false
+        connection: PostgresConnection, logger: Logger, inCurrentSchemaOnly: Bool = false, alsoWritten: [String] = []
     ) async throws -> String? {
         let target =
             inCurrentSchemaOnly
             ? "(select c.oid from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relname = 'users')"
             : "to_regclass('users')"
         var binds = PostgresBindings()
-        binds.append(writtenColumns)
+        binds.append(writtenColumns + alsoWritten)
         // An enabled INSTEAD OF UPDATE row trigger (tgtype bits: row 1, update 16, instead 64) takes every column;
         // `pg_column_is_updatable` would also ask for DELETE, which the job never runs, so it is asked only without one.
         let sql =
@@ -254,7 +255,10 @@ extension SubscriptionDatabase {
         }
         if writable {
             let problem = try await run("check users is updatable") {
-                try await client.withConnection { try await UsersContract.updateProblem(connection: $0, logger: logger) }
+                try await client.withConnection {
+                    try await UsersContract.updateProblem(
+                        connection: $0, logger: logger, alsoWritten: users.identifierColumns.map(\.name))
+                }
             }
             if let problem { throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem) }
         }
