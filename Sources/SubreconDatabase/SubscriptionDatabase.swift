@@ -12,7 +12,7 @@ public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
     /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
-    /// detected once per run by `checkUsers`).
+    /// detected once per run by `checkUsers`); `account_token` is read and written only once `checkUsers` found it.
     public internal(set) var users: UsersRelation
 
     /// - Parameter identifierColumns: the stores' identifier columns in `users` (their adapters declare them: the
@@ -20,7 +20,10 @@ public struct SubscriptionDatabase: Sendable {
     public init(client: PostgresClient, logger: Logger, identifierColumns: [IdentifierColumn] = []) {
         self.client = client
         self.logger = logger
-        users = .subreconTable(identifierColumns)
+        // Until `checkUsers` says so (`with(users:)`), the optional `account_token` is not assumed: an app's relation
+        // may lack it.
+        users = UsersRelation(
+            isTable: true, optionalColumns: Set(identifierColumns.map(\.name)), identifierColumns: identifierColumns)
     }
 
     /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start

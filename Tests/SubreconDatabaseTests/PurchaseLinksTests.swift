@@ -18,16 +18,17 @@ struct PurchaseLinksTests {
 
     @Test("account_token is read into the row when the column exists; empty and NULL read as nil")
     func accountTokenRead() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { unchecked, client in
+            let relation = try await unchecked.checkUsers(requiring: [])
+            #expect(relation.hasAccountToken && !unchecked.users.hasAccountToken)
+            let store = unchecked.with(users: relation)
             try await store.insertUsers([
                 Self.user("u-1", tier: 1, account: "acct-1"), Self.user("u-2", tier: 1, account: ""), Self.user("u-3", tier: 1),
             ])
             #expect(try await store.user(id: "u-1")?.accountToken == "acct-1")
             #expect(try await store.user(id: "u-2")?.accountToken == nil)
             #expect(try await store.user(id: "u-3")?.accountToken == nil)
-            let relation = try await store.checkUsers(requiring: [])
-            #expect(relation.hasAccountToken)
-            let page = try await store.with(users: relation).candidatePage(
+            let page = try await store.candidatePage(
                 CandidateQuery(mode: .backfill, asOf: Fixture.asOf), after: nil, limit: 10)
             #expect(page.map(\.accountToken) == ["acct-1", nil, nil])
         }
@@ -58,7 +59,8 @@ struct PurchaseLinksTests {
 
     @Test("owners: by id or account_token, a UUID case-insensitively, anything else exactly; shared accounts map to all")
     func owners() async throws {
-        try await TestDatabase.withDatabase { store, _ in
+        try await TestDatabase.withDatabase { unchecked, _ in
+            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             let uuid = "5F1E2D3C-4B5A-4978-8A6B-5C4D3E2F1A0B"
             try await store.insertUsers([
                 Self.user("u-1"), Self.user("u-2", account: uuid), Self.user("u-3", account: "shared"),
