@@ -55,14 +55,16 @@ public struct CandidateQuery: Sendable, Hashable {
     }
 
     /// The columns every `UserRow` read selects; `updated_at` as exact integer microseconds since the epoch; then
-    /// the stores' identifier columns of `relation`, one it lacks selected as `null::text`.
+    /// the stores' identifier columns of `relation`, one it lacks selected as `null::text`; last `account_token` (or
+    /// `null::text` when the relation has none).
     static func userColumns(_ relation: UsersRelation) -> String {
         let required = """
             id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, subscription_source, \
             iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint
             """
         let optional = relation.identifierColumns.map { relation.optionalColumns.contains($0.name) ? $0.name : "null::text" }
-        return ([required] + optional).joined(separator: ", ")
+        let account = relation.hasAccountToken ? "account_token" : "null::text"
+        return ([required] + optional + [account]).joined(separator: ", ")
     }
 
     /// One keyset page: `id > lastID order by id limit N` (never OFFSET), so rows inserted or updated while the scan
@@ -253,10 +255,12 @@ extension UserRow {
         for (offset, column) in columns.enumerated() {
             if let value = try cells[10 + offset].decode(String?.self), !value.isEmpty { identifiers[column.origin] = value }
         }
+        let accountToken = try cells[10 + columns.count].decode(String?.self)
         self.init(
             id: id, currentTier: tier ?? 0, status: status ?? "", endDate: end.map(roundedToMicros),
             graceEndsAt: grace.map(roundedToMicros), source: source, productID: product,
             originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros ?? 0, identifiers: identifiers)
+        self.accountToken = accountToken.flatMap { $0.isEmpty ? nil : $0 }
         let nulls = [("current_tier", tier == nil), ("subscription_status", status == nil), ("updated_at", micros == nil)]
             .filter(\.1).map { "users.\($0.0)" }
         if !nulls.isEmpty {

@@ -363,5 +363,40 @@ extension SchemaMigrator {
                 """,
                 "create index if not exists reconcile_feed_windows_feed_idx on reconcile_feed_windows (feed, shard_index, shard_count, until)",
             ]),
+        // Issue 25: whose purchase it is (SPEC 4 `account_token`, 5.10 links, 5.6 `orphans.csv`).
+        SchemaMigration(
+            version: 9, name: "account_token, tonight's purchase links and the orphans kept across nights (SPEC 5.10)",
+            ownUsersStatements: [
+                "alter table users add column if not exists account_token text null",
+                "create index if not exists users_account_token_idx on users (account_token) where account_token is not null",
+            ],
+            statements: [
+                """
+                create table if not exists reconcile_run_links (
+                    run_id text not null,
+                    user_id text not null,
+                    origin text not null,
+                    identifier text not null,
+                    primary key (run_id, user_id, origin)
+                )
+                """,
+                """
+                create table if not exists reconcile_orphans (
+                    origin text not null,
+                    identifier text not null,
+                    product_id text not null,
+                    status text not null,
+                    end_date timestamptz null,
+                    account_token text null,
+                    price_amount numeric null,
+                    price_currency text null,
+                    first_seen timestamptz not null,
+                    last_seen timestamptz not null,
+                    last_run_id text not null,
+                    primary key (origin, identifier)
+                )
+                """,
+                "create index if not exists reconcile_orphans_last_seen_idx on reconcile_orphans (last_seen)",
+            ]),
     ]
 }

@@ -15,6 +15,9 @@ struct SetApply {
     /// own relation, SPEC 4) PostgreSQL cannot lock through outer joins, so the update relies on its `updated_at`
     /// compare-and-set and on the view's INSTEAD OF trigger (docs/own-tables.md).
     var lockRows = true
+    /// The stores' identifier columns the relation has (SPEC 5.10): a truth's `storeIdentifiers` are written into
+    /// them, each only when it differs from the row's; a column no truth of the group writes is not in the statement.
+    var identifierColumns: [IdentifierColumn] = []
 
     /// Splits `verdicts` into consecutive groups in which no user appears twice, so a repeated user sees the
     /// first write (and loses its CAS) exactly as a row-by-row apply would.
@@ -77,7 +80,13 @@ struct SetApply {
 
     /// (a) One compare-and-set update of every row not locked by another writer; returns the ids whose CAS won.
     private func update(_ pending: [(verdict: Verdict, truth: Entitlement)]) async throws -> Set<String> {
-        let rows = pending.map { UpdateRow($0.verdict.row, $0.truth) }
+        let rows = pending.map { UpdateRow($0.verdict.row, $0.truth, columns: identifierColumns) }
+        // Each written identifier column keeps the row's value unless the row's `ids` names it (keys are the column's
+        // index, the names trusted constants of the adapters); a column no row writes is left out of the statement.
+        let identifierSets = identifierColumns.enumerated().filter { index, _ in rows.contains { $0.ids["\(index)"] != nil } }
+            .map { index, column in
+                "\(column.name) = coalesce(v.ids ->> '\(index)', u.\(column.name)), "
+            }.joined()
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let json = SourceText.jsonbText(try encoder.encode(rows))
@@ -96,12 +105,12 @@ struct SetApply {
             unsafeSQL: """
                 with v as (select * from jsonb_to_recordset($1::jsonb) as v(id text, micros bigint, tier int, status text, \
                 end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
-                auto_renew boolean))\(lockCTE) \
+                auto_renew boolean, ids jsonb))\(lockCTE) \
                 update users u set current_tier = v.tier, subscription_status = v.status, \
                 subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \
                 grace_period_ends_at = to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond', \
                 subscription_source = v.source, iap_product_id = v.product, \
-                iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \
+                iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \(identifierSets)\
                 updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
                 from v where u.id = v.id\(lockedOnly) \
                 and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
@@ -131,8 +140,8 @@ struct SetApply {
         var drifts: [String] = []
         for (verdict, truth) in applied {
             users.append(verdict.row.id)
-            befores.append(AuditJSON.row(verdict.row))
-            afters.append(AuditJSON.entitlement(truth))
+            befores.append(AuditJSON.row(verdict.row, columns: identifierColumns))
+            afters.append(AuditJSON.entitlement(truth, row: verdict.row, columns: identifierColumns))
             actions.append(verdict.action.rawValue)
             drifts.append(AuditJSON.drift(verdict.drift))
         }
@@ -212,8 +221,10 @@ private struct UpdateRow: Encodable {
     var endS: Int64?, endUs: Int64?, graceS: Int64?, graceUs: Int64?
     var source: String?, product: String?, original: String?
     var autoRenew: Bool?
+    /// The identifiers written, by the index of their column in `SetApply.identifierColumns` (SPEC 5.10).
+    var ids: [String: String] = [:]
 
-    init(_ row: UserRow, _ truth: Entitlement) {
+    init(_ row: UserRow, _ truth: Entitlement, columns: [IdentifierColumn]) {
         id = row.id
         micros = row.updatedAtMicros
         tier = truth.tier
@@ -224,6 +235,9 @@ private struct UpdateRow: Encodable {
         product = truth.productID
         original = truth.originalTransactionID
         autoRenew = truth.autoRenew
+        for (index, column) in columns.enumerated() {
+            if let value = AuditJSON.writtenIdentifier(column, row: row, truth: truth) { ids["\(index)"] = value }
+        }
     }
 
     /// Unix seconds and the microseconds within them, rounded as `Timestamp` rounds.

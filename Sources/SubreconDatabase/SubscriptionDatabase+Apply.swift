@@ -50,6 +50,7 @@ extension SubscriptionDatabase {
                 try await connection.inTransaction(logger: logger) { connection in
                     var setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
                     setApply.lockRows = users.isTable
+                    setApply.identifierColumns = users.presentIdentifierColumns
                     var results = verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
                     for group in SetApply.groups(verdicts) {
                         let pending = group.compactMap { index -> (index: Int, verdict: Verdict, truth: Entitlement)? in
@@ -71,23 +72,40 @@ extension SubscriptionDatabase {
 /// The JSON written to `reconcile_changes.before/after` and `push_intents.payload` (explicit nulls, ISO 8601 UTC
 /// dates), as `jsonb`: the key order of the text is immaterial, so it is written in a fixed order (`JSONText`).
 enum AuditJSON {
-    static func row(_ row: UserRow) -> String {
+    /// The row before the change; with `columns` (the stores' identifier columns the relation has), their values too.
+    static func row(_ row: UserRow, columns: [IdentifierColumn] = []) -> String {
         JSONText.object { json in
             fields(
                 &json, tier: row.currentTier, status: row.statusText, endDate: row.endDate, graceEndsAt: row.graceEndsAt,
                 source: row.source, productID: row.productID, originalTransactionID: row.originalTransactionID,
                 autoRenew: row.autoRenew)
+            for column in columns { json.field(column.name, row.identifiers[column.origin]) }
             json.field("updated_at_micros", row.updatedAtMicros)
         }
     }
 
-    static func entitlement(_ truth: Entitlement) -> String {
+    /// The row after the change; with `columns`, each identifier column as the update leaves it (the truth's
+    /// identifier when `writtenIdentifier` writes one, else the row's own, untouched).
+    static func entitlement(_ truth: Entitlement, row: UserRow? = nil, columns: [IdentifierColumn] = []) -> String {
         JSONText.object { json in
             fields(
                 &json, tier: truth.tier, status: truth.status.rawValue, endDate: truth.endDate, graceEndsAt: truth.graceEndsAt,
                 source: truth.source, productID: truth.productID, originalTransactionID: truth.originalTransactionID,
                 autoRenew: truth.autoRenew)
+            for column in columns {
+                let kept = row?.identifiers[column.origin]
+                json.field(column.name, row.flatMap { writtenIdentifier(column, row: $0, truth: truth) } ?? kept)
+            }
         }
+    }
+
+    /// The value the update writes into `column` (SPEC 5.10): the truth's identifier for its store when it has one
+    /// that differs from the row's; nil (the column untouched) otherwise, also when the truth's map lacks the store.
+    static func writtenIdentifier(_ column: IdentifierColumn, row: UserRow, truth: Entitlement) -> String? {
+        guard let value = truth.storeIdentifiers[column.origin], !value.isEmpty, value != row.identifiers[column.origin] else {
+            return nil
+        }
+        return value
     }
 
     static func payload(_ intent: PushIntent, runID: String) -> String {

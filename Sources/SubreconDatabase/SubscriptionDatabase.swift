@@ -12,7 +12,7 @@ public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
     /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
-    /// detected once per run by `checkUsers`).
+    /// detected once per run by `checkUsers`); `account_token` is read and written only once `checkUsers` found it.
     public internal(set) var users: UsersRelation
 
     /// - Parameter identifierColumns: the stores' identifier columns in `users` (their adapters declare them: the
@@ -20,7 +20,10 @@ public struct SubscriptionDatabase: Sendable {
     public init(client: PostgresClient, logger: Logger, identifierColumns: [IdentifierColumn] = []) {
         self.client = client
         self.logger = logger
-        users = .subreconTable(identifierColumns)
+        // Until `checkUsers` says so (`with(users:)`), the optional `account_token` is not assumed: an app's relation
+        // may lack it.
+        users = UsersRelation(
+            isTable: true, optionalColumns: Set(identifierColumns.map(\.name)), identifierColumns: identifierColumns)
     }
 
     /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start
@@ -127,7 +130,8 @@ public struct SubscriptionDatabase: Sendable {
     /// exactly. Fails on an existing id.
     package func insertUsers(_ users: [UserRow]) async throws {
         let identifiers = self.users.identifierColumns
-        let columns = 10 + identifiers.count
+        let account = self.users.hasAccountToken
+        let columns = 10 + identifiers.count + (account ? 1 : 0)
         for chunk in stride(from: 0, to: users.count, by: 1000).map({ users[$0..<min($0 + 1000, users.count)] }) {
             var binds = PostgresBindings(capacity: chunk.count * columns)
             var tuples: [String] = []
@@ -144,6 +148,7 @@ public struct SubscriptionDatabase: Sendable {
                 binds.append(user.autoRenew)
                 binds.append(user.updatedAtMicros)
                 for column in identifiers { binds.append(user.identifiers[column.origin]) }
+                if account { binds.append(user.accountToken) }
                 let p: [String] = (1...columns).map { "$\(base + $0)" }
                 let first: String = p[0...8].joined(separator: ", ")
                 let updated: String = "coalesce(timestamptz 'epoch' + nullif(\(p[9])::bigint, 0) * interval '1 microsecond', now())"
@@ -153,7 +158,7 @@ public struct SubscriptionDatabase: Sendable {
             let sql = """
                 insert into users (id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, \
                 subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, updated_at\
-                \(identifiers.map { ", " + $0.name }.joined())) values \
+                \(identifiers.map { ", " + $0.name }.joined())\(account ? ", account_token" : "")) values \
                 \(tuples.joined(separator: ", "))
                 """
             try await run("insert users") {

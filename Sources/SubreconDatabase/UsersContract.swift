@@ -15,8 +15,14 @@ public struct UsersRelation: Sendable, Hashable {
     public var identifierColumns: [IdentifierColumn]
     /// The identifier columns the relation has with a text type.
     public var optionalColumns: Set<String>
+    /// The relation has the optional `account_token` (SPEC 4, 5.10) as text: read into `UserRow.accountToken` and
+    /// matched by `owners(ofAccounts:)`; without it the run selects `null::text`.
+    public var hasAccountToken: Bool
 
-    public init(isTable: Bool, optionalColumns: Set<String>, identifierColumns: [IdentifierColumn] = []) {
+    public init(
+        isTable: Bool, optionalColumns: Set<String>, identifierColumns: [IdentifierColumn] = [], hasAccountToken: Bool = false
+    ) {
+        self.hasAccountToken = hasAccountToken
         self.isTable = isTable
         self.optionalColumns = optionalColumns
         self.identifierColumns = identifierColumns
@@ -24,8 +30,11 @@ public struct UsersRelation: Sendable, Hashable {
 
     /// subrecon's own table after every migration: all columns, lockable.
     public static func subreconTable(_ columns: [IdentifierColumn]) -> UsersRelation {
-        UsersRelation(isTable: true, optionalColumns: Set(columns.map(\.name)), identifierColumns: columns)
+        UsersRelation(isTable: true, optionalColumns: Set(columns.map(\.name)), identifierColumns: columns, hasAccountToken: true)
     }
+
+    /// The identifier columns the relation has (`identifierColumns` it can read and write), in order.
+    var presentIdentifierColumns: [IdentifierColumn] { identifierColumns.filter { optionalColumns.contains($0.name) } }
 
     /// Whether a feed's identifiers can be looked up in `column`: the contract's Apple column, or an identifier
     /// column the relation has. An app's `users` without the column matches nothing.
@@ -59,6 +68,9 @@ public enum UsersContract {
         ("grace_period_ends_at", .timestamptz), ("subscription_source", .text), ("iap_product_id", .text),
         ("iap_original_transaction_id", .text), ("auto_renew", .boolean), ("updated_at", .timestamptz),
     ]
+
+    /// Optional contract columns: a relation without one is fine; one it has must have this type (SPEC 4).
+    public static let optionalContractColumns: [(name: String, type: ColumnType)] = [("account_token", .text)]
 
     /// One column of the relation: its name and its type's name (`pg_type.typname`, a domain's base type).
     public struct Column: Sendable, Hashable {
@@ -129,6 +141,11 @@ public enum UsersContract {
                 wrongType.append("\(name) of type \(column.displayType) (needs \(type.rawValue))")
             }
         }
+        for (name, type) in optionalContractColumns where !requiredOptional.contains(name) {
+            if let column = byName[name], !type.accepts(column.typeName) {
+                wrongType.append("\(name) of type \(column.displayType) (needs \(type.rawValue))")
+            }
+        }
         guard !missing.isEmpty || !wrongType.isEmpty else { return nil }
         return Violation(relation: relation, missing: missing, wrongType: wrongType)
     }
@@ -166,7 +183,8 @@ public enum UsersContract {
         return (name, kind, columns)
     }
 
-    /// The contract columns the job's UPDATE writes (`SetApply`).
+    /// The contract columns the job's UPDATE writes (`SetApply`); it also writes the stores' identifier columns the
+    /// relation has (SPEC 5.10), checked with them.
     static let writtenColumns = [
         "current_tier", "subscription_status", "subscription_end_date", "grace_period_ends_at", "subscription_source",
         "iap_product_id", "iap_original_transaction_id", "auto_renew", "updated_at",
@@ -175,14 +193,14 @@ public enum UsersContract {
     /// Why the `users` relation `search_path` resolves (or the current schema's) cannot take the job's UPDATE, from the
     /// catalog (`pg_relation_is_updatable` / `pg_column_is_updatable`, counting INSTEAD OF triggers); nil when it can.
     static func updateProblem(
-        connection: PostgresConnection, logger: Logger, inCurrentSchemaOnly: Bool = false
+        connection: PostgresConnection, logger: Logger, inCurrentSchemaOnly: Bool = false, alsoWritten: [String] = []
     ) async throws -> String? {
         let target =
             inCurrentSchemaOnly
             ? "(select c.oid from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relname = 'users')"
             : "to_regclass('users')"
         var binds = PostgresBindings()
-        binds.append(writtenColumns)
+        binds.append(writtenColumns + alsoWritten)
         // An enabled INSTEAD OF UPDATE row trigger (tgtype bits: row 1, update 16, instead 64) takes every column;
         // `pg_column_is_updatable` would also ask for DELETE, which the job never runs, so it is asked only without one.
         let sql =
@@ -237,7 +255,10 @@ extension SubscriptionDatabase {
         }
         if writable {
             let problem = try await run("check users is updatable") {
-                try await client.withConnection { try await UsersContract.updateProblem(connection: $0, logger: logger) }
+                try await client.withConnection {
+                    try await UsersContract.updateProblem(
+                        connection: $0, logger: logger, alsoWritten: users.identifierColumns.map(\.name))
+                }
             }
             if let problem { throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem) }
         }
@@ -245,7 +266,7 @@ extension SubscriptionDatabase {
         return UsersRelation(
             isTable: described.kind == "r" || described.kind == "p",
             optionalColumns: Set(users.identifierColumns.map(\.name).filter(textColumns.contains)),
-            identifierColumns: users.identifierColumns)
+            identifierColumns: users.identifierColumns, hasAccountToken: textColumns.contains("account_token"))
     }
 
     /// This store, reading and writing `users` as `relation` describes (from `checkUsers`).

@@ -238,3 +238,4 @@ public protocol ReceiptLookup: Sendable {
 }
 
 extension SubscriptionDatabase: ReceiptLookup {}
+extension SubscriptionDatabase: PurchaseLinks {}

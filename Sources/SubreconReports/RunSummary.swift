@@ -77,6 +77,8 @@ public struct RunSummary: Sendable, Codable {
     public var refundReview: RefundReview?
     /// Sources declared down during the run (SPEC 5.11): not asked after `since`; nil or empty when none was.
     public var sourcesDown: [SourceDown]?
+    /// Unlinked paying purchases listed in `orphans.csv` (SPEC 5.6, 5.10); nil when the run kept none.
+    public var orphans: Orphans?
 
     /// How many users the refund review lists, and by which rule.
     public struct RefundReview: Sendable, Codable, Hashable {
@@ -181,6 +183,7 @@ public struct RunSummary: Sendable, Codable {
         case feeds
         case refundReview = "refund_review"
         case sourcesDown = "sources_down"
+        case orphans
     }
 
     public init(runID: String, mode: String, asOf: Date, shard: String, dryRun: Bool, startedAt: Date) {
@@ -211,6 +214,7 @@ public struct RunSummary: Sendable, Codable {
         copy.feeds = feeds
         copy.refundReview = refundReview
         copy.sourcesDown = sourcesDown
+        copy.orphans = orphans
         return copy
     }
 

@@ -49,6 +49,9 @@ public enum SummaryHTML {
         if let review = s.refundReview {
             h += "<p>Refund review: \(esc(FinanceCSV.refundReviewWords(review))) (refund_review.csv).</p>\n"
         }
+        if let orphans = s.orphans, orphans.count > 0 {
+            h += "<p>Orphans: \(esc(orphans.words)) paying purchases no user holds (orphans.csv).</p>\n"
+        }
         h += "<h2>Revenue at risk (billing issue), last \(points.count) run\(points.count == 1 ? "" : "s")</h2>\n"
         h += revenueCharts(points, currentRunID: s.runID)
 

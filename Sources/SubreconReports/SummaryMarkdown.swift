@@ -48,10 +48,7 @@ public enum SummaryMarkdown {
                 )
             }
         }
-        if let review = s.refundReview {
-            lines.append("")
-            lines.append("Refund review: \(FinanceCSV.refundReviewWords(review)) (refund_review.csv).")
-        }
+        lines += lists(s)
         if !s.errorSamples.isEmpty {
             lines.append("")
             lines.append("## First errors")
@@ -62,6 +59,18 @@ public enum SummaryMarkdown {
         }
         lines.append("")
         return lines.joined(separator: "\n")
+    }
+
+    /// The lists for a person, one paragraph each when not empty: the refund review and the orphans.
+    static func lists(_ s: RunSummary) -> [String] {
+        var lines: [String] = []
+        if let review = s.refundReview {
+            lines += ["", "Refund review: \(FinanceCSV.refundReviewWords(review)) (refund_review.csv)."]
+        }
+        if let orphans = s.orphans, orphans.count > 0 {
+            lines += ["", "Orphans: \(inline(orphans.words)) paying purchases no user holds (orphans.csv)."]
+        }
+        return lines
     }
 
     /// One sentence: how the night went.

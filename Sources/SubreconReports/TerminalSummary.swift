@@ -35,6 +35,9 @@ public enum TerminalSummary {
                     + "restored \(bucket.restored.count) (\(bucket.restored.value))")
         }
         if let review = s.refundReview { lines.append("  refunds     review: \(FinanceCSV.refundReviewWords(review))") }
+        if let orphans = s.orphans, orphans.count > 0 {
+            lines.append("  orphans     \(SummaryMarkdown.oneLine(orphans.words)) paying purchases no user holds (orphans.csv)")
+        }
         lines.append(String(format: "  took        %.2fs", s.timings.totalSeconds))
         lines.append("  reports     \(folder.path)")
         return lines.joined(separator: "\n")

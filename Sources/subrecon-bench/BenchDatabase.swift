@@ -69,7 +69,10 @@ struct BenchDatabase {
         -> T
     {
         try await withClient(logger: logger) { client in
-            try await body(SubscriptionDatabase(client: client, logger: logger, identifierColumns: StoreRegistry.identifierColumns), client)
+            let database = SubscriptionDatabase(client: client, logger: logger, identifierColumns: StoreRegistry.identifierColumns)
+            // Rows read as a run reads them (`account_token` when present); before `migrate` there is nothing to check.
+            let relation = try? await database.checkUsers(requiring: [], writable: false)
+            return try await body(relation.map { database.with(users: $0) } ?? database, client)
         }
     }
 

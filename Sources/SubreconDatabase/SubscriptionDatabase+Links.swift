@@ -1,0 +1,97 @@
+import Foundation
+import PostgresNIO
+import SubreconCore
+
+// Whose purchase it is (SPEC 5.10): the accounts stores name, tonight's links and the orphans kept across nights.
+// Every statement is one per call, over arrays (unnest); outside text is always bound.
+
+extension SubscriptionDatabase {
+    /// The users whose `id`, or `account_token` when the relation has it, equals each account (SPEC 5.10). An account
+    /// that is a UUID (an Apple `appAccountToken`) is compared case-insensitively; the others exactly. An account more
+    /// than one row claims maps to all of them (ids sorted); an account no row claims is absent.
+    public func owners(ofAccounts accounts: [String]) async throws -> [String: [String]] {
+        let exact = Array(Set(accounts.filter { !$0.isEmpty })).sorted()
+        guard !exact.isEmpty else { return [:] }
+        let uuids = exact.filter { UUID(uuidString: $0) != nil }
+        var branches = ["select a.v, u.id from unnest($1::text[]) as a(v) join users u on u.id = a.v"]
+        if users.hasAccountToken {
+            branches.append("select a.v, u.id from unnest($1::text[]) as a(v) join users u on u.account_token = a.v")
+        }
+        if !uuids.isEmpty {
+            branches.append("select a.v, u.id from unnest($2::text[]) as a(v) join users u on lower(u.id) = lower(a.v)")
+            if users.hasAccountToken {
+                branches.append(
+                    "select a.v, u.id from unnest($2::text[]) as a(v) join users u on lower(u.account_token) = lower(a.v)")
+            }
+        }
+        return try await run("read account owners") {
+            var binds = PostgresBindings()
+            binds.append(exact)
+            if !uuids.isEmpty { binds.append(uuids) }
+            let sql = "select v, id from (\(branches.joined(separator: " union "))) as owners(v, id) order by v, id"
+            var owners: [String: [String]] = [:]
+            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            for try await (account, id) in rows.decode((String, String).self) { owners[account, default: []].append(id) }
+            return owners
+        }
+    }
+
+    /// The identifiers among `identifiers` that a row holds in `column` (read only); an app's `users` without the
+    /// column holds none.
+    public func heldIdentifiers(column: FeedColumn, identifiers: [String]) async throws -> Set<String> {
+        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        guard !distinct.isEmpty, users.canMatch(column) else { return [] }
+        return try await run("read held identifiers") {
+            var binds = PostgresBindings()
+            binds.append(distinct)
+            let sql = "select distinct \(column.rawValue) from users where \(column.rawValue) = any($1)"
+            var held = Set<String>()
+            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            for try await value in rows.decode(String.self) { held.insert(value) }
+            return held
+        }
+    }
+
+    /// Records tonight's links of `runID` (`reconcile_run_links`, the first link of a user and source kept) and their
+    /// users as candidates of the run with reason `linked_purchase`, as `addFeedCandidates` records a feed's, in one
+    /// statement; idempotent (a resumed run adds nothing twice).
+    public func addLinks(runID: String, _ links: [PurchaseLink]) async throws {
+        let kept = links.filter { !$0.userID.isEmpty && !$0.identifier.isEmpty }
+        guard !kept.isEmpty else { return }
+        try await run("add purchase links") {
+            var binds = PostgresBindings()
+            binds.append(runID)
+            binds.append(CandidateReason.linkedPurchase.rawValue)
+            binds.append(kept.map(\.userID))
+            binds.append(kept.map(\.origin.rawValue))
+            binds.append(kept.map(\.identifier))
+            let sql = """
+                with linked as (insert into reconcile_run_links (run_id, user_id, origin, identifier) \
+                select $1, u, o, i from unnest($3::text[], $4::text[], $5::text[]) with ordinality as x(u, o, i, n) \
+                order by n on conflict (run_id, user_id, origin) do nothing) \
+                insert into reconcile_run_candidates (run_id, user_id, reasons) \
+                select distinct $1, u, array[$2::text] from unnest($3::text[]) as x(u) \
+                on conflict (run_id, user_id) do update set reasons = \
+                case when $2::text = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
+                else reconcile_run_candidates.reasons || array[$2::text] end
+                """
+            try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        }
+    }
+
+    /// The links recorded for `runID`, by user and source (a source this build does not know is left out).
+    public func links(runID: String) async throws -> [String: [FactOrigin: String]] {
+        try await run("read purchase links") {
+            var binds = PostgresBindings()
+            binds.append(runID)
+            let sql = "select user_id, origin, identifier from reconcile_run_links where run_id = $1 order by user_id, origin"
+            var links: [String: [FactOrigin: String]] = [:]
+            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            for try await (user, origin, identifier) in rows.decode((String, String, String).self) {
+                guard let origin = FactOrigin(rawValue: origin) else { continue }
+                links[user, default: [:]][origin] = identifier
+            }
+            return links
+        }
+    }
+}

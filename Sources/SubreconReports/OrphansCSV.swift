@@ -1,0 +1,63 @@
+import Foundation
+import SubreconCore
+
+/// `orphans.csv` (SPEC 5.6, 5.10): the unlinked purchases that entitle today and name no known account, as kept
+/// across nights: `store, identifier, product_id, status, end_date, account_token, price, currency, first_seen,
+/// last_seen`, one line per store and identifier in that order. Every value exact (RFC 4180 with CRLF line ends: a
+/// comma, quote, CR or LF in an identifier or token is quoted, never changed); dates ISO 8601 UTC; an unknown end
+/// date, account or price is empty. Header only when there is none: written every run.
+public enum OrphansCSV {
+    public static let columns = [
+        "store", "identifier", "product_id", "status", "end_date", "account_token", "price", "currency", "first_seen",
+        "last_seen",
+    ]
+
+    public static func text(_ orphans: [Orphan]) -> String {
+        var out = CSV.line(columns)
+        for orphan in orphans.sorted(by: { ($0.origin.rawValue, $0.identifier) < ($1.origin.rawValue, $1.identifier) }) {
+            out += CSV.line(fields(orphan))
+        }
+        return out
+    }
+
+    /// One line's fields, in `columns` order.
+    public static func fields(_ orphan: Orphan) -> [String] {
+        [
+            orphan.origin.rawValue, orphan.identifier, orphan.productID, orphan.status.rawValue,
+            orphan.endDate.map(ISO8601.string) ?? "", orphan.accountToken ?? "",
+            orphan.price.map { FinanceCSV.decimalString($0.amount) } ?? "", orphan.price?.currency ?? "",
+            orphan.firstSeen.map(ISO8601.string) ?? "", orphan.lastSeen.map(ISO8601.string) ?? "",
+        ]
+    }
+}
+
+extension RunFolder {
+    /// Writes `orphans.csv` atomically (header only when `orphans` is empty): every run, so the folder always says.
+    public func writeOrphans(_ orphans: [Orphan]) throws {
+        try write(Data(OrphansCSV.text(orphans).utf8), to: "orphans.csv")
+    }
+}
+
+extension RunSummary {
+    /// The orphans of the run (`orphans.csv`, SPEC 5.6): how many, and how many per store.
+    public struct Orphans: Sendable, Codable, Hashable {
+        public var count: Int
+        /// By store (`app_store`, `google_play`, `stripe`).
+        public var byStore: [String: Int]
+
+        public init(_ orphans: [Orphan]) {
+            count = orphans.count
+            byStore = Dictionary(orphans.map { ($0.origin.rawValue, 1) }, uniquingKeysWith: +)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case count
+            case byStore = "by_store"
+        }
+
+        /// `3 (app_store 2, stripe 1)`, stores in name order.
+        public var words: String {
+            "\(count) (" + byStore.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import PostgresNIO
+import SubreconCore
+import SubreconDatabase
+import SubreconTestSupport
+import Testing
+
+/// SPEC 4 `account_token`, 5.10 links and orphans: the database side.
+@Suite("Whose purchase it is: account_token, links, orphans (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
+struct PurchaseLinksTests {
+    static func user(_ id: String, tier: Int = 0, account: String? = nil, identifiers: [FactOrigin: String] = [:]) -> UserRow {
+        var row = UserRow(
+            id: id, currentTier: tier, status: tier > 0 ? "active" : "none", endDate: tier > 0 ? Fixture.day(20) : nil,
+            identifiers: identifiers)
+        row.accountToken = account
+        return row
+    }
+
+    @Test("account_token is read into the row when the column exists; empty and NULL read as nil")
+    func accountTokenRead() async throws {
+        try await TestDatabase.withDatabase { unchecked, client in
+            let relation = try await unchecked.checkUsers(requiring: [])
+            #expect(relation.hasAccountToken && !unchecked.users.hasAccountToken)
+            let store = unchecked.with(users: relation)
+            try await store.insertUsers([
+                Self.user("u-1", tier: 1, account: "acct-1"), Self.user("u-2", tier: 1, account: ""), Self.user("u-3", tier: 1),
+            ])
+            #expect(try await store.user(id: "u-1")?.accountToken == "acct-1")
+            #expect(try await store.user(id: "u-2")?.accountToken == nil)
+            #expect(try await store.user(id: "u-3")?.accountToken == nil)
+            let page = try await store.candidatePage(
+                CandidateQuery(mode: .backfill, asOf: Fixture.asOf), after: nil, limit: 10)
+            #expect(page.map(\.accountToken) == ["acct-1", nil, nil])
+        }
+    }
+
+    @Test("an app's users without account_token is fine (read as nil); one with a non-text account_token is refused")
+    func accountTokenAbsentOrWrongType() async throws {
+        try await TestDatabase.withDatabase(migrated: false) { store, client in
+            try await client.query(PostgresQuery(unsafeSQL: OwnUsersTests.appTable))
+            try await store.migrate()
+            let relation = try await store.checkUsers(requiring: [])
+            #expect(!relation.hasAccountToken)
+            try await client.query("insert into users (id, email, current_tier) values ('u-1', 'a@example.com', 1)")
+            let reader = store.with(users: relation)
+            #expect(try await reader.user(id: "u-1")?.accountToken == nil)
+            #expect(try await reader.owners(ofAccounts: ["u-1", "acct"]) == ["u-1": ["u-1"]])
+
+            try await client.query("alter table users add column account_token integer")
+            do {
+                _ = try await store.checkUsers(requiring: [])
+                Issue.record("a users with an integer account_token was accepted")
+            } catch let violation as UsersContract.Violation {
+                #expect(violation.wrongType == ["account_token of type integer (needs text)"])
+                #expect(violation.missing == [])
+            }
+        }
+    }
+
+    @Test("owners: by id or account_token, a UUID case-insensitively, anything else exactly; shared accounts map to all")
+    func owners() async throws {
+        try await TestDatabase.withDatabase { unchecked, _ in
+            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
+            let uuid = "5F1E2D3C-4B5A-4978-8A6B-5C4D3E2F1A0B"
+            try await store.insertUsers([
+                Self.user("u-1"), Self.user("u-2", account: uuid), Self.user("u-3", account: "shared"),
+                Self.user("u-4", account: "shared"), Self.user(uuid.lowercased().replacingOccurrences(of: "5f1e", with: "0000")),
+            ])
+            let owners = try await store.owners(ofAccounts: [
+                "u-1", uuid.lowercased(), "shared", "U-1", "nobody", "0000" + uuid.dropFirst(4), "",
+            ])
+            #expect(
+                owners == [
+                    "u-1": ["u-1"], uuid.lowercased(): ["u-2"], "shared": ["u-3", "u-4"],
+                    "0000" + uuid.dropFirst(4): [uuid.lowercased().replacingOccurrences(of: "5f1e", with: "0000")],
+                ])
+        }
+    }
+
+    @Test("heldIdentifiers says which identifiers a row holds, reading only")
+    func held() async throws {
+        try await TestDatabase.withDatabase { store, _ in
+            try await store.insertUsers([Self.user("u-1", identifiers: [.stripe: "cus_1"]), Self.user("u-2")])
+            let held = try await store.heldIdentifiers(
+                column: FeedColumn(IdentifierColumn.testStripe), identifiers: ["cus_1", "cus_2", "cus_1", ""])
+            #expect(held == ["cus_1"])
+            #expect(try await store.heldIdentifiers(column: .appleOriginalTransactionID, identifiers: []) == [])
+        }
+    }
+
+    @Test("a link makes its user a candidate once, reason linked_purchase, joined into the keyset scan; links round-trip")
+    func linksAreCandidates() async throws {
+        try await TestDatabase.withDatabase { store, client in
+            try await store.insertUsers([Self.user("u-1", identifiers: [.stripe: "cus_1"]), Self.user("u-2"), Self.user("u-3")])
+            let links = [
+                PurchaseLink(userID: "u-1", origin: .googlePlay, identifier: "tok-1"),
+                PurchaseLink(userID: "u-2", origin: .stripe, identifier: "cus_,\"9\"\r\n"),
+                PurchaseLink(userID: "u-2", origin: .googlePlay, identifier: "tok-2"),
+                PurchaseLink(userID: "u-2", origin: .stripe, identifier: "cus_other"),
+            ]
+            try await store.addLinks(runID: "run-l", links)
+            try await store.addLinks(runID: "run-l", links)
+            _ = try await store.addFeedCandidates(
+                runID: "run-l", column: FeedColumn(IdentifierColumn.testStripe), identifiers: ["cus_1"], reason: .feed("stripe_event"))
+            let reasons = try await TestDatabase.scalar(
+                client,
+                "select string_agg(user_id || ':' || array_to_string(reasons, ';'), '|' order by user_id) from reconcile_run_candidates",
+                as: String.self)
+            #expect(reasons == "u-1:linked_purchase;stripe_event|u-2:linked_purchase")
+            #expect(
+                try await store.feedCandidateReasons(runID: "run-l")
+                    == ["u-1": [.linkedPurchase, .feed("stripe_event")], "u-2": [.linkedPurchase]])
+            let query = CandidateQuery(asOf: Fixture.asOf, runCandidatesID: "run-l")
+            var scanned: [String] = []
+            for try await row in store.candidates(query, pageSize: 1) { scanned.append(row.id) }
+            #expect(scanned == ["u-1", "u-2"])
+            #expect(
+                try await store.links(runID: "run-l")
+                    == ["u-1": [.googlePlay: "tok-1"], "u-2": [.stripe: "cus_,\"9\"\r\n", .googlePlay: "tok-2"]])
+            #expect(try await store.links(runID: "other") == [:])
+        }
+    }
+
+    @Test("orphans are kept across nights: first_seen stays, last_seen moves, tonight's facts win, text exact")
+    func orphansAcrossNights() async throws {
+        try await TestDatabase.withDatabase { store, client in
+            let first = Fixture.day(-1)
+            let second = Fixture.asOf
+            let hostile = "GPA.1,\"2\"\r\n3"
+            let a = Orphan(
+                origin: .googlePlay, identifier: hostile, productID: "premium", status: .active, endDate: Fixture.day(10),
+                accountToken: "acct,\"x\"", price: Money(amount: Decimal(string: "9.99")!, currency: "eur"))
+            let b = Orphan(
+                origin: .stripe, identifier: "cus_b", productID: "web", status: .active, endDate: nil, accountToken: nil,
+                price: nil)
+            let night1 = try await store.recordOrphans(runID: "run-1", night: first, [a, b, a])
+            #expect(night1.map(\.identifier) == [hostile, "cus_b"])
+            #expect(night1.allSatisfy { $0.firstSeen == first && $0.lastSeen == first })
+            var renewed = a
+            renewed.status = .billingIssue
+            let night2 = try await store.recordOrphans(runID: "run-2", night: second, [renewed])
+            #expect(night2.count == 1)
+            let kept = try #require(night2.first)
+            #expect(kept.firstSeen == first && kept.lastSeen == second)
+            #expect(kept.status == .billingIssue && kept.accountToken == "acct,\"x\"" && kept.identifier == hostile)
+            #expect(kept.price == Money(amount: Decimal(string: "9.99")!, currency: "EUR"))
+            #expect(kept.endDate == Fixture.day(10))
+            #expect(try await ApplyTests.count(client, "reconcile_orphans") == 2)
+            let stripe = try await TestDatabase.scalar(
+                client, "select last_run_id from reconcile_orphans where identifier = 'cus_b'", as: String.self)
+            #expect(stripe == "run-1")
+            #expect(try await store.recordOrphans(runID: "run-3", night: second, []) == [])
+        }
+    }
+}
