@@ -94,6 +94,8 @@ public struct ReconcileJob: Sendable {
 
             let report = ReportPhase(history: ports.history, logger: logger)
             try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.applyBatchSize)
+            try folder.writeOrphans(harvest.orphans)
+            if !harvest.orphans.isEmpty { summary.orphans = RunSummary.Orphans(harvest.orphans) }
             if let refunds = ports.refunds {
                 try await RefundReviewStep(records: refunds, options: options, logger: logger).run(
                     ledger: ledger, runID: runID, folder: folder, into: &summary)

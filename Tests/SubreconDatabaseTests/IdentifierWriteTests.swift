@@ -68,7 +68,8 @@ struct IdentifierWriteTests {
                 $$ begin raise exception 'google_purchase_token was written'; end $$
                 """)
             try await client.query(
-                "create trigger refuse_google before update of google_purchase_token on users for each row execute function refuse_google()")
+                "create trigger refuse_google before update of google_purchase_token on users for each row execute function refuse_google()"
+            )
             let first = try #require(try await store.user(id: "u-1"))
             let second = try #require(try await store.user(id: "u-2"))
             let outcomes = try await store.applyBatch(

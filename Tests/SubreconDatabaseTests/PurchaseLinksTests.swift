@@ -6,7 +6,9 @@ import SubreconTestSupport
 import Testing
 
 /// SPEC 4 `account_token`, 5.10 links and orphans: the database side.
-@Suite("Whose purchase it is: account_token, links, orphans (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
+@Suite(
+    "Whose purchase it is: account_token, links, orphans (real PostgreSQL)", .serialized,
+    .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct PurchaseLinksTests {
     static func user(_ id: String, tier: Int = 0, account: String? = nil, identifiers: [FactOrigin: String] = [:]) -> UserRow {
         var row = UserRow(
