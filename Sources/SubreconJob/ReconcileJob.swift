@@ -94,8 +94,7 @@ public struct ReconcileJob: Sendable {
 
             let report = ReportPhase(history: ports.history, logger: logger)
             try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.applyBatchSize)
-            try folder.writeOrphans(harvest.orphans)
-            if !harvest.orphans.isEmpty { summary.orphans = RunSummary.Orphans(harvest.orphans) }
+            try Self.report(orphans: harvest.orphans, folder: folder, into: &summary)
             if let refunds = ports.refunds {
                 try await RefundReviewStep(records: refunds, options: options, logger: logger).run(
                     ledger: ledger, runID: runID, folder: folder, into: &summary)
@@ -113,6 +112,13 @@ public struct ReconcileJob: Sendable {
         } catch {
             throw await lifecycle.fail(error)
         }
+    }
+
+    /// The night's orphans (SPEC 5.10) into `orphans.csv` (header only when none) and `summary.json`. A resumed run
+    /// reads no feed again: its folder lists none.
+    static func report(orphans: [Orphan], folder: RunFolder, into summary: inout RunSummary) throws {
+        try folder.writeOrphans(orphans)
+        if !orphans.isEmpty { summary.orphans = RunSummary.Orphans(orphans) }
     }
 
     /// The sources declared down tonight, into the summary and the log; returns how many. A source declared down is
