@@ -76,8 +76,7 @@ public struct ReconcileJob: Sendable {
             if !state.scanDone {
                 var validation = ValidationPhase(
                     candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options, progress: progress)
-                validation.feedReasons = harvest.named
-                validation.links = harvest.links
+                (validation.feedReasons, validation.links) = (harvest.named, harvest.links)
                 state = try await validation.run(from: state, start: start)
             }
             summary.timings.validateSeconds = seconds(ContinuousClock.now - start)
