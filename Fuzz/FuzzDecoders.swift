@@ -11,7 +11,8 @@
 // voided purchases page; 'S' a Stripe events list (the events feed); 'C' a Stripe charges list (refunds expanded)
 // -> a period refund (and the body as a refunds list); 'P' a Stripe invoice payments list; 'D' text through the
 // strict date parser (`StrictDate`: RFC 3339, epoch milliseconds and seconds); 'M' a Google `Money` -> price;
-// 'H' an App Store notification history page; 'O' a Stripe checkout sessions list -> one-time purchases; 'J' and 'K' Apple's JWS/x5c verification path (FuzzAppleSigned.swift).
+// 'H' an App Store notification history page; 'O' a Stripe checkout sessions list -> one-time purchases; 'J' and 'K' Apple's JWS/x5c verification path (FuzzAppleSigned.swift);
+// 'I' a page of the Stripe inventory (strict) -> stated purchases and accounts (FuzzStripeInventory.swift).
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...2200, no decoded price is negative, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -23,7 +24,7 @@ private let byLetter: [UInt8: @Sendable (Data) -> Void] = [
     UInt8(ascii: "G"): googlePlay, UInt8(ascii: "V"): googleVoided, UInt8(ascii: "8"): stripeList,
     UInt8(ascii: "9"): stripeSubscription, UInt8(ascii: "S"): stripeEvents, UInt8(ascii: "C"): stripeCharges,
     UInt8(ascii: "P"): stripeInvoicePayments, UInt8(ascii: "D"): strictDate, UInt8(ascii: "M"): googleMoney,
-    UInt8(ascii: "O"): stripeCheckoutSessions,
+    UInt8(ascii: "O"): stripeCheckoutSessions, UInt8(ascii: "I"): stripeInventoryPage,
 ].merging(appleSignedDecoders) { $1 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -46,6 +46,8 @@ public struct SimulatedStripeSubscription: Sendable, Hashable {
     public var items: [SimulatedStripeItem]
     /// nil: `latest_invoice` is `null`.
     public var latestInvoice: SimulatedStripeInvoice?
+    /// The subscription's `metadata` (`user_id`: the buyer's account, SPEC 5.10).
+    public var metadata: [String: String] = [:]
 
     public init(
         id: String, status: String, livemode: Bool? = true, cancelAtPeriodEnd: Bool = false, cancelAt: Date? = nil,
@@ -88,6 +90,8 @@ public enum StripeFault: Sendable, Hashable {
     case raw(status: Int, headers: [String: String], body: Data)
     /// The normal answer, written one byte at a time with `pause` between bytes.
     case trickle(pause: Duration)
+    /// The normal answer (queued before another fault, it lets the first requests through: a later page fails).
+    case normal
 }
 
 /// One request as the simulated Stripe saw it.
@@ -114,6 +118,10 @@ public actor StripeSimulator: SimulatorRoute {
     /// The `Stripe-Version` requests must carry; nil accepts any (or none).
     public let apiVersion: String?
     var customers: [String: [SimulatedStripeSubscription]] = [:]
+    /// Each customer's `metadata`, written when the customer object is expanded (`expand[]=data.customer`).
+    var customerMetadata: [String: [String: String]] = [:]
+    /// The customers in the order they were first given (the inventory lists in this order).
+    var customerOrder: [String] = []
     private var events: [SimulatedStripeEvent] = []
     var charges: [SimulatedStripeCharge] = []
     var checkoutSessions: [String: [SimulatedStripeCheckoutSession]] = [:]
@@ -136,7 +144,13 @@ public actor StripeSimulator: SimulatorRoute {
 
     /// Replaces the customer's subscriptions (an empty list: a known customer without any).
     public func setSubscriptions(_ subscriptions: [SimulatedStripeSubscription], forCustomer customerID: String) {
+        if customers[customerID] == nil && !customerOrder.contains(customerID) { customerOrder.append(customerID) }
         customers[customerID] = subscriptions
+    }
+
+    /// Sets the customer's `metadata` (`user_id`: the buyer's account, SPEC 5.10).
+    public func setCustomerMetadata(_ metadata: [String: String], forCustomer customerID: String) {
+        customerMetadata[customerID] = metadata
     }
 
     public func removeCustomer(_ customerID: String) { customers[customerID] = nil }
@@ -247,9 +261,7 @@ public actor StripeSimulator: SimulatorRoute {
             let id = segments[2]
             return serve(key: id) { retrieve(id, expand: expand) }
         }
-        guard let customer = request.query["customer"] else {
-            return error(400, type: "invalid_request_error", code: "parameter_missing", "customer is required here")
-        }
+        guard let customer = request.query["customer"] else { return serve(key: Self.inventoryKey) { listAll(request.query) } }
         let limit = Int(request.query["limit"] ?? "10") ?? 0
         guard (1...100).contains(limit) else {
             return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit")
@@ -281,7 +293,7 @@ public actor StripeSimulator: SimulatorRoute {
             var response = normal()
             response.trickle = pause
             return response
-        case nil:
+        case .normal?, nil:
             return normal()
         }
     }
@@ -375,7 +387,7 @@ public actor StripeSimulator: SimulatorRoute {
     }
 
     /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`).
-    private func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil) -> [String: Any] {
+    func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil) -> [String: Any] {
         func seconds(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? NSNull() }
         var object: [String: Any] = [
             "id": subscription.id, "object": "subscription", "customer": customerID(of: subscription),
@@ -384,10 +396,11 @@ public actor StripeSimulator: SimulatorRoute {
             "ended_at": seconds(subscription.endedAt), "trial_end": seconds(subscription.trialEnd),
             "created": seconds(subscription.created), "start_date": seconds(subscription.created),
             "currency": subscription.items.first?.currency ?? "usd", "collection_method": "charge_automatically",
-            "latest_invoice": NSNull(), "metadata": [String: String](),
+            "latest_invoice": NSNull(), "metadata": subscription.metadata,
             "pause_collection": NSNull(),
         ]
         if let livemode = subscription.livemode { object["livemode"] = livemode }
+        if expand == "customer" { object["customer"] = customerObject(customerID(of: subscription), livemode: subscription.livemode) }
         if let invoice = subscription.latestInvoice {
             if invoice.expandable, expand == "latest_invoice" || expand == "latest_invoice.payments" {
                 object["latest_invoice"] = StripeWireValues.invoice(

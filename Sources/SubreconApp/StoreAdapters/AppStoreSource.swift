@@ -55,14 +55,24 @@ struct AppStoreSource: StoreSource {
                 return
             }
         }
-        if let appStore, let lookup {
-            facts.noteAsked(.appStore)
-            switch await appStore.subscriptionFacts(transactionID: lookup) {
-            case .success(let apple):
-                facts.stores += apple
-                if apple.isEmpty { facts.unknownTo.append(.appStore) }
-            case .failure(let error): facts.errors.append(error)
+        if let appStore {
+            // The row's (or RevenueCat's) transaction, and the original transaction linked to the user tonight when it
+            // is another (SPEC 5.10: the core then decides a newer purchase from a conflict).
+            var lookups = lookup.map { [$0] } ?? []
+            if let linked = row.links[.appStore], !linked.isEmpty, !lookups.contains(linked) { lookups.append(linked) }
+            var found: [StoreFact] = []
+            for id in lookups {
+                facts.noteAsked(.appStore)
+                switch await appStore.subscriptionFacts(transactionID: id) {
+                case .success(let apple): found += apple
+                case .failure(let error):
+                    // Nothing about the user is believed then; `checkBindings` has nothing to check.
+                    facts.errors.append(error)
+                    return
+                }
             }
+            facts.stores += found
+            if !lookups.isEmpty && found.isEmpty { facts.unknownTo.append(.appStore) }
         }
         await checkBindings(row: row, facts: &facts)
     }
@@ -78,7 +88,8 @@ struct AppStoreSource: StoreSource {
                 // `REFUND`/`REVOKE` entries, by the original transaction id.
                 refunds: FeedRefund.of(
                     feed.entries.compactMap { entry in entry.refundedPurchase.map { (entry.originalTransactionID, $0) } },
-                    asOf: until))
+                    asOf: until),
+                purchases: feed.statedPurchases.map { UnlinkedPurchase(origin: .appStore, identifier: $0.key, purchase: $0.purchase) })
         }
         return FeedRead(source: Self.origin, reason: Self.eventReason, column: .appleOriginalTransactionID, result: result)
     }

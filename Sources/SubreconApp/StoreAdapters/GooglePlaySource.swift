@@ -31,16 +31,32 @@ struct GooglePlaySource: StoreSource {
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
-        guard let token = row.identifiers[.googlePlay] else { return }
-        facts.noteAsked(.googlePlay)
-        switch await client.storeFacts(token: token, productHint: row.productID) {
-        case .success(let google):
-            let keys = google.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
-            facts.stores += GooglePlayMapping.applyingVoids(google, voids: voids.naming(keys))
-            if google.isEmpty { facts.unknownTo.append(.googlePlay) }
-        case .failure(let error):
-            facts.errors.append(error)
+        let tokens = Self.tokens(of: row)
+        guard !tokens.isEmpty else { return }
+        var found: [StoreFact] = []
+        for token in tokens {
+            facts.noteAsked(.googlePlay)
+            // The row's product names only the row's own token's purchase (a 410's evidence).
+            let hint = token == row.identifiers[.googlePlay] ? row.productID : nil
+            switch await client.storeFacts(token: token, productHint: hint) {
+            case .success(let google): found += google
+            case .failure(let error):
+                facts.errors.append(error)
+                return
+            }
         }
+        let keys = found.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
+        facts.stores += GooglePlayMapping.applyingVoids(found, voids: voids.naming(keys))
+        if found.isEmpty { facts.unknownTo.append(.googlePlay) }
+    }
+
+    /// The tokens to ask about: the row's `google_purchase_token`, then the token linked to the user tonight when it
+    /// is another (SPEC 5.10: the core then decides a newer token of the same line from a conflict).
+    static func tokens(of row: UserRow) -> [String] {
+        var tokens: [String] = []
+        if let own = row.identifiers[.googlePlay], !own.isEmpty { tokens.append(own) }
+        if let linked = row.links[.googlePlay], !linked.isEmpty, !tokens.contains(linked) { tokens.append(linked) }
+        return tokens
     }
 
     var hasFeed: Bool { true }
