@@ -77,10 +77,10 @@ struct StoreLinkAdapterTests {
     @Test("Google asks the linked token besides the row's, and states the account Google names")
     func googleLinks() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
-            var linked = GooglePlayJobTests.play("SUBSCRIPTION_STATE_ACTIVE", expiry: 20)
+            var linked = GooglePlayJobTests.play("ACTIVE", expiry: 20)
             linked.obfuscatedAccountID = "g-owner"
             await google.setPurchase(linked, token: "tok-linked")
-            await google.setPurchase(GooglePlayJobTests.play("SUBSCRIPTION_STATE_EXPIRED", expiry: -3), token: "tok-own")
+            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -3), token: "tok-own")
             try await Self.source(h) { source in
                 var row = GooglePlayJobTests.row("g-owner", end: -3, token: "tok-own")
                 row.links[.googlePlay] = "tok-linked"
@@ -89,6 +89,34 @@ struct StoreLinkAdapterTests {
                 #expect(Set(facts.stores.map(\.lookupID)) == ["tok-own", "tok-linked"])
                 #expect(facts.stores.first { $0.lookupID == "tok-linked" }?.purchase.accountToken == "g-owner")
                 #expect(facts.stores.first { $0.lookupID == "tok-own" }?.purchase.accountToken == nil)
+            }
+        }
+    }
+
+    @Test("Apple asks the linked original transaction besides the row's, and states the signed appAccountToken")
+    func appleLinks() async throws {
+        try await Harness.with(apple: true, revenueCat: false) { h in
+            var linked = AppStoreScenario(
+                originalTransactionID: "7701", productID: "premium_monthly", status: 1, purchaseDate: Harness.day(-3),
+                expiresDate: Harness.day(27))
+            linked.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+            await h.appStore.setScenario(linked)
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "7700", productID: "premium_monthly", status: 2, purchaseDate: Harness.day(-40),
+                    expiresDate: Harness.day(-10)))
+            try await Self.source(h) { source in
+                var bare = h.row("a-bare", tier: 0, "expired", end: -10)
+                bare.links[.appStore] = "7701"
+                let alone = await source.facts(for: bare)
+                #expect(alone.errors.isEmpty)
+                #expect(alone.stores.map(\.purchase.originalTransactionID) == ["7701"])
+                #expect(alone.stores.map(\.purchase.accountToken) == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+                var other = h.row("a-other", tier: 0, "expired", end: -10, txn: "7700")
+                other.links[.appStore] = "7701"
+                let both = await source.facts(for: other)
+                #expect(both.errors.isEmpty)
+                #expect(Set(both.stores.compactMap(\.purchase.originalTransactionID)) == ["7700", "7701"])
             }
         }
     }
