@@ -8,7 +8,7 @@ extension StripeSimulator {
     /// canceled subscriptions are left out), `limit` (1...100), `starting_after`, and `expand[]=data.customer` (each
     /// customer written as an object with its `metadata`). Subscriptions are listed customer by customer in the
     /// order the customers were given, each customer's in the order given.
-    func listAll(_ query: [String: String]) -> SimulatorResponse {
+    func listAll(_ query: [String: String], expandCustomer: Bool) -> SimulatorResponse {
         let limit = Int(query["limit"] ?? "10") ?? 0
         guard (1...100).contains(limit) else {
             return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit", param: "limit")
@@ -28,12 +28,11 @@ extension StripeSimulator {
             selected = Array(selected[(index + 1)...])
         }
         let page = Array(selected.prefix(limit))
-        let expand = query["expand[]"].flatMap { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : nil }
         return json(
             200,
             [
                 "object": "list", "url": "/v1/subscriptions", "has_more": selected.count > limit,
-                "data": page.map { encode($0, expand: expand) },
+                "data": page.map { encode($0, expandCustomer: expandCustomer) },
             ])
     }
 

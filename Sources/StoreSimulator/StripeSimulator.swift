@@ -232,7 +232,10 @@ public actor StripeSimulator: SimulatorRoute {
             }
             return serve(key: Self.itemsKey(subscription: subscription)) { listItems(subscription, request.query) }
         }
-        let expand = request.query["expand[]"]
+        // The customer expansion is read apart from the others (Stripe takes several `expand[]`).
+        let expansions = request.queryValues["expand[]"] ?? []
+        let expandCustomer = expansions.contains("data.customer") || expansions.contains("customer")
+        let expand = expansions.last { $0 != "data.customer" && $0 != "customer" }
         if isPayments {
             guard let invoice = request.query["invoice"] else {
                 return error(400, type: "invalid_request_error", code: "parameter_missing", "invoice is required here", param: "invoice")
@@ -259,16 +262,20 @@ public actor StripeSimulator: SimulatorRoute {
         }
         if segments.count == 3 {
             let id = segments[2]
-            return serve(key: id) { retrieve(id, expand: expand) }
+            return serve(key: id) { retrieve(id, expand: expand, expandCustomer: expandCustomer) }
         }
-        guard let customer = request.query["customer"] else { return serve(key: Self.inventoryKey) { listAll(request.query) } }
+        guard let customer = request.query["customer"] else {
+            return serve(key: Self.inventoryKey) { listAll(request.query, expandCustomer: expandCustomer) }
+        }
         let limit = Int(request.query["limit"] ?? "10") ?? 0
         guard (1...100).contains(limit) else {
             return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit")
         }
         let statusFilter = request.query["status"]
         let after = request.query["starting_after"]
-        return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after, expand: expand) }
+        return serve(key: customer) {
+            list(customer, limit: limit, status: statusFilter, after: after, expand: expand, expandCustomer: expandCustomer)
+        }
     }
 
     func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
@@ -298,7 +305,9 @@ public actor StripeSimulator: SimulatorRoute {
         }
     }
 
-    private func list(_ customer: String, limit: Int, status: String?, after: String?, expand: String?) -> SimulatorResponse {
+    private func list(
+        _ customer: String, limit: Int, status: String?, after: String?, expand: String?, expandCustomer: Bool
+    ) -> SimulatorResponse {
         guard let all = customers[customer] else {
             return error(404, type: "invalid_request_error", code: "resource_missing", "No such customer: '\(customer)'", param: "customer")
         }
@@ -315,7 +324,9 @@ public actor StripeSimulator: SimulatorRoute {
         let page = Array(selected.prefix(limit))
         let object: [String: Any] = [
             "object": "list", "url": "/v1/subscriptions", "has_more": selected.count > limit,
-            "data": page.map { encode($0, expand: expand.flatMap { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : nil }) },
+            "data": page.map {
+                encode($0, expand: expand.flatMap { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : nil }, expandCustomer: expandCustomer)
+            },
         ]
         return json(200, object)
     }
@@ -375,9 +386,9 @@ public actor StripeSimulator: SimulatorRoute {
         }
     }
 
-    private func retrieve(_ id: String, expand: String?) -> SimulatorResponse {
+    private func retrieve(_ id: String, expand: String?, expandCustomer: Bool) -> SimulatorResponse {
         for (_, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
-            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found, expand: expand)) }
+            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found, expand: expand, expandCustomer: expandCustomer)) }
         }
         return error(404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(id)'", param: "id")
     }
@@ -386,8 +397,9 @@ public actor StripeSimulator: SimulatorRoute {
         customers.first { $0.value.contains { $0.id == subscription.id } }?.key ?? "cus_unknown"
     }
 
-    /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`).
-    func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil) -> [String: Any] {
+    /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`);
+    /// `expandCustomer`: the customer written as an object with its `metadata`.
+    func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil, expandCustomer: Bool = false) -> [String: Any] {
         func seconds(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? NSNull() }
         var object: [String: Any] = [
             "id": subscription.id, "object": "subscription", "customer": customerID(of: subscription),
@@ -400,7 +412,7 @@ public actor StripeSimulator: SimulatorRoute {
             "pause_collection": NSNull(),
         ]
         if let livemode = subscription.livemode { object["livemode"] = livemode }
-        if expand == "customer" { object["customer"] = customerObject(customerID(of: subscription), livemode: subscription.livemode) }
+        if expandCustomer { object["customer"] = customerObject(customerID(of: subscription), livemode: subscription.livemode) }
         if let invoice = subscription.latestInvoice {
             if invoice.expandable, expand == "latest_invoice" || expand == "latest_invoice.payments" {
                 object["latest_invoice"] = StripeWireValues.invoice(

@@ -145,4 +145,19 @@ struct StripeInventoryTests {
             #expect(feed.purchases.map(\.purchase.accountToken) == ["u-new"])
         }
     }
+
+    @Test("lookups expand the customer too: its metadata.user_id reaches the facts, by customer and by id")
+    func lookupsExpandCustomer() async throws {
+        try await StripeLoopback.run { loop in
+            await loop.simulator.setSubscriptions([Self.live("sub_l1")], forCustomer: "cus_l1")
+            await loop.simulator.setCustomerMetadata(["user_id": "u-l1"], forCustomer: "cus_l1")
+            let listed = try await loop.client.subscriptions(customerID: "cus_l1").get()
+            #expect(listed.map(\.customer) == ["cus_l1"])
+            #expect(listed.map(\.accountToken) == ["u-l1"])
+            let byID = try await loop.client.subscription(id: "sub_l1").get()
+            #expect(byID?.accountToken == "u-l1")
+            let requests = await loop.simulator.recordedRequests()
+            #expect(requests.map { $0.query["expand[]"] } == ["data.latest_invoice.payments", "latest_invoice.payments"])
+        }
+    }
 }
