@@ -224,10 +224,10 @@ let package = Package(
             dependencies: [
                 "AppStore", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Vectors"],
             swiftSettings: strict
@@ -249,6 +249,7 @@ let package = Package(
             dependencies: [
                 "Stripe", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

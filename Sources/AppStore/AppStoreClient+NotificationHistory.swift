@@ -37,6 +37,31 @@ public struct AppleNotificationFeed: Sendable, Hashable {
     public var rejected = 0
     /// Pages read.
     public var pages = 0
+
+    /// The purchases the entries state (SPEC 5.10: `FeedEntries.purchases`): for each original transaction, the
+    /// signed transaction Apple signed last (ties: the later read), mapped as a lookup maps it
+    /// (`AppleSubscriptionMapping.purchaseFact`, `appAccountToken` included; no status: the history carries none),
+    /// keyed by the original transaction id.
+    public var statedPurchases: [(key: String, purchase: PurchaseFact)] {
+        var latest: [String: JWSTransactionDecodedPayload] = [:]
+        var order: [String] = []
+        for entry in entries {
+            guard let transaction = entry.transaction else { continue }
+            let key = entry.originalTransactionID
+            if let kept = latest[key] {
+                if (transaction.signedDate ?? .distantPast) >= (kept.signedDate ?? .distantPast) { latest[key] = transaction }
+            } else {
+                latest[key] = transaction
+                order.append(key)
+            }
+        }
+        return order.compactMap { key in
+            guard let transaction = latest[key],
+                let purchase = try? AppleSubscriptionMapping.purchaseFact(status: nil, transaction: transaction, renewal: nil)
+            else { return nil }
+            return (key, purchase)
+        }
+    }
 }
 
 extension AppStoreClient {

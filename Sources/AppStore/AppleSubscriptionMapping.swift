@@ -37,7 +37,7 @@ public enum AppleSubscriptionMapping {
             case StoreEnvironmentName.production.rawValue?: false
             default: nil
             }
-        return PurchaseFact(
+        var fact = PurchaseFact(
             origin: .appStore,
             productID: transaction.productId ?? renewal?.productId ?? "",
             store: .appStore,
@@ -55,6 +55,9 @@ public enum AppleSubscriptionMapping {
             price: price, renewalPrice: renewalPrice, ownership: ownership(transaction.inAppOwnershipType),
             periodType: periodType(transaction),
             line: PurchaseLine.of(store: .appStore, ids: [transaction.originalTransactionId, transaction.transactionId]))
+        // The buyer's account, only when it is a UUID (`AppAccountToken`); otherwise not stated.
+        fact.accountToken = transaction.appAccountToken?.uuid
+        return fact
     }
 
     /// What was paid (the transaction's `price`, an offer or introductory price when that was charged) and the next

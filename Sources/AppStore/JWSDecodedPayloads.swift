@@ -37,6 +37,8 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
     public var appTransactionId: String?
     public var revocationType: String?
     public var revocationPercentage: Int?
+    /// The buyer's account the app handed Apple (SPEC 5.10); read strictly (`AppAccountToken`).
+    public var appAccountToken: AppAccountToken?
 
     public init(
         originalTransactionId: String? = nil, transactionId: String? = nil, bundleId: String? = nil,
@@ -57,6 +59,43 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
         self.environment = environment
         self.price = price
         self.currency = currency
+    }
+}
+
+/// `appAccountToken`: a UUID the app set at purchase. Only a well-formed UUID string (8-4-4-4-12 hexadecimal digits,
+/// either case) is an account, kept exactly as Apple signed it (SPEC 5.10 compares it case-insensitively). Anything
+/// else (a number, an object, an empty or malformed string) is "not stated": `uuid` is nil, and the payload still
+/// decodes: the account decides ownership only, and an unreadable one must neither name a buyer nor fail the user.
+public struct AppAccountToken: Sendable, Hashable, Codable {
+    /// The UUID as signed; nil when what was signed is not one.
+    public var uuid: String?
+
+    public init(_ text: String?) { uuid = text.flatMap { Self.isUUID($0) ? $0 : nil } }
+
+    public init(from decoder: any Decoder) throws {
+        self.init((try? decoder.singleValueContainer().decode(String.self)) ?? nil)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let uuid { try container.encode(uuid) } else { try container.encodeNil() }
+    }
+
+    /// True for exactly 36 ASCII characters: hexadecimal digits with `-` at offsets 8, 13, 18 and 23.
+    public static func isUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                let isHex =
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+                guard isHex else { return false }
+            }
+        }
+        return true
     }
 }
 

@@ -64,12 +64,13 @@ public enum GooglePlayMapping {
             if canceled { autoRenew = false }
             let order = item.latestSuccessfulOrderId.flatMap { $0.isEmpty ? nil : $0 }
             let expires = try statedDate(item.expiryTime, "a line item's expiryTime")
-            let fact = PurchaseFact(
+            var fact = PurchaseFact(
                 origin: .googlePlay, productID: product, store: .playStore, kind: prepaid ? .nonRenewing : .subscription,
                 isSandbox: sandbox, purchaseDate: start, expiresDate: expires, autoRenew: autoRenew,
                 isPaused: state == .paused, storeState: state, originalTransactionID: nil, storeTransactionID: order,
                 renewalPrice: price(item.autoRenewingPlan?.recurringPrice),
                 line: PurchaseLine.of(store: .playStore, ids: [token, purchase.linkedPurchaseToken, order, purchase.latestOrderId]))
+            fact.accountToken = purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId
             facts.append(StoreFact(lookupID: token, purchase: fact, aliases: order.map { [orderBase($0)] } ?? []))
         }
         return facts

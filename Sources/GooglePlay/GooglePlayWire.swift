@@ -17,6 +17,8 @@ public struct SubscriptionPurchaseV2: Codable, Sendable, Hashable {
     /// Present (an empty object) only for a test purchase: its presence is the signal.
     public var testPurchase: TestPurchase?
     public var lineItems: [SubscriptionLineItem]?
+    /// The buyer's account the app handed Google at purchase (SPEC 5.10); nil when not sent.
+    public var externalAccountIdentifiers: ExternalAccountIdentifiers?
 
     /// `testPurchase{}`: no fields; any object counts.
     public struct TestPurchase: Codable, Sendable, Hashable {
@@ -43,6 +45,32 @@ public struct SubscriptionPurchaseV2: Codable, Sendable, Hashable {
 
     /// True when the answer carries `testPurchase` (an object): a sandbox purchase.
     public var isTestPurchase: Bool { testPurchase != nil }
+}
+
+/// `externalAccountIdentifiers`: only `obfuscatedExternalAccountId` is read, strictly. Google documents it as the
+/// app's obfuscated account id of at most 64 characters: a JSON string of 1...64 characters is kept exactly as sent;
+/// anything else (a number, an object, null, empty, longer) is "not stated" (nil), never a failure of the answer:
+/// the account only decides ownership, and an unreadable one never names a buyer. An `externalAccountIdentifiers`
+/// that is not an object states nothing.
+public struct ExternalAccountIdentifiers: Codable, Sendable, Hashable {
+    public var obfuscatedExternalAccountId: String?
+
+    public static let maxLength = 64
+
+    public init(obfuscatedExternalAccountId: String?) { self.obfuscatedExternalAccountId = obfuscatedExternalAccountId }
+
+    enum CodingKeys: String, CodingKey { case obfuscatedExternalAccountId }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try? decoder.container(keyedBy: CodingKeys.self)
+        obfuscatedExternalAccountId = Self.account((try? container?.decodeIfPresent(String.self, forKey: .obfuscatedExternalAccountId)) ?? nil)
+    }
+
+    /// `text` when it can be an obfuscated account id (1...64 characters); nil otherwise.
+    public static func account(_ text: String?) -> String? {
+        guard let text, !text.isEmpty, text.count <= maxLength else { return nil }
+        return text
+    }
 }
 
 /// `SubscriptionPurchaseLineItem`.

@@ -162,7 +162,8 @@ public struct AppStoreSimulator: SimulatorRoute {
             offerDiscountType: scenario.offerDiscountType, signedDate: signedAt,
             revocationDate: scenario.revocationDate?.unixMilliseconds,
             revocationReason: scenario.revocationDate == nil ? nil : (scenario.revocationReason ?? 0),
-            environment: scenario.environmentName, price: scenario.price, currency: scenario.price == nil ? nil : scenario.currency)
+            environment: scenario.environmentName, price: scenario.price, currency: scenario.price == nil ? nil : scenario.currency,
+            appAccountToken: scenario.appAccountToken)
         let renewal = SimulatedRenewalPayload(
             originalTransactionId: scenario.originalTransactionID, autoRenewProductId: scenario.productID,
             productId: scenario.productID, autoRenewStatus: scenario.autoRenew ? 1 : 0,

@@ -28,6 +28,8 @@ public struct AppleHistoryNotification: Sendable, Hashable {
     public var ownership: String
     /// The signed transaction's `offerDiscountType` (`FREE_TRIAL`); with `offerType` 1 when set.
     public var offerDiscountType: String?
+    /// The signed transaction's `appAccountToken`, written as given; nil: the key is left out.
+    public var appAccountToken: String?
 
     public init(
         uuid: String = UUID().uuidString, type: String, subtype: String? = nil, originalTransactionID: String,
@@ -157,7 +159,8 @@ public struct AppleNotificationHistorySimulator: SimulatorRoute {
             purchaseDate: sent - 86_400_000, originalPurchaseDate: sent - 86_400_000, expiresDate: sent + 29 * 86_400_000,
             inAppOwnershipType: n.ownership, offerType: n.offerDiscountType == nil ? nil : 1,
             offerDiscountType: n.offerDiscountType, signedDate: sent, revocationDate: n.revocationDate?.unixMilliseconds,
-            revocationReason: n.revocationDate == nil ? nil : 0, environment: "Production", price: n.price, currency: n.currency)
+            revocationReason: n.revocationDate == nil ? nil : 0, environment: "Production", price: n.price, currency: n.currency,
+            appAccountToken: n.appAccountToken)
         let signer = n.forged ? forger : pki
         let signedTransaction = try signer.sign(payload: transaction)
         var payload: [String: Any] = [

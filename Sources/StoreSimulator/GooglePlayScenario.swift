@@ -76,8 +76,14 @@ public struct SimulatedPlaySubscription: Sendable, Hashable {
     public var startTime: Date?
     public var lineItems: [LineItem]
     public var testPurchase: Bool
+    /// `externalAccountIdentifiers.obfuscatedExternalAccountId`, the buyer's account the app handed Google (SPEC
+    /// 5.10); nil: no `externalAccountIdentifiers` at all.
+    public var obfuscatedAccountID: String?
 
-    public init(state: String, startTime: Date?, lineItems: [LineItem], testPurchase: Bool = false) {
+    public init(
+        state: String, startTime: Date?, lineItems: [LineItem], testPurchase: Bool = false, obfuscatedAccountID: String? = nil
+    ) {
+        self.obfuscatedAccountID = obfuscatedAccountID
         self.state = state
         self.startTime = startTime
         self.lineItems = lineItems
@@ -100,8 +106,8 @@ public struct SimulatedPlaySubscription: Sendable, Hashable {
         var object: [String: Any] = [
             "kind": "androidpublisher#subscriptionPurchaseV2", "regionCode": "US", "subscriptionState": state,
             "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED",
-            "externalAccountIdentifiers": ["obfuscatedExternalAccountId": "acct-1"],
         ]
+        if let obfuscatedAccountID { object["externalAccountIdentifiers"] = ["obfuscatedExternalAccountId": obfuscatedAccountID] }
         if let startTime { object["startTime"] = GooglePlaySimulator.rfc3339(startTime) }
         if testPurchase { object["testPurchase"] = [String: Any]() }
         if state == "SUBSCRIPTION_STATE_PAUSED" {

@@ -25,6 +25,11 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
     public var currency: String
     public var paymentIntent: String?
     public var refundCreated: Date?
+    /// For subscription events: the snapshot's `metadata` (`user_id`: the buyer's account, SPEC 5.10), and one item
+    /// of this product until `periodEnd` (nil: no items, as before).
+    public var metadata: [String: String] = [:]
+    public var productID: String?
+    public var periodEnd: Date?
 
     public init(
         id: String, type: String, created: Date, customer: String?, expandedCustomer: Bool = false, objectID: String? = nil,
@@ -66,8 +71,8 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
                 "id": objectID, "object": "subscription", "customer": customerValue, "status": status,
                 "cancel_at_period_end": false, "canceled_at": status == "canceled" ? seconds : NSNull(),
                 "ended_at": status == "canceled" ? seconds : NSNull(), "created": seconds - 86_400 * 30,
-                "livemode": livemode, "metadata": [String: String](), "pause_collection": NSNull(),
-                "items": ["object": "list", "data": [[String: Any]](), "has_more": false, "url": "/v1/subscription_items"],
+                "livemode": livemode, "metadata": metadata, "pause_collection": NSNull(),
+                "items": ["object": "list", "data": snapshotItems(seconds: seconds), "has_more": false, "url": "/v1/subscription_items"],
             ]
             if type == "customer.subscription.updated" { previous = ["status": "active"] }
         } else if type.hasPrefix("charge.dispute.") {
@@ -106,6 +111,18 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
             "id": id, "object": "event", "api_version": apiVersion ?? "2025-03-31.basil", "created": seconds, "data": data,
             "livemode": livemode, "pending_webhooks": 0, "request": ["id": NSNull(), "idempotency_key": NSNull()],
             "type": type,
+        ]
+    }
+
+    /// The snapshot's items: one of `productID` until `periodEnd`, when both are set.
+    private func snapshotItems(seconds: Int64) -> [[String: Any]] {
+        guard let productID, let periodEnd else { return [] }
+        return [
+            [
+                "id": "si_" + objectID, "object": "subscription_item", "quantity": 1,
+                "current_period_start": seconds - 86_400, "current_period_end": Int64(periodEnd.timeIntervalSince1970.rounded(.down)),
+                "price": ["id": "price_" + productID, "object": "price", "product": productID, "unit_amount": 999, "currency": currency],
+            ]
         ]
     }
 }

@@ -8,8 +8,10 @@ public struct SimulatorRequest: Sendable {
     public var method: String
     /// The path without the query string, still percent-encoded as sent.
     public var path: String
-    /// Query parameters, percent-decoded.
+    /// Query parameters, percent-decoded; a repeated name keeps its last value here (all of them in `queryValues`).
     public var query: [String: String]
+    /// Every value of each query parameter, in the order sent (`expand[]=a&expand[]=b`).
+    public var queryValues: [String: [String]] = [:]
     /// Header names lower-cased; the last value wins.
     public var headers: [String: String]
     public var body: Data
@@ -176,18 +178,22 @@ public final class SimulatorServer: Sendable {
     private static func makeRequest(_ head: HTTPRequestHead, body: ByteBuffer) -> SimulatorRequest {
         let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var query: [String: String] = [:]
+        var values: [String: [String]] = [:]
         if parts.count == 2 {
             for pair in parts[1].split(separator: "&") {
                 let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let key = String(kv[0]).removingPercentEncoding ?? String(kv[0])
                 let value = kv.count > 1 ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
                 query[key] = value
+                values[key, default: []].append(value)
             }
         }
         var headers: [String: String] = [:]
         for (name, value) in head.headers { headers[name.lowercased()] = value }
-        return SimulatorRequest(
+        var request = SimulatorRequest(
             method: head.method.rawValue, path: String(parts.first ?? ""), query: query, headers: headers,
             body: Data(body.readableBytesView))
+        request.queryValues = values
+        return request
     }
 }

@@ -46,6 +46,8 @@ public struct SimulatedStripeSubscription: Sendable, Hashable {
     public var items: [SimulatedStripeItem]
     /// nil: `latest_invoice` is `null`.
     public var latestInvoice: SimulatedStripeInvoice?
+    /// The subscription's `metadata` (`user_id`: the buyer's account, SPEC 5.10).
+    public var metadata: [String: String] = [:]
 
     public init(
         id: String, status: String, livemode: Bool? = true, cancelAtPeriodEnd: Bool = false, cancelAt: Date? = nil,
@@ -88,6 +90,8 @@ public enum StripeFault: Sendable, Hashable {
     case raw(status: Int, headers: [String: String], body: Data)
     /// The normal answer, written one byte at a time with `pause` between bytes.
     case trickle(pause: Duration)
+    /// The normal answer (queued before another fault, it lets the first requests through: a later page fails).
+    case normal
 }
 
 /// One request as the simulated Stripe saw it.
@@ -114,6 +118,10 @@ public actor StripeSimulator: SimulatorRoute {
     /// The `Stripe-Version` requests must carry; nil accepts any (or none).
     public let apiVersion: String?
     var customers: [String: [SimulatedStripeSubscription]] = [:]
+    /// Each customer's `metadata`, written when the customer object is expanded (`expand[]=data.customer`).
+    var customerMetadata: [String: [String: String]] = [:]
+    /// The customers in the order they were first given (the inventory lists in this order).
+    var customerOrder: [String] = []
     private var events: [SimulatedStripeEvent] = []
     var charges: [SimulatedStripeCharge] = []
     var checkoutSessions: [String: [SimulatedStripeCheckoutSession]] = [:]
@@ -136,7 +144,13 @@ public actor StripeSimulator: SimulatorRoute {
 
     /// Replaces the customer's subscriptions (an empty list: a known customer without any).
     public func setSubscriptions(_ subscriptions: [SimulatedStripeSubscription], forCustomer customerID: String) {
+        if customers[customerID] == nil && !customerOrder.contains(customerID) { customerOrder.append(customerID) }
         customers[customerID] = subscriptions
+    }
+
+    /// Sets the customer's `metadata` (`user_id`: the buyer's account, SPEC 5.10).
+    public func setCustomerMetadata(_ metadata: [String: String], forCustomer customerID: String) {
+        customerMetadata[customerID] = metadata
     }
 
     public func removeCustomer(_ customerID: String) { customers[customerID] = nil }
@@ -218,7 +232,10 @@ public actor StripeSimulator: SimulatorRoute {
             }
             return serve(key: Self.itemsKey(subscription: subscription)) { listItems(subscription, request.query) }
         }
-        let expand = request.query["expand[]"]
+        // The customer expansion is read apart from the others (Stripe takes several `expand[]`).
+        let expansions = request.queryValues["expand[]"] ?? []
+        let expandCustomer = expansions.contains("data.customer") || expansions.contains("customer")
+        let expand = expansions.last { $0 != "data.customer" && $0 != "customer" }
         if isPayments {
             guard let invoice = request.query["invoice"] else {
                 return error(400, type: "invalid_request_error", code: "parameter_missing", "invoice is required here", param: "invoice")
@@ -245,10 +262,10 @@ public actor StripeSimulator: SimulatorRoute {
         }
         if segments.count == 3 {
             let id = segments[2]
-            return serve(key: id) { retrieve(id, expand: expand) }
+            return serve(key: id) { retrieve(id, expand: expand, expandCustomer: expandCustomer) }
         }
         guard let customer = request.query["customer"] else {
-            return error(400, type: "invalid_request_error", code: "parameter_missing", "customer is required here")
+            return serve(key: Self.inventoryKey) { listAll(request.query, expandCustomer: expandCustomer) }
         }
         let limit = Int(request.query["limit"] ?? "10") ?? 0
         guard (1...100).contains(limit) else {
@@ -256,7 +273,9 @@ public actor StripeSimulator: SimulatorRoute {
         }
         let statusFilter = request.query["status"]
         let after = request.query["starting_after"]
-        return serve(key: customer) { list(customer, limit: limit, status: statusFilter, after: after, expand: expand) }
+        return serve(key: customer) {
+            list(customer, limit: limit, status: statusFilter, after: after, expand: expand, expandCustomer: expandCustomer)
+        }
     }
 
     func serve(key: String, _ normal: () -> SimulatorResponse) -> SimulatorResponse {
@@ -281,12 +300,14 @@ public actor StripeSimulator: SimulatorRoute {
             var response = normal()
             response.trickle = pause
             return response
-        case nil:
+        case .normal?, nil:
             return normal()
         }
     }
 
-    private func list(_ customer: String, limit: Int, status: String?, after: String?, expand: String?) -> SimulatorResponse {
+    private func list(
+        _ customer: String, limit: Int, status: String?, after: String?, expand: String?, expandCustomer: Bool
+    ) -> SimulatorResponse {
         guard let all = customers[customer] else {
             return error(404, type: "invalid_request_error", code: "resource_missing", "No such customer: '\(customer)'", param: "customer")
         }
@@ -303,7 +324,9 @@ public actor StripeSimulator: SimulatorRoute {
         let page = Array(selected.prefix(limit))
         let object: [String: Any] = [
             "object": "list", "url": "/v1/subscriptions", "has_more": selected.count > limit,
-            "data": page.map { encode($0, expand: expand.flatMap { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : nil }) },
+            "data": page.map {
+                encode($0, expand: expand.flatMap { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : nil }, expandCustomer: expandCustomer)
+            },
         ]
         return json(200, object)
     }
@@ -363,9 +386,9 @@ public actor StripeSimulator: SimulatorRoute {
         }
     }
 
-    private func retrieve(_ id: String, expand: String?) -> SimulatorResponse {
+    private func retrieve(_ id: String, expand: String?, expandCustomer: Bool) -> SimulatorResponse {
         for (_, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
-            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found, expand: expand)) }
+            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found, expand: expand, expandCustomer: expandCustomer)) }
         }
         return error(404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(id)'", param: "id")
     }
@@ -374,8 +397,9 @@ public actor StripeSimulator: SimulatorRoute {
         customers.first { $0.value.contains { $0.id == subscription.id } }?.key ?? "cus_unknown"
     }
 
-    /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`).
-    private func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil) -> [String: Any] {
+    /// `expand`: the expansion asked for the subscription (`latest_invoice` or `latest_invoice.payments`);
+    /// `expandCustomer`: the customer written as an object with its `metadata`.
+    func encode(_ subscription: SimulatedStripeSubscription, expand: String? = nil, expandCustomer: Bool = false) -> [String: Any] {
         func seconds(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? NSNull() }
         var object: [String: Any] = [
             "id": subscription.id, "object": "subscription", "customer": customerID(of: subscription),
@@ -384,10 +408,11 @@ public actor StripeSimulator: SimulatorRoute {
             "ended_at": seconds(subscription.endedAt), "trial_end": seconds(subscription.trialEnd),
             "created": seconds(subscription.created), "start_date": seconds(subscription.created),
             "currency": subscription.items.first?.currency ?? "usd", "collection_method": "charge_automatically",
-            "latest_invoice": NSNull(), "metadata": [String: String](),
+            "latest_invoice": NSNull(), "metadata": subscription.metadata,
             "pause_collection": NSNull(),
         ]
         if let livemode = subscription.livemode { object["livemode"] = livemode }
+        if expandCustomer { object["customer"] = customerObject(customerID(of: subscription), livemode: subscription.livemode) }
         if let invoice = subscription.latestInvoice {
             if invoice.expandable, expand == "latest_invoice" || expand == "latest_invoice.payments" {
                 object["latest_invoice"] = StripeWireValues.invoice(

@@ -15,6 +15,9 @@ public struct StripeEventFeed: Sendable, Hashable {
     /// The refunded purchases the events state (`charge.refunded` of a fully refunded charge naming a customer;
     /// `StripeEvent.refundedPurchase`), with that customer, in the order read.
     public var refunds: [StripeCustomerRefund] = []
+    /// The purchases the subscription events state (`StripeEvent.statedPurchases`), from the newest snapshot of each
+    /// subscription (events are read newest first), with the customer each names.
+    public var purchases: [StripeCustomerPurchase] = []
 
     public init() {}
 }
@@ -47,6 +50,7 @@ extension StripeClient {
     public func events(since: Date, until: Date) async -> Result<StripeEventFeed, StripeError> {
         var feed = StripeEventFeed()
         var seen = Set<String>()
+        var snapshots = Set<String>()
         let gte = SourceNumber.saturatingInt64(since.timeIntervalSince1970.rounded(.down)) ?? 0
         let lt = SourceNumber.saturatingInt64(until.timeIntervalSince1970.rounded(.up)) ?? 0
         var base = "/v1/events?\(Self.encoded("created[gte]"))=\(gte)&\(Self.encoded("created[lt]"))=\(lt)&limit=\(Self.pageSize)"
@@ -64,6 +68,9 @@ extension StripeClient {
                     feed.customerIDs.append(customer)
                     if let refunded = event.refundedPurchase {
                         feed.refunds.append(StripeCustomerRefund(customer: customer, purchase: refunded))
+                    }
+                    if let subscription = event.subscription?.id, snapshots.insert(subscription).inserted {
+                        feed.purchases += event.statedPurchases
                     }
                 } else {
                     feed.withoutCustomer += 1

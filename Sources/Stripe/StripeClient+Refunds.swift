@@ -3,11 +3,13 @@ import Logging
 import SubreconCore
 
 extension StripeClient {
-    /// The query item asking a subscription list for each latest invoice with its payments (Stripe allows four
-    /// expansion levels).
-    static let listExpansion = "\(encoded("expand[]"))=\(encoded("data.latest_invoice.payments"))"
+    /// The query items asking a subscription list for each customer (its `metadata.user_id` names the buyer, SPEC
+    /// 5.10) and each latest invoice with its payments (Stripe allows four expansion levels).
+    static let listExpansion =
+        "\(encoded("expand[]"))=\(encoded("data.customer"))&\(encoded("expand[]"))=\(encoded("data.latest_invoice.payments"))"
     /// The same for `GET /v1/subscriptions/{id}`.
-    static let subscriptionExpansion = "\(encoded("expand[]"))=\(encoded("latest_invoice.payments"))"
+    static let subscriptionExpansion =
+        "\(encoded("expand[]"))=\(encoded("customer"))&\(encoded("expand[]"))=\(encoded("latest_invoice.payments"))"
 
     /// The full refund of each subscription's current period, by subscription id (see `StripeRefundMapping`).
     ///

@@ -19,6 +19,9 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
     /// Most pages of `GET /v1/events` (100 events a page) the store feed reads over one window; more is a feed
     /// error (the feed is reported failed, never read in part).
     public var maxEventPages: Int
+    /// Most pages of `GET /v1/subscriptions?status=…` (100 subscriptions a page) the inventory reads per status
+    /// (SPEC 5.1); more fails the inventory (never used in part).
+    public var maxInventoryPages: Int
 
     public static let defaultBaseURL = "https://api.stripe.com"
     /// The API version subrecon's wire types follow (item-level `current_period_end`; older layouts still decode).
@@ -27,7 +30,7 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
     public init(
         baseURL: String = StripeConfiguration.defaultBaseURL, apiKey: String,
         apiVersion: String = StripeConfiguration.pinnedAPIVersion, requestPolicy: SourceRequestPolicy = SourceRequestPolicy(),
-        maxPages: Int = 20, maxEventPages: Int = 1000
+        maxPages: Int = 20, maxEventPages: Int = 1000, maxInventoryPages: Int = 1000
     ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.apiKey = apiKey
@@ -35,10 +38,11 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
         self.requestPolicy = requestPolicy
         self.maxPages = max(1, maxPages)
         self.maxEventPages = max(1, maxEventPages)
+        self.maxInventoryPages = max(1, maxInventoryPages)
     }
 
     public var description: String {
         "StripeConfiguration(baseURL: \(baseURL), apiKey: <redacted>, apiVersion: \(apiVersion), "
-            + "requestPolicy: \(requestPolicy), maxPages: \(maxPages), maxEventPages: \(maxEventPages))"
+            + "requestPolicy: \(requestPolicy), maxPages: \(maxPages), maxEventPages: \(maxEventPages), maxInventoryPages: \(maxInventoryPages))"
     }
 }

@@ -36,6 +36,9 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
     public var customer: String?
     /// What a charge's snapshot (`data.object` of a `charge.*` event) states about its refunds; nil for other objects.
     public var charge: StripeCharge?
+    /// The subscription's snapshot (`data.object` of a `customer.subscription.*` event), read as a lookup reads a
+    /// subscription (its `metadata.user_id` included); nil for other objects.
+    public var subscription: StripeSubscription?
 
     public init(
         id: String?, object: String? = "event", type: String?, created: Date?, livemode: Bool? = true, objectType: String?,
@@ -75,6 +78,20 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
             ? (try? container.nestedContainer(keyedBy: DataKeys.self, forKey: .data))
                 .flatMap { (try? $0.decodeIfPresent(StripeCharge.self, forKey: .object)) ?? nil }
             : nil
+        subscription =
+            objectType == "subscription"
+            ? (try? container.nestedContainer(keyedBy: DataKeys.self, forKey: .data))
+                .flatMap { (try? $0.decodeIfPresent(StripeSubscription.self, forKey: .object)) ?? nil }
+            : nil
+    }
+
+    /// The purchases a subscription event's snapshot states (SPEC 5.10: `FeedEntries.purchases`), mapped as a lookup
+    /// maps the subscription (`StripeInventoryPage.purchases`), with the customer it names; empty for other events.
+    public var statedPurchases: [StripeCustomerPurchase] {
+        guard let subscription else { return [] }
+        var named = subscription
+        if named.customer == nil { named.customer = customer }
+        return StripeInventoryPage.purchases([named])
     }
 
     /// The refunded purchase a `charge.refunded` event states (SPEC 5.7), or nil. Only a fully refunded charge

@@ -26,6 +26,8 @@ import SubreconCore
 ///   `canceled_at`), SPEC 5.3.
 /// - The renewal price (SPEC 5.7; what was paid is not stated here) is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
 ///   either is missing or the currency is not a known ISO code.
+/// - `accountToken` (SPEC 5.10) is the subscription's `metadata.user_id`, else its expanded customer's
+///   (`StripeSubscription.accountToken`).
 /// - `originalTransactionID` and `storeTransactionID` are the subscription id (`sub_…`); the item ids (`si_…`) are
 ///   aliases; the line (SPEC 5.10) is the subscription id and the item id. The subscription id is a line key, never
 ///   written into a `users` column.
@@ -94,6 +96,7 @@ public enum StripeMapping {
                 storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency),
                 line: PurchaseLine.of(store: .stripe, ids: [id, item.id]))
             if productID != nil, let priceID { purchase.alternateProductIDs = [priceID] }
+            purchase.accountToken = subscription.accountToken
             if subscription.status == "trialing" { purchase.periodType = .trial }
             let aliases = item.id.flatMap { $0.isEmpty ? nil : [$0] } ?? []
             facts.append(StoreFact(lookupID: id, purchase: purchase, aliases: aliases))

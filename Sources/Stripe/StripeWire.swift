@@ -55,6 +55,12 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var object: String?
     /// The customer id (`cus_…`), or the `id` of an expanded customer object.
     public var customer: String?
+    /// The buyer's account the subscription's own `metadata.user_id` states (SPEC 5.10, `StripeAccount`); nil when
+    /// not stated.
+    public var metadataUserID: String?
+    /// The buyer's account the expanded customer's `metadata.user_id` states; nil when the customer is an id string
+    /// (not expanded) or states none.
+    public var customerUserID: String?
     /// Raw status (`active`, `trialing`, `past_due`, `paused`, `canceled`, `unpaid`, `incomplete`,
     /// `incomplete_expired`, or any newer value).
     public var status: String?
@@ -108,7 +114,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, object, customer, status, livemode, currency, items
+        case id, object, customer, status, livemode, currency, items, metadata
         case latestInvoice = "latest_invoice"
         case cancelAtPeriodEnd = "cancel_at_period_end"
         case cancelAt = "cancel_at"
@@ -135,6 +141,8 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         id = container.lenientString(.id)
         object = container.lenientString(.object)
         customer = container.lenientID(.customer)
+        metadataUserID = StripeAccount.userID(in: container, forKey: .metadata)
+        customerUserID = StripeAccount.customerUserID(in: container, forKey: .customer)
         status = container.lenientString(.status)
         livemode = container.lenientBool(.livemode)
         cancelAtPeriodEnd = container.lenientBool(.cancelAtPeriodEnd)

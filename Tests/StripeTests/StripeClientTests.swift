@@ -18,7 +18,7 @@ struct StripeLoopback {
 
     static func run(
         apiKey: String = StripeLoopback.apiKey, maxAttempts: Int = 3, rateLimitBudget: Duration = .seconds(300),
-        maxPages: Int = 20, maxEventPages: Int = 1000, requestTimeout: Duration = .seconds(5),
+        maxPages: Int = 20, maxEventPages: Int = 1000, maxInventoryPages: Int = 1000, requestTimeout: Duration = .seconds(5),
         _ body: (StripeLoopback) async throws -> Void
     ) async throws {
         let simulator = StripeSimulator(apiKey: StripeLoopback.apiKey)
@@ -28,7 +28,7 @@ struct StripeLoopback {
                 requestPolicy: SourceRequestPolicy(
                     requestTimeout: requestTimeout, maxAttempts: maxAttempts, baseBackoff: .milliseconds(2),
                     maxBackoff: .milliseconds(10), maxRateLimitWait: .seconds(1), rateLimitBudget: rateLimitBudget),
-                maxPages: maxPages, maxEventPages: maxEventPages)
+                maxPages: maxPages, maxEventPages: maxEventPages, maxInventoryPages: maxInventoryPages)
             let observer = RecordingObserver()
             let client = StripeClient(
                 httpClient: http, configuration: configuration, logger: Logger(label: "stripe-test"), observer: observer)

@@ -57,13 +57,16 @@ struct AppStoreSource: StoreSource {
                 return
             }
         }
-        if let appStore, let asked = lookup ?? Self.oneTimeLookup(facts) {
+        let linked = row.links[.appStore].flatMap { $0.isEmpty || $0 == lookup ? nil : $0 }
+        if let appStore, let asked = lookup ?? Self.oneTimeLookup(facts) ?? linked {
             facts.noteAsked(.appStore)
             var apple: [StoreFact] = []
             var failed = false
-            if let lookup {
-                switch await appStore.subscriptionFacts(transactionID: lookup) {
-                case .success(let found): apple = found
+            // The row's (or RevenueCat's) transaction, and the original transaction linked to the user tonight when it
+            // is another (SPEC 5.10: the core then decides a newer purchase from a conflict).
+            for id in [lookup, linked].compactMap({ $0 }) where !failed {
+                switch await appStore.subscriptionFacts(transactionID: id) {
+                case .success(let found): apple += found
                 case .failure(let error):
                     facts.errors.append(error)
                     failed = true
@@ -97,7 +100,8 @@ struct AppStoreSource: StoreSource {
                 // `REFUND`/`REVOKE` entries, by the original transaction id.
                 refunds: FeedRefund.of(
                     feed.entries.compactMap { entry in entry.refundedPurchase.map { (entry.originalTransactionID, $0) } },
-                    asOf: until))
+                    asOf: until),
+                purchases: feed.statedPurchases.map { UnlinkedPurchase(origin: .appStore, identifier: $0.key, purchase: $0.purchase) })
         }
         return FeedRead(source: Self.origin, reason: Self.eventReason, column: .appleOriginalTransactionID, result: result)
     }

@@ -34,35 +34,57 @@ struct GooglePlaySource: StoreSource {
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
-        guard let token = row.identifiers[.googlePlay] else { return }
+        let tokens = Self.tokens(of: row)
+        guard !tokens.isEmpty else { return }
         facts.noteAsked(.googlePlay)
         let oneTime = Self.oneTimeProducts(row: row, facts: facts)
-        var google: [StoreFact] = []
-        // The row's product is one RevenueCat lists as a one-time purchase: the token is a product's, not a subscription's.
-        let productFirst = row.productID.map(oneTime.contains) == true
-        if !productFirst {
-            switch await client.storeFacts(token: token, productHint: row.productID) {
-            case .success(let found): google = found
+        var found: [StoreFact] = []
+        for token in tokens {
+            // The row's product names only the row's own token's purchase (a 410's evidence).
+            let hint = token == row.identifiers[.googlePlay] ? row.productID : nil
+            switch await lookUp(token: token, productHint: hint, oneTime: oneTime) {
+            case .success(let google): found += google
             case .failure(let error):
                 facts.errors.append(error)
                 return
             }
         }
-        // Not a subscription token Google knows (404): a one-time product's, when a product id names it (SPEC 5.3).
-        if google.isEmpty {
-            for product in ([row.productID].compactMap { $0 } + oneTime).uniqued().prefix(Self.maxProductLookups) where !product.isEmpty {
-                switch await client.productFacts(productID: product, token: token) {
-                case .success(let found): google = found
-                case .failure(let error):
-                    facts.errors.append(error)
-                    return
-                }
-                if !google.isEmpty { break }
+        let keys = found.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
+        facts.stores += GooglePlayMapping.applyingVoids(found, voids: voids.naming(keys))
+        if found.isEmpty { facts.unknownTo.append(.googlePlay) }
+    }
+
+    /// One token's facts: as a subscription, else (a 404, or a product RevenueCat lists as one-time) as a one-time
+    /// product named by `productHint` or RevenueCat's one-time products (SPEC 5.3); empty when Google knows neither.
+    func lookUp(token: String, productHint: String?, oneTime: [String]) async -> Result<[StoreFact], SourceError> {
+        var google: [StoreFact] = []
+        // The row's product is one RevenueCat lists as a one-time purchase: the token is a product's, not a subscription's.
+        let productFirst = productHint.map(oneTime.contains) == true
+        if !productFirst {
+            switch await client.storeFacts(token: token, productHint: productHint) {
+            case .success(let found): google = found
+            case .failure(let error): return .failure(error)
             }
         }
-        let keys = google.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
-        facts.stores += GooglePlayMapping.applyingVoids(google, voids: voids.naming(keys))
-        if google.isEmpty { facts.unknownTo.append(.googlePlay) }
+        // Not a subscription token Google knows (404): a one-time product's, when a product id names it (SPEC 5.3).
+        guard google.isEmpty else { return .success(google) }
+        for product in ([productHint].compactMap { $0 } + oneTime).uniqued().prefix(Self.maxProductLookups) where !product.isEmpty {
+            switch await client.productFacts(productID: product, token: token) {
+            case .success(let found): google = found
+            case .failure(let error): return .failure(error)
+            }
+            if !google.isEmpty { break }
+        }
+        return .success(google)
+    }
+
+    /// The tokens to ask about: the row's `google_purchase_token`, then the token linked to the user tonight when it
+    /// is another (SPEC 5.10: the core then decides a newer token of the same line from a conflict).
+    static func tokens(of row: UserRow) -> [String] {
+        var tokens: [String] = []
+        if let own = row.identifiers[.googlePlay], !own.isEmpty { tokens.append(own) }
+        if let linked = row.links[.googlePlay], !linked.isEmpty, !tokens.contains(linked) { tokens.append(linked) }
+        return tokens
     }
 
     /// Product ids a token is asked about as a one-time product, at most.

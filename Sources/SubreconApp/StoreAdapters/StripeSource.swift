@@ -23,13 +23,15 @@ struct StripeSource: StoreSource {
             client: client,
             note: "Stripe API at \(stripe.baseURL) (Stripe-Version \(stripe.apiVersion)), by stripe_customer_id or "
                 + "RevenueCat's sub_ ids, the current period's refunds from its invoice's charges, paid one-time prices "
-                + "(checkout sessions); events feed (GET /v1/events)")
+                + "(checkout sessions); events feed (GET /v1/events); inventory of live subscriptions (GET /v1/subscriptions by status)")
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
         var asked = false
         var found: [StoreFact] = []
-        if let customer = row.identifiers[.stripe] {
+        // The row's customer, and the customer linked to the user tonight when it is another (SPEC 5.10: the core
+        // then decides a stale identifier from a conflict).
+        for customer in Self.customers(of: row) {
             asked = true
             facts.noteAsked(.stripe)
             let answer = await client.subscriptions(customerID: customer)
@@ -55,6 +57,14 @@ struct StripeSource: StoreSource {
         if asked && found.isEmpty { facts.unknownTo.append(.stripe) }
     }
 
+    /// The customers to ask about: the row's `stripe_customer_id`, then tonight's linked customer when it differs.
+    static func customers(of row: UserRow) -> [String] {
+        var customers: [String] = []
+        if let own = row.identifiers[.stripe], !own.isEmpty { customers.append(own) }
+        if let linked = row.links[.stripe], !linked.isEmpty, !customers.contains(linked) { customers.append(linked) }
+        return customers
+    }
+
     var hasFeed: Bool { true }
 
     /// Stripe's events over the window (SPEC 5.1): the customer ids they name. Events whose object names no customer
@@ -64,10 +74,35 @@ struct StripeSource: StoreSource {
             .map { feed in
                 FeedEntries(
                     identifiers: feed.customerIDs, entries: feed.events, rejected: 0,
-                    refunds: FeedRefund.of(feed.refunds.map { ($0.customer, $0.purchase) }, asOf: until))
+                    refunds: FeedRefund.of(feed.refunds.map { ($0.customer, $0.purchase) }, asOf: until),
+                    purchases: Self.unlinked(feed.purchases))
             }
             .mapError { SourceError(origin: .stripe, kind: .fetch, message: "events feed: \($0.description)") }
         return FeedRead(source: Self.origin, reason: Self.eventReason, column: FeedColumn(Self.identifierColumns[0]), result: result)
+    }
+
+    var hasInventory: Bool { true }
+
+    /// Stripe's inventory (SPEC 5.1): every `active`, `trialing` or `past_due` subscription, by customer, with the
+    /// purchases they state (SPEC 5.10). A failed or incomplete read is a failed inventory, never used in part.
+    func inventory() async -> FeedRead? {
+        let result = await client.inventory()
+            .map { inventory in
+                FeedEntries(
+                    identifiers: inventory.customerIDs, entries: inventory.subscriptions.count,
+                    purchases: Self.unlinked(inventory.purchases))
+            }
+            .mapError { SourceError(origin: .stripe, kind: .fetch, message: "inventory: \($0.description)") }
+        return FeedRead(
+            source: Self.origin, reason: Self.inventoryReason, column: FeedColumn(Self.identifierColumns[0]), result: result)
+    }
+
+    /// The `candidate_reason` of the customers the inventory names.
+    static let inventoryReason = CandidateReason.feed("stripe_inventory")
+
+    /// Stated purchases as the job takes them: identified by the customer (the row's `stripe_customer_id`).
+    static func unlinked(_ purchases: [StripeCustomerPurchase]) -> [UnlinkedPurchase] {
+        purchases.map { UnlinkedPurchase(origin: .stripe, identifier: $0.customer, purchase: $0.purchase) }
     }
 
     /// Maps an answer into `found`, with the full refund of each current period Stripe states (its latest invoice's

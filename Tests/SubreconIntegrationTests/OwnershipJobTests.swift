@@ -1,0 +1,121 @@
+import Foundation
+import PostgresNIO
+import StoreSimulator
+import SubreconApp
+import SubreconCore
+import SubreconDatabase
+import SubreconJob
+import SubreconReports
+import Testing
+
+/// Whose purchase it is (SPEC 5.10) end to end: real PostgreSQL, loopback simulators, real crypto.
+@Suite("Whose purchase it is: linking, orphans and ownership conflicts end to end", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct OwnershipJobTests {
+    static let buyer = "5d6f0c1e-7a2b-4c3d-9e8f-0a1b2c3d4e5f"
+    static let stranger = "0f0e0d0c-0b0a-4908-8706-050403020100"
+
+    func summary(_ result: RunResult) throws -> RunSummary {
+        try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: result.folder.appendingPathComponent("summary.json")))
+    }
+
+    func orphansCSV(_ result: RunResult) throws -> [String] {
+        try String(contentsOf: result.folder.appendingPathComponent("orphans.csv"), encoding: .utf8)
+            .split(separator: "\r\n").map(String.init)
+    }
+
+    @Test("a lost first purchase is found by Apple's feed and linked through appAccountToken; one with no account is an orphan")
+    func appleFeedLinksAndLists() async throws {
+        try await Harness.with(apple: true, revenueCat: false) { h in
+            // The first webhook was lost: the row holds no tier and no transaction id, only the app's account token.
+            var lost = h.row("o-lost", tier: 0, "none", end: nil)
+            lost.productID = nil
+            lost.source = nil
+            lost.accountToken = Self.buyer
+            // Gave the purchase away (a transfer): Apple names another buyer; untouched, listed for a person.
+            let gaveAway = h.row("o-gave-away", tier: 1, "active", end: -2, txn: "8003")
+            try await h.store.insertUsers([lost, gaveAway])
+            await h.appStore.setScenario(
+                Self.active("8001", account: Self.buyer.uppercased()))
+            await h.appStore.setScenario(Self.active("8003", account: Self.stranger))
+            let sent = Harness.day(-1)
+            var subscribed = AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: "8001", sentAt: sent)
+            subscribed.appAccountToken = Self.buyer.uppercased()
+            await h.history.add(subscribed)
+            await h.history.add(AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: "8002", sentAt: sent))
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            let linked = try #require(rows["o-lost"])
+            #expect(linked.action == "restore")
+            #expect(linked.candidateReason == ["linked_purchase"])
+            #expect(linked.drift.contains("linked_purchase"))
+            let after = try #require(try await h.user("o-lost"))
+            #expect(after.currentTier == 1 && after.originalTransactionID == "8001")
+            #expect(after.identifiers.isEmpty, "an Apple id goes only into Apple's column")
+            let audit = try await h.count(
+                "select count(*)::int from reconcile_changes where user_id = 'o-lost' and after->>'iap_original_transaction_id' = '8001'")
+            #expect(audit == 1, "the written identifier is audited like the tier")
+
+            let conflict = try #require(rows["o-gave-away"])
+            #expect(conflict.action == "skipped" && conflict.drift == ["ownership_conflict"])
+            let untouched = try #require(try await h.user("o-gave-away"))
+            #expect(untouched.currentTier == 1 && untouched.originalTransactionID == "8003")
+
+            let csv = try orphansCSV(result)
+            #expect(csv.count == 2, "a header and one orphan: \(csv)")
+            #expect(csv.last?.hasPrefix("app_store,8002,premium_monthly,active,") == true)
+            #expect(try summary(result).orphans?.count == 1)
+            #expect(try summary(result).feeds?["app_store"]?.linked == 1)
+
+            // The next night: nothing to change, the orphan is still listed and keeps its first night.
+            let again = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(try h.report(again)["o-lost"] == nil || (try h.report(again)["o-lost"]?.action == "none"))
+            let kept = try await h.count("select count(*)::int from reconcile_orphans where identifier = '8002'")
+            #expect(kept == 1)
+        }
+    }
+
+    static func active(_ otid: String, account: String?) -> AppStoreScenario {
+        var scenario = AppStoreScenario(
+            originalTransactionID: otid, transactionID: otid + "1", productID: "premium_monthly", status: 1,
+            purchaseDate: Harness.day(-1), expiresDate: Harness.day(29))
+        scenario.appAccountToken = account
+        return scenario
+    }
+
+    @Test("a Stripe subscriber no row names is linked through metadata.user_id; a free row's live customer is a candidate")
+    func stripeInventoryLinks() async throws {
+        try await StripeJobTests.with { h, stripe in
+            // The row never recorded its Stripe customer.
+            let unnamed = StripeJobTests.row("o-web", tier: 0, "none", end: -400, customer: nil)
+            // The row names its customer but lost its tier: the inventory makes it a candidate (no SPEC 5.1 rule does).
+            let free = StripeJobTests.row("o-free", tier: 0, "expired", end: -400, customer: "cus_free")
+            // Holds another customer: linking would overwrite it.
+            let other = StripeJobTests.row("o-other", tier: 0, "expired", end: -400, customer: "cus_mine")
+            try await h.store.insertUsers([unnamed, free, other])
+            var web = StripeJobTests.subscription("sub_web", "active", from: -1, to: 29)
+            web.metadata = ["user_id": "o-web"]
+            await stripe.setSubscriptions([web], forCustomer: "cus_web")
+            await stripe.setSubscriptions([StripeJobTests.subscription("sub_free", "active", from: -1, to: 29)], forCustomer: "cus_free")
+            await stripe.setSubscriptions([], forCustomer: "cus_mine")
+            await stripe.setSubscriptions([StripeJobTests.subscription("sub_theirs", "trialing", from: -1, to: 13)], forCustomer: "cus_theirs")
+            await stripe.setCustomerMetadata(["user_id": "o-other"], forCustomer: "cus_theirs")
+            await stripe.setSubscriptions([StripeJobTests.subscription("sub_nobody", "past_due", from: -1, to: 29)], forCustomer: "cus_nobody")
+
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            #expect(rows["o-web"]?.action == "restore")
+            #expect(rows["o-web"]?.candidateReason == ["linked_purchase"])
+            #expect(try await h.user("o-web")?.identifiers[.stripe] == "cus_web")
+            #expect(try await h.user("o-web")?.originalTransactionID == nil, "a Stripe id never goes into Apple's column")
+            #expect(rows["o-free"]?.action == "restore")
+            #expect(rows["o-free"]?.candidateReason == ["stripe_inventory"])
+            #expect(rows["o-other"]?.drift == ["ownership_conflict"])
+            #expect(try await h.user("o-other")?.identifiers[.stripe] == "cus_mine")
+            let csv = try orphansCSV(result)
+            #expect(csv.count == 2 && csv.last?.hasPrefix("stripe,cus_nobody,") == true, "\(csv)")
+            let inventory = try #require(try summary(result).feeds?["stripe_inventory"])
+            #expect(inventory.error == nil && inventory.linked == 2 && inventory.orphans == 1)
+        }
+    }
+}
