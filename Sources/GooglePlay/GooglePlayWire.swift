@@ -63,7 +63,8 @@ public struct ExternalAccountIdentifiers: Codable, Sendable, Hashable {
 
     public init(from decoder: any Decoder) throws {
         let container = try? decoder.container(keyedBy: CodingKeys.self)
-        obfuscatedExternalAccountId = Self.account((try? container?.decodeIfPresent(String.self, forKey: .obfuscatedExternalAccountId)) ?? nil)
+        obfuscatedExternalAccountId = Self.account(
+            (try? container?.decodeIfPresent(String.self, forKey: .obfuscatedExternalAccountId)) ?? nil)
     }
 
     /// `text` when it can be an obfuscated account id (1...64 characters); nil otherwise.

@@ -388,7 +388,9 @@ public actor StripeSimulator: SimulatorRoute {
 
     private func retrieve(_ id: String, expand: String?, expandCustomer: Bool) -> SimulatorResponse {
         for (_, subscriptions) in customers.sorted(by: { $0.key < $1.key }) {
-            if let found = subscriptions.first(where: { $0.id == id }) { return json(200, encode(found, expand: expand, expandCustomer: expandCustomer)) }
+            if let found = subscriptions.first(where: { $0.id == id }) {
+                return json(200, encode(found, expand: expand, expandCustomer: expandCustomer))
+            }
         }
         return error(404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(id)'", param: "id")
     }

@@ -56,8 +56,12 @@ func writeIdentifiers(
     var drift = Set<Drift>()
     truth.storeIdentifiers = row.identifiers
     let usable = facts.stores.filter { environment != .production || $0.purchase.isSandbox == false }
-    for (origin, linked) in row.links where usable.contains(where: { $0.identifiers.contains(linked) }) {
+    for (origin, linked) in row.links {
         let current = rowIdentifier(origin, row: row)
+        // A store's answer about the link: one naming it, or (the row naming nothing of the store's) any answer of
+        // the store, which was asked with the link (a Stripe customer names no line: its answers name subscriptions).
+        guard usable.contains(where: { $0.identifiers.contains(linked) || (current == nil && $0.purchase.origin == origin) })
+        else { continue }
         guard current != linked else { continue }
         if origin.authorityStore?.isApple == true {
             guard [nil, current, linked].contains(truth.originalTransactionID) else { continue }

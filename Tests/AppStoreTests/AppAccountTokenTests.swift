@@ -11,7 +11,8 @@ import Testing
 @Suite("App Store: appAccountToken, strictly", .serialized)
 struct AppAccountTokenTests {
     static func payload(_ token: String) throws -> JWSTransactionDecodedPayload {
-        let body = #"{"originalTransactionId": "1", "productId": "pro.monthly", "expiresDate": 1782592000000, "appAccountToken": \#(token)}"#
+        let body =
+            #"{"originalTransactionId": "1", "productId": "pro.monthly", "expiresDate": 1782592000000, "appAccountToken": \#(token)}"#
         return try AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: Data(body.utf8))
     }
 

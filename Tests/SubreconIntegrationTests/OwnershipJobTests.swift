@@ -9,7 +9,8 @@ import SubreconReports
 import Testing
 
 /// Whose purchase it is (SPEC 5.10) end to end: real PostgreSQL, loopback simulators, real crypto.
-@Suite("Whose purchase it is: linking, orphans and ownership conflicts end to end", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite(
+    "Whose purchase it is: linking, orphans and ownership conflicts end to end", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct OwnershipJobTests {
     static let buyer = "5d6f0c1e-7a2b-4c3d-9e8f-0a1b2c3d4e5f"
     static let stranger = "0f0e0d0c-0b0a-4908-8706-050403020100"
@@ -34,6 +35,8 @@ struct OwnershipJobTests {
             // Gave the purchase away (a transfer): Apple names another buyer; untouched, listed for a person.
             let gaveAway = h.row("o-gave-away", tier: 1, "active", end: -2, txn: "8003")
             try await h.store.insertUsers([lost, gaveAway])
+            // The test's database handle never checked `users`, so it writes no account_token: set it as the app would.
+            try await h.client.query("update users set account_token = \(Self.buyer) where id = 'o-lost'")
             await h.appStore.setScenario(
                 Self.active("8001", account: Self.buyer.uppercased()))
             await h.appStore.setScenario(Self.active("8003", account: Self.stranger))
@@ -98,9 +101,11 @@ struct OwnershipJobTests {
             await stripe.setSubscriptions([web], forCustomer: "cus_web")
             await stripe.setSubscriptions([StripeJobTests.subscription("sub_free", "active", from: -1, to: 29)], forCustomer: "cus_free")
             await stripe.setSubscriptions([], forCustomer: "cus_mine")
-            await stripe.setSubscriptions([StripeJobTests.subscription("sub_theirs", "trialing", from: -1, to: 13)], forCustomer: "cus_theirs")
+            await stripe.setSubscriptions(
+                [StripeJobTests.subscription("sub_theirs", "trialing", from: -1, to: 13)], forCustomer: "cus_theirs")
             await stripe.setCustomerMetadata(["user_id": "o-other"], forCustomer: "cus_theirs")
-            await stripe.setSubscriptions([StripeJobTests.subscription("sub_nobody", "past_due", from: -1, to: 29)], forCustomer: "cus_nobody")
+            await stripe.setSubscriptions(
+                [StripeJobTests.subscription("sub_nobody", "past_due", from: -1, to: 29)], forCustomer: "cus_nobody")
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
             let rows = try h.report(result)
