@@ -55,10 +55,13 @@ public enum DemoRunner {
                 if let fault = user.appleFault { await appStore.setFault(fault.fault, for: fault.transactionID) }
                 if let receipt = user.receipt { await receipts.setScenario(receipt) }
                 for notification in user.notifications { await history.add(notification) }
-                if let customer = user.row.identifiers[.stripe] { await stripe.setSubscriptions(user.stripe, forCustomer: customer) }
+                if let customer = user.row.identifiers[.stripe] ?? user.stripeCustomer {
+                    await stripe.setSubscriptions(user.stripe, forCustomer: customer)
+                }
                 if let token = user.row.identifiers[.googlePlay], let purchase = user.google {
                     await google.setPurchase(purchase, token: token)
                 }
+                for (token, purchase) in user.googleTokens { await google.setPurchase(purchase, token: token) }
                 for purchase in user.voided { await google.addVoided(purchase) }
                 if !user.stripeEvents.isEmpty { await stripe.addEvents(user.stripeEvents) }
                 if !user.stripeCharges.isEmpty { await stripe.addCharges(user.stripeCharges) }
@@ -70,7 +73,9 @@ public enum DemoRunner {
     static func seedDatabase(_ users: [DemoUser], environment: ProcessEnvironment, logger: Logger) async throws {
         _ = try await Commands.migrate(environment: environment, logger: logger)
         let config = try SubreconConfiguration.load(environment, requireSource: true)
-        try await Commands.withDatabase(config.database, logger: logger) { database in
+        try await Commands.withDatabase(config.database, logger: logger) { unchecked in
+            // Checked as `run` checks it, so the rows' optional `account_token` is written too.
+            let database = unchecked.with(users: try await unchecked.checkUsers(requiring: [], writable: true))
             try await database.upsertProducts(DemoScenario.products)
             try await database.insertUsers(users.map(\.row))
             for user in users {

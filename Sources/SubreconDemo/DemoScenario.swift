@@ -24,6 +24,10 @@ struct DemoUser {
     var stripeEvents: [SimulatedStripeEvent] = []
     /// The charges (and their refunds) paying the latest invoices of `stripe`'s subscriptions.
     var stripeCharges: [SimulatedStripeCharge] = []
+    /// The Stripe customer of `stripe` when the row names none (a subscriber the database never recorded).
+    var stripeCustomer: String?
+    /// Google Play purchases of tokens the row does not hold (a newer token of its line).
+    var googleTokens: [String: SimulatedPlaySubscription] = [:]
     /// What the demo shows with this user.
     var shows: String
     /// Folded with its kind into one line of the story (the ordinary renewals).
@@ -272,6 +276,7 @@ enum DemoScenario {
         }
         // Stripe and Google Play asked directly, Apple's notification history, and the rolling sweep (issues 10, 11).
         users += storeAndFeedUsers(asOf: t)
+        users += ownershipUsers(asOf: t)
         return users
     }
 }

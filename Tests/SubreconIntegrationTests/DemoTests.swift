@@ -86,6 +86,13 @@ struct DemoTests {
             .init("demo-43-family-refund", "downgrade", ["missed_refund"], ["expired"], rcApple),
             .init("demo-44-trial-restored", "restore", ["missed_renewal"], ["lapsed"], rc),
             .init("demo-45-serial-refunder", "downgrade", ["missed_refund"], ["expired"], rcApple),
+            // Whose purchase it is (SPEC 5.10).
+            .init("demo-60-google-resubscribed", "extend", ["missed_renewal"], ["expired"], ["revenuecat", "google_play"]),
+            .init("demo-61-apple-newer-purchase", "extend", ["missed_renewal", "stale_identifier"], ["expired"], rcApple),
+            .init("demo-62-transferred-away", "skipped", ["ownership_conflict"], ["expired"], rcApple),
+            .init("demo-64-lost-first-purchase", "restore", ["missed_renewal", "linked_purchase"], ["linked_purchase"], rcApple),
+            .init(
+                "demo-65-web-unrecorded", "restore", ["missed_renewal", "linked_purchase"], ["linked_purchase"], ["revenuecat", "stripe"]),
         ]
 
     /// Run 2, no RevenueCat: each user asked of its own store only.
@@ -179,7 +186,7 @@ struct DemoTests {
         #expect(explained.filter { $0 == "      → not entitled (refunded)" }.count == 2)
         #expect(explained.contains { $0.hasPrefix("  verdict: downgrade [missed_refund]; truth: tier 0, refunded") })
         #expect(lines[2].hasPrefix("demo: run 1 of 2, every source ("))
-        #expect(lines[2].hasSuffix(": seeded 45 users and 9 products; running `subrecon run` against them"))
+        #expect(lines[2].hasSuffix(": seeded 50 users and 9 products; running `subrecon run` against them"))
         #expect(lines[3].hasPrefix("demo: run 1, every source: what each sample user shows (from drift.json)\n"))
         #expect(lines[4] == TerminalSummary.text(result.allSources.summary, folder: result.allSources.folder))
         #expect(lines[5].hasPrefix("demo: run 2 of 2, no RevenueCat"))
@@ -213,7 +220,16 @@ struct DemoTests {
             refund.dbTier == 1 && refund.dbStatus == "active" && (refund.dbEndDate ?? .distantPast) > asOf.addingTimeInterval(300 * 86_400))
         #expect(refund.truthTier == 0 && refund.truthStatus == "refunded" && refund.applied)
         let feed = try #require(first.summary.feeds?["app_store"])
-        #expect(feed.entries == 1 && feed.matchedUsers == 1 && feed.unmatched == 0 && feed.error == nil)
+        // The refund's row, the lost first purchase linked through appAccountToken, and one orphan (SPEC 5.10).
+        #expect(feed.entries == 3 && feed.matchedUsers == 1 && feed.unmatched == 2 && feed.error == nil)
+        #expect(feed.linked == 1 && feed.orphans == 1)
+        let lostRow = try #require(rows["demo-64-lost-first-purchase"])
+        #expect(lostRow.truthTier == 1 && lostRow.applied)
+        let inventory = try #require(first.summary.feeds?["stripe_inventory"])
+        #expect(inventory.error == nil && inventory.linked == 1)
+        let orphans = try String(contentsOf: first.folder.appendingPathComponent("orphans.csv"), encoding: .utf8)
+        #expect(orphans.contains("app_store,200000099,premium_monthly,active,"))
+        #expect((first.summary.orphans?.count ?? 0) >= 1)
         let voided = try #require(first.summary.feeds?["google_play"])
         #expect(voided.entries == 1 && voided.matchedUsers == 1 && voided.unmatched == 0 && voided.error == nil)
         // Finance (SPEC 5.7): the family member's refund and the trial are no revenue; the serial refunder is listed.

@@ -64,12 +64,21 @@ struct AppStoreSource: StoreSource {
             var failed = false
             // The row's (or RevenueCat's) transaction, and the original transaction linked to the user tonight when it
             // is another (SPEC 5.10: the core then decides a newer purchase from a conflict).
-            for id in [lookup, linked].compactMap({ $0 }) where !failed {
+            // Then RevenueCat's latest App Store transaction when no answer so far is about its line: the purchase that
+            // may grant the tier now (SPEC 5.10 `stale_identifier`: the row names an older original transaction).
+            var queue = [lookup, linked].compactMap { $0 }
+            var newer = lookup == nil ? nil : Self.revenueCatLatest(facts)
+            while !failed, let id = queue.first ?? newer {
+                if queue.isEmpty { newer = nil } else { queue.removeFirst() }
                 switch await appStore.subscriptionFacts(transactionID: id) {
                 case .success(let found): apple += found
                 case .failure(let error):
                     facts.errors.append(error)
                     failed = true
+                }
+                if let latest = newer, apple.contains(where: { $0.identifiers.contains(latest) || $0.line?.keys.contains(latest) == true })
+                {
+                    newer = nil
                 }
             }
             // The customer's non-consumables (SPEC 5.3), when the row's purchase is not a subscription Apple knows.
@@ -137,7 +146,12 @@ struct AppStoreSource: StoreSource {
     /// Apple answers for every subscription group of the customer).
     static func appStoreLookup(row: UserRow, facts: SourceFacts) -> String? {
         if let id = row.originalTransactionID, !id.isEmpty { return id }
-        return facts.purchases
+        return revenueCatLatest(facts)
+    }
+
+    /// RevenueCat's latest App Store subscription transaction id, when it states one.
+    static func revenueCatLatest(_ facts: SourceFacts) -> String? {
+        facts.purchases
             .filter { $0.isAppStoreSubscription && $0.storeTransactionID != nil }
             .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
             .storeTransactionID
