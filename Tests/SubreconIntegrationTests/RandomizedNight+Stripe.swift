@@ -9,6 +9,9 @@ extension RandomizedNightTests {
     /// past due, a test-mode (`livemode: false`) subscription, or evidence that cannot be used (the charges call
     /// failing, a full refund nobody dated); sometimes a transient 503 or 429 first.
     ///
+    /// Or the subscriber was never recorded (linked through the inventory's `metadata.user_id`: its customer is written
+    /// into `stripe_customer_id`), or Stripe names another buyer (`ownership_conflict`, untouched).
+    ///
     /// Test mode in a production run never entitles (SPEC 5.2/5.3, `sandbox_ignored`), nor is it evidence about the
     /// line that granted the row's tier (SPEC 5.10): a tier holder is `unknown_at_source` and untouched; a lapsed row
     /// is in sync.
@@ -18,10 +21,16 @@ extension RandomizedNightTests {
         let customer = "cus_\(id)"
         let subscriptionID = "sub_\(id)"
         let intent = "pi_\(id)"
-        let row =
+        var shape = rng.int(0...9)
+        // With Stripe down all night its inventory fails too: a never-recorded user would not even be a candidate.
+        if down && shape == 8 { shape = 0 }
+        var row =
             rng.chance(0.5)
             ? StripeJobTests.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
             : StripeJobTests.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), customer: customer)
+        // Never recorded (SPEC 5.10): the row holds no tier and no customer; only Stripe's inventory names the
+        // subscription, and its metadata names the user.
+        if shape == 8 { row = StripeJobTests.row(id, tier: 0, "none", end: -400, customer: nil) }
         await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: id)
         let periodEnd = Double(rng.int(2...29))
         var subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd)
@@ -40,8 +49,18 @@ extension RandomizedNightTests {
         var refund: String?
         var drift: String?
         var charges = [charge(refunded: 0)]
-        switch rng.int(0...7) {
+        var writes: [FactOrigin: String]?
+        switch shape {
         case 0: truth = paid
+        case 8:
+            subscription.metadata = ["user_id": id]
+            truth = paid
+            writes = [.stripe: customer]
+        case 9:
+            // Another buyer's subscription (a transfer, a shared card): never this user's, the row untouched.
+            subscription.metadata = ["user_id": "someone-else-\(id)"]
+            truth = .unusable("Stripe names another buyer")
+            drift = "ownership_conflict"
         case 1:
             charges = [charge(refunded: 999)]
             truth = ended("refunded", end: Harness.day(periodEnd))
@@ -73,6 +92,6 @@ extension RandomizedNightTests {
         if rng.chance(0.2) { await stripe.setFault(rng.chance(0.5) ? .status(503) : .rateLimited, for: customer, times: 1) }
         // Stripe down all night: whatever its data would say, nothing from it can be used.
         if down { return Generated(row: row, truth: .unusable("Stripe down all night"), refund: nil) }
-        return Generated(row: row, truth: truth, refund: refund, drift: drift)
+        return Generated(row: row, truth: truth, refund: refund, drift: drift, writes: writes)
     }
 }

@@ -46,6 +46,8 @@ struct RandomizedNightTests {
         var drift: String?
         /// The tier the user's own purchase lines entitle to (issue 25): nobody ends below it.
         var linesEntitle: Int? = nil
+        /// Identifiers the run must have written into the row's store columns (a linked purchase, SPEC 5.10).
+        var writes: [FactOrigin: String]? = nil
     }
 
     static let seed: UInt64 =
@@ -102,10 +104,22 @@ struct RandomizedNightTests {
             for (id, generated) in users.sorted(by: { $0.key < $1.key }) {
                 try await Self.check(id, generated, webhook: webhookVersions[id], report: rows, harness: h, replay: replay)
                 // Nobody ends below the tier their own lines entitle (a racing webhook write is the app's own word).
+                if let writes = generated.writes, webhookVersions[id] == nil, let after = try await h.user(id) {
+                    #expect(after.identifiers == writes, "\(id): linked identifiers \(after.identifiers) — \(replay)")
+                }
                 if let floor = generated.linesEntitle, webhookVersions[id] == nil {
                     let tier = try await h.user(id)?.currentTier ?? -1
                     #expect(tier >= floor, "\(id): tier \(tier) below the \(floor) its own lines entitle — \(replay)")
                 }
+            }
+            // No line entitles two users: no store identifier is held by two rows holding a tier (SPEC 5.10).
+            for column in ["iap_original_transaction_id", "google_purchase_token", "stripe_customer_id"] {
+                let shared = try await h.count(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "select count(*)::int from (select \(column) from users where current_tier > 0 and \(column) is not null "
+                            + "group by \(column) having count(*) > 1) as d"))
+                #expect(shared == 0, "\(column): a line entitles two users — \(replay)")
             }
             try await Self.rerun(night, poisoned: poisoned, webhookVersions: webhookVersions, harness: h, replay: replay)
         }

@@ -76,7 +76,9 @@ struct StripeFeedTests {
             #expect(events.count == 1)
             #expect(events.first?.query["created[gte]"] == String(Int64(Harness.day(-3).timeIntervalSince1970)))
             #expect(events.first?.query["created[lt]"] == String(Int64(Harness.asOf.timeIntervalSince1970)))
-            #expect(result.summary.requests["stripe"]?.requests == 3, "one events page, one subscriptions and one checkout sessions list")
+            #expect(
+                result.summary.requests["stripe"]?.requests == 6,
+                "one events page, one subscriptions and one checkout sessions list, and the inventory's three status lists")
             #expect(result.summary.sources["stripe"]?.contains("events feed (GET /v1/events)") == true)
         }
     }
@@ -104,8 +106,9 @@ struct StripeFeedTests {
             let bystander = try #require(try await h.user("f-bystander"))
             #expect(bystander.currentTier == 1 && bystander.statusText == "active" && bystander.endDate == Harness.day(120))
             #expect(try await h.auditRows("f-bystander") == 0)
-            let paths = await stripe.recordedRequests().map(\.path)
-            #expect(paths == ["/v1/events"], "no subscription lookup for anyone")
+            let requests = await stripe.recordedRequests()
+            #expect(requests.map(\.path) == ["/v1/events"] + Array(repeating: "/v1/subscriptions", count: 3), "no lookup for anyone")
+            #expect(requests.dropFirst().allSatisfy { $0.query["customer"] == nil }, "only the inventory's three status lists")
         }
     }
 

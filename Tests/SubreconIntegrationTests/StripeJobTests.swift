@@ -142,8 +142,8 @@ struct StripeJobTests {
             let extendLine = try #require(csv.first { $0.hasPrefix("\(result.summary.runID),s-extend,") })
             #expect(extendLine.split(separator: ",", omittingEmptySubsequences: false)[column] == "stripe")
             #expect(
-                result.summary.requests["stripe"]?.requests == 2 * seeds.count + 1,
-                "a subscriptions and a checkout sessions list per customer, one events page")
+                result.summary.requests["stripe"]?.requests == 2 * seeds.count + 1 + 3,
+                "a subscriptions and a checkout sessions list per customer, one events page, the inventory's three status lists")
             #expect(result.summary.requests["revenuecat"] == nil)
             #expect(result.summary.sources["stripe"]?.contains("Stripe API") == true)
             #expect(result.summary.sources["stripe"]?.hasSuffix("; budget 20 req/s") == true, "the --stripe-rps default")
@@ -238,8 +238,8 @@ struct StripeJobTests {
             #expect(paths.contains("/v1/subscriptions/sub_c-elsewhere"), "asked by id when the customer's list lacks it")
             #expect(!paths.contains("/v1/subscriptions/sub_c-customer"), "listed by customer, not asked again")
             #expect(
-                result.summary.requests["stripe"]?.requests == 7,
-                "4 lookups, 2 checkout sessions lists by customer and the events feed's page")
+                result.summary.requests["stripe"]?.requests == 7 + 3,
+                "4 lookups, 2 checkout sessions lists by customer, the events feed's page and the inventory's three lists")
         }
     }
 
