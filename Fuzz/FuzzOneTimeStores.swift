@@ -21,6 +21,7 @@ import SubreconCore
     guard let purchase = try? GoogleJSON.product(body) else { return }
     for text in [purchase.kind, purchase.productId, purchase.orderId, purchase.regionCode] { check(text, "product purchase text") }
     guard let fact = try? GooglePlayProductMapping.storeFact(purchase, productID: purchase.productId ?? "p", token: "t") else { return }
-    precondition(fact.purchase.store == .playStore && [.nonExpiring, .unstated].contains(fact.purchase.kind), "one-time fact of another kind")
+    precondition(
+        fact.purchase.store == .playStore && [.nonExpiring, .unstated].contains(fact.purchase.kind), "one-time fact of another kind")
     check(fact.purchase.purchaseDate, "product purchase time")
 }

@@ -17,15 +17,10 @@ extension StripeSimulator {
         if let status, status.contains(",") {
             return error(400, type: "invalid_request_error", code: "parameter_invalid", "Invalid status", param: "status")
         }
-        var selected = customerOrder.flatMap { customers[$0] ?? [] }
-            .filter { status == "all" || (status == nil ? $0.status != "canceled" : $0.status == status) }
-        if let after = query["starting_after"] {
-            guard let index = selected.firstIndex(where: { $0.id == after }) else {
-                return error(
-                    404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(after)'",
-                    param: "starting_after")
-            }
-            selected = Array(selected[(index + 1)...])
+        let selected: [SimulatedStripeSubscription]
+        switch listing(customerOrder.flatMap { customers[$0] ?? [] }, status: status, after: query["starting_after"]) {
+        case .success(let remaining): selected = remaining
+        case .failure(let refusal): return refusal.response
         }
         let page = Array(selected.prefix(limit))
         return json(
@@ -34,6 +29,26 @@ extension StripeSimulator {
                 "object": "list", "url": "/v1/subscriptions", "has_more": selected.count > limit,
                 "data": page.map { encode($0, expandCustomer: expandCustomer) },
             ])
+    }
+
+    /// A 404 answer as an `Error`, so `listing` can return it through a `Result`.
+    struct Refusal: Error { let response: SimulatorResponse }
+
+    /// Stripe's `status` filter (its default leaves canceled subscriptions out; `all` lists every one) and
+    /// `starting_after` over `all`: what remains to list, or the 404 of a cursor naming no subscription.
+    func listing(
+        _ all: [SimulatedStripeSubscription], status: String?, after: String?
+    ) -> Result<[SimulatedStripeSubscription], Refusal> {
+        let selected = all.filter { status == "all" || (status == nil ? $0.status != "canceled" : $0.status == status) }
+        guard let after else { return .success(selected) }
+        guard let index = selected.firstIndex(where: { $0.id == after }) else {
+            return .failure(
+                Refusal(
+                    response: error(
+                        404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(after)'",
+                        param: "starting_after")))
+        }
+        return .success(Array(selected[(index + 1)...]))
     }
 
     /// An expanded customer object.

@@ -311,15 +311,10 @@ public actor StripeSimulator: SimulatorRoute {
         guard let all = customers[customer] else {
             return error(404, type: "invalid_request_error", code: "resource_missing", "No such customer: '\(customer)'", param: "customer")
         }
-        // Stripe's default (no status) leaves canceled subscriptions out; `all` lists every one.
-        var selected = all.filter { status == "all" || (status == nil ? $0.status != "canceled" : $0.status == status) }
-        if let after {
-            guard let index = selected.firstIndex(where: { $0.id == after }) else {
-                return error(
-                    404, type: "invalid_request_error", code: "resource_missing", "No such subscription: '\(after)'",
-                    param: "starting_after")
-            }
-            selected = Array(selected[(index + 1)...])
+        let selected: [SimulatedStripeSubscription]
+        switch listing(all, status: status, after: after) {
+        case .success(let remaining): selected = remaining
+        case .failure(let refusal): return refusal.response
         }
         let page = Array(selected.prefix(limit))
         let object: [String: Any] = [
