@@ -78,6 +78,34 @@ struct OwnershipJobTests {
         }
     }
 
+    @Test("a newer App Store purchase than the row names grants the tier: its original transaction is written, audited")
+    func staleAppleIdentifier() async throws {
+        try await Harness.with(apple: true) { h in
+            try await h.seed(
+                h.row("o-stale", tier: 1, "active", end: -2, txn: "9001"), Harness.subscription(purchased: -2, expires: 28, txn: "9102"))
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "9001", transactionID: "9101", productID: "premium_monthly", status: 2,
+                    purchaseDate: Harness.day(-32), expiresDate: Harness.day(-2)))
+            await h.appStore.setScenario(
+                AppStoreScenario(
+                    originalTransactionID: "9002", transactionID: "9102", productID: "premium_monthly", status: 1,
+                    purchaseDate: Harness.day(-2), expiresDate: Harness.day(28)))
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let row = try #require(try h.report(result)["o-stale"])
+            #expect(row.action == "extend" && row.drift == ["missed_renewal", "stale_identifier"])
+            let after = try #require(try await h.user("o-stale"))
+            #expect(after.originalTransactionID == "9002" && after.currentTier == 1 && after.endDate == Harness.day(28))
+            let audited = try await h.count(
+                """
+                select count(*)::int from reconcile_changes where user_id = 'o-stale' \
+                and before->>'iap_original_transaction_id' = '9001' and after->>'iap_original_transaction_id' = '9002'
+                """)
+            #expect(audited == 1)
+            #expect(try h.report(try await h.run { $0.maxDowngradeRatio = 1 })["o-stale"] == nil, "in sync: no longer a candidate")
+        }
+    }
+
     static func active(_ otid: String, account: String?) -> AppStoreScenario {
         var scenario = AppStoreScenario(
             originalTransactionID: otid, transactionID: otid + "1", productID: "premium_monthly", status: 1,
