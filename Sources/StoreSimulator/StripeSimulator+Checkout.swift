@@ -70,7 +70,7 @@ extension StripeSimulator {
             }
             let items = session.lineItems.map { Self.lineItem($0) }
             return serve(key: "line_items/\(id)") {
-                checkoutPage(items, ids: session.lineItems.map(\.id), query: request.query, url: "/v1/checkout/sessions/\(id)/line_items")
+                page(items, ids: session.lineItems.map(\.id), query: request.query, url: "/v1/checkout/sessions/\(id)/line_items")
             }
         }
         guard segments.count == 3, let customer = request.query["customer"] else {
@@ -87,25 +87,8 @@ extension StripeSimulator {
             .sorted { $0.created > $1.created }
             let expand = request.query["expand[]"] == "data.line_items"
             let encoded = selected.map { Self.session($0, customer: customer, expandItems: expand) }
-            return checkoutPage(encoded, ids: selected.map(\.id), query: request.query, url: "/v1/checkout/sessions")
+            return page(encoded, ids: selected.map(\.id), query: request.query, url: "/v1/checkout/sessions")
         }
-    }
-
-    private func checkoutPage(_ encoded: [[String: Any]], ids: [String], query: [String: String], url: String) -> SimulatorResponse {
-        let limit = Int(query["limit"] ?? "10") ?? 0
-        guard (1...100).contains(limit) else {
-            return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit", param: "limit")
-        }
-        var start = 0
-        if let after = query["starting_after"] {
-            guard let index = ids.firstIndex(of: after) else {
-                return error(
-                    404, type: "invalid_request_error", code: "resource_missing", "No such object: '\(after)'", param: "starting_after")
-            }
-            start = index + 1
-        }
-        let rest = Array(encoded[start...])
-        return json(200, ["object": "list", "url": url, "has_more": rest.count > limit, "data": Array(rest.prefix(limit))])
     }
 
     static func session(_ session: SimulatedStripeCheckoutSession, customer: String, expandItems: Bool) -> [String: Any] {

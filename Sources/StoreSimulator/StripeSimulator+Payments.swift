@@ -43,7 +43,7 @@ extension StripeSimulator {
     }
 
     /// One page of a list by `limit` (default 10, 1...100) and `starting_after`.
-    private func page(_ encoded: [[String: Any]], ids: [String], query: [String: String], url: String) -> SimulatorResponse {
+    func page(_ encoded: [[String: Any]], ids: [String], query: [String: String], url: String) -> SimulatorResponse {
         let limit = Int(query["limit"] ?? "10") ?? 0
         guard (1...100).contains(limit) else {
             return error(400, type: "invalid_request_error", code: "parameter_invalid_integer", "Invalid limit", param: "limit")

@@ -192,11 +192,6 @@ public struct StripeCharge: Decodable, Sendable, Hashable {
         case paymentIntent = "payment_intent"
     }
 
-    enum ListKeys: String, CodingKey {
-        case data
-        case hasMore = "has_more"
-    }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = container.lenientString(.id)
@@ -207,10 +202,7 @@ public struct StripeCharge: Decodable, Sendable, Hashable {
         paymentIntent = container.lenientID(.paymentIntent)
         livemode = container.lenientBool(.livemode)
         status = container.lenientString(.status)
-        if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .refunds) {
-            refunds = try? list.decode([StripeRefund].self, forKey: .data)
-            refundsHaveMore = list.lenientBool(.hasMore)
-        }
+        if let list = container.embeddedList(.refunds, of: StripeRefund.self) { (refunds, refundsHaveMore) = list }
     }
 
     /// Decodes one charge body after `SourceText.sanitizedJSON`.

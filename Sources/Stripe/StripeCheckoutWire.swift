@@ -54,11 +54,6 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
         case lineItems = "line_items"
     }
 
-    enum ListKeys: String, CodingKey {
-        case data
-        case hasMore = "has_more"
-    }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = container.lenientString(.id)
@@ -72,13 +67,7 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
         unusableDates = unusable
         paymentIntent = container.lenientID(.paymentIntent)
         currency = container.lenientString(.currency)
-        if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .lineItems) {
-            lineItems = try? list.decode([StripeLineItem].self, forKey: .data)
-            lineItemsHaveMore = list.lenientBool(.hasMore)
-        } else {
-            lineItems = nil
-            lineItemsHaveMore = nil
-        }
+        (lineItems, lineItemsHaveMore) = container.embeddedList(.lineItems, of: StripeLineItem.self) ?? (nil, nil)
     }
 }
 

@@ -13,7 +13,20 @@ private struct IDOnly: Decodable {
     }
 }
 
+/// The keys of a list object Stripe embeds in another (`items`, `refunds`, `line_items`).
+private enum EmbeddedListKeys: String, CodingKey {
+    case data
+    case hasMore = "has_more"
+}
+
 extension KeyedDecodingContainer {
+    /// The `data` (nil when missing or not a list of `Element`) and `has_more` of a list object embedded under `key`;
+    /// nil when `key` holds no object.
+    func embeddedList<Element: Decodable>(_ key: Key, of element: Element.Type) -> (data: [Element]?, hasMore: Bool?)? {
+        guard let list = try? nestedContainer(keyedBy: EmbeddedListKeys.self, forKey: key) else { return nil }
+        return ((try? list.decode([Element].self, forKey: .data)), list.lenientBool(.hasMore))
+    }
+
     /// A string; nil when missing, null or of another type.
     func lenientString(_ key: Key) -> String? {
         (try? decodeIfPresent(String.self, forKey: key)) ?? nil

@@ -131,11 +131,6 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         case reason
     }
 
-    enum ListKeys: String, CodingKey {
-        case data
-        case hasMore = "has_more"
-    }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = container.lenientString(.id)
@@ -158,9 +153,8 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         currentPeriodEnd = container.timestamp(.currentPeriodEnd, unusable: &unusable)
         unusableDates = unusable
         currency = container.lenientString(.currency)
-        if let list = try? container.nestedContainer(keyedBy: ListKeys.self, forKey: .items) {
-            items = try? list.decode([StripeSubscriptionItem].self, forKey: .data)
-            itemsHaveMore = list.lenientBool(.hasMore)
+        if let list = container.embeddedList(.items, of: StripeSubscriptionItem.self) {
+            (items, itemsHaveMore) = list
         } else {
             items = nil
         }
