@@ -96,6 +96,9 @@ public actor RevenueCatSimulator: SimulatorRoute {
     /// The latest requests (at most 256), oldest first.
     public func recordedRequests() -> [RevenueCatRecordedRequest] { recorded }
 
+    /// Requests for `appUserID` being answered now (inside their latency): what a test of overlapping requests waits on.
+    public func inFlightRequests(for appUserID: String) -> Int { inFlight[appUserID, default: 0] }
+
     // MARK: - Serving
 
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {

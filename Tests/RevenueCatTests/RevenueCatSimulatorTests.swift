@@ -71,9 +71,10 @@ struct RevenueCatSimulatorTests {
     @Test("two requests in flight for one user are counted and the second is answered 429")
     func concurrentSameUser() async {
         let simulator = RevenueCatSimulator(apiKey: Self.key)
-        await simulator.setLatency(.milliseconds(300))
+        await simulator.setLatency(.seconds(3))
         async let first = simulator.handle(Self.get("u"))
-        try? await Task.sleep(for: .milliseconds(50))
+        // Waits for what the test needs, the first request inside its latency, not for a guess at how long that takes.
+        for _ in 0..<2_000 where await simulator.inFlightRequests(for: "u") == 0 { try? await Task.sleep(for: .milliseconds(1)) }
         async let second = simulator.handle(Self.get("u"))
         let statuses = await [first?.status, second?.status].compactMap { $0 }.sorted()
         #expect(statuses == [201, 429])
