@@ -38,27 +38,46 @@ extension SubscriptionDatabase {
             first_seen, last_seen
             """
         return try await run("record orphans") {
-            var kept: [Orphan] = []
-            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-            typealias Columns = (String, String, String, String, Date?, String?, String?, String?, Date, Date)
-            for try await (origin, identifier, product, status, end, account, amount, currency, first, last) in rows.decode(
-                Columns.self)
-            {
-                guard let origin = FactOrigin(rawValue: origin), let status = SubscriptionStatus(rawValue: status) else {
-                    continue
-                }
-                let price: Money? =
-                    if let amount, let currency, let value = Decimal(string: amount, locale: Locale(identifier: "en_US_POSIX")) {
-                        Money(amount: value, currency: currency)
-                    } else { nil }
-                kept.append(
-                    Orphan(
-                        origin: origin, identifier: identifier, productID: product, status: status,
-                        endDate: end.map(roundedToMicros), accountToken: account, price: price,
-                        firstSeen: roundedToMicros(first), lastSeen: roundedToMicros(last)))
-            }
-            return kept.sorted { ($0.origin.rawValue, $0.identifier) < ($1.origin.rawValue, $1.identifier) }
+            try await Self.decodeOrphans(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
         }
+    }
+
+    /// The orphans run `runID` kept (the last run to see each one), by store and identifier: what a resumed run
+    /// lists in `orphans.csv` without reading the feeds again. An orphan a later run saw again is that run's.
+    public func orphans(runID: String) async throws -> [Orphan] {
+        var binds = PostgresBindings()
+        binds.append(runID)
+        let sql = """
+            select origin, identifier, product_id, status, end_date, account_token, price_amount::text, price_currency, \
+            first_seen, last_seen from reconcile_orphans where last_run_id = $1
+            """
+        return try await run("read orphans") {
+            try await Self.decodeOrphans(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+        }
+    }
+
+    /// `reconcile_orphans` rows (origin, identifier, product, status, end, account, price text, currency, first and
+    /// last seen) as orphans, by store and identifier; a row of an unknown store or status is left out.
+    static func decodeOrphans(_ rows: PostgresRowSequence) async throws -> [Orphan] {
+        var kept: [Orphan] = []
+        typealias Columns = (String, String, String, String, Date?, String?, String?, String?, Date, Date)
+        for try await (origin, identifier, product, status, end, account, amount, currency, first, last) in rows.decode(
+            Columns.self)
+        {
+            guard let origin = FactOrigin(rawValue: origin), let status = SubscriptionStatus(rawValue: status) else {
+                continue
+            }
+            let price: Money? =
+                if let amount, let currency, let value = Decimal(string: amount, locale: Locale(identifier: "en_US_POSIX")) {
+                    Money(amount: value, currency: currency)
+                } else { nil }
+            kept.append(
+                Orphan(
+                    origin: origin, identifier: identifier, productID: product, status: status,
+                    endDate: end.map(roundedToMicros), accountToken: account, price: price,
+                    firstSeen: roundedToMicros(first), lastSeen: roundedToMicros(last)))
+        }
+        return kept.sorted { ($0.origin.rawValue, $0.identifier) < ($1.origin.rawValue, $1.identifier) }
     }
 
     /// A decimal in plain notation (`9.99`), exactly as held.

@@ -96,6 +96,8 @@ public protocol PurchaseLinks: Sendable {
     func links(runID: String) async throws -> [String: [FactOrigin: String]]
     /// Keeps tonight's orphans (first and last night seen, by store and identifier) and returns them as kept.
     func recordOrphans(runID: String, night: Date, _ orphans: [Orphan]) async throws -> [Orphan]
+    /// The orphans run `runID` kept: a resumed run lists them again without reading the feeds.
+    func orphans(runID: String) async throws -> [Orphan]
 }
 
 /// Everything the job asks of its database, as one value; each phase takes only the port it needs.

@@ -114,7 +114,7 @@ public struct ReconcileJob: Sendable {
     }
 
     /// The night's orphans (SPEC 5.10) into `orphans.csv` (header only when none) and `summary.json`. A resumed run
-    /// reads no feed again: its folder lists none.
+    /// reads no feed again: it lists those its first attempt kept (`reconcile_orphans`).
     static func report(orphans: [Orphan], folder: RunFolder, into summary: inout RunSummary) throws {
         try folder.writeOrphans(orphans)
         if !orphans.isEmpty { summary.orphans = RunSummary.Orphans(orphans) }
@@ -135,7 +135,7 @@ public struct ReconcileJob: Sendable {
 
     /// The store feeds and inventories of a nightly run (`FeedPhase`) and the sweep's share: their users join the
     /// scan; returns the feed reasons and tonight's links by user, and the night's orphans.
-    /// A resumed run keeps the feed candidates and links its first attempt recorded and reads no feed again.
+    /// A resumed run keeps the feed candidates, links and orphans its first attempt recorded and reads no feed again.
     private func readFeeds(
         _ options: inout RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
     ) async throws -> FeedHarvest {
@@ -146,6 +146,8 @@ public struct ReconcileJob: Sendable {
                 feeds: feeds, refunds: ports.refunds, links: ports.links, source: source, options: options, runID: runID,
                 logger: logger
             ).run(into: &harvest)
+        } else if !options.dryRun {
+            harvest.orphans = try await ports.links?.orphans(runID: runID) ?? []
         }
         if options.dryRun {
             // A dry run writes nothing: its feed users and links stay in memory and the sweep is tested inline.

@@ -78,6 +78,28 @@ struct OwnershipJobTests {
         }
     }
 
+    @Test("a resumed run reads no feed again and still lists the orphans its first attempt kept")
+    func resumedRunListsOrphans() async throws {
+        try await Harness.with(apple: true) { h in
+            // One downgrade trips the valve; the night's feed finds one orphan.
+            try await h.seed(h.row("o-down", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+            await h.appStore.setScenario(Self.active("8102", account: nil))
+            await h.history.add(AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: "8102", sentAt: Harness.day(-1)))
+            let tripped = try await h.run { $0.maxDowngradeRatio = 0.1 }
+            #expect(tripped.exitStatus == .valveTripped)
+            #expect(try orphansCSV(tripped).count == 2)
+            let historyAsked = await h.history.requests()
+            let accepted = try await Commands.run(
+                environment: h.env, options: h.options { $0.acceptDowngrades = true }, logger: h.logger,
+                resume: tripped.summary.runID)
+            #expect(accepted.exitStatus == .ok && accepted.summary.applied == 1)
+            #expect(await h.history.requests() == historyAsked, "the resumed run reads no feed again")
+            let csv = try orphansCSV(accepted)
+            #expect(csv.count == 2 && csv.last?.hasPrefix("app_store,8102,premium_monthly,active,") == true, "\(csv)")
+            #expect(accepted.summary.orphans?.count == 1)
+        }
+    }
+
     @Test("a newer App Store purchase than the row names grants the tier: its original transaction is written, audited")
     func staleAppleIdentifier() async throws {
         try await Harness.with(apple: true) { h in
