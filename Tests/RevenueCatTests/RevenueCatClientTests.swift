@@ -245,14 +245,15 @@ struct RevenueCatClientTests {
 
     @Test("nothing listening is a network fetch error after the configured attempts")
     func connectionRefused() async throws {
-        // Port 1 on loopback is served by nothing of ours: connections are refused.
+        // Port 1 on loopback is served by nothing of ours: connections are refused (at once; the 60 s request timeout
+        // only keeps a loaded machine from turning the refusal into a timeout).
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let observer = RecordingObserver()
         let client = RevenueCatClient(
             httpClient: http,
             configuration: RevenueCatConfiguration(
                 baseURL: "http://127.0.0.1:1", apiKey: "k",
-                requestPolicy: SourceRequestPolicy(requestTimeout: .seconds(5), maxAttempts: 2, baseBackoff: .milliseconds(1))),
+                requestPolicy: SourceRequestPolicy(requestTimeout: .seconds(60), maxAttempts: 2, baseBackoff: .milliseconds(1))),
             logger: Logger(label: "test.revenuecat"), observer: observer)
         let facts = await client.facts(for: "u")
         try await http.shutdown()
