@@ -59,6 +59,8 @@ public actor GooglePlaySimulator: SimulatorRoute {
     public func setFault(_ fault: GooglePlayFault, token: String, times: Int? = nil) {
         faults[token, default: []].append((fault, times))
     }
+    /// Drops the faults queued for `token`: it answers normally again.
+    public func clearFaults(token: String) { faults[token] = nil }
     /// The token endpoint answers `status` (with an OAuth error body) for the next `times` requests.
     public func setTokenEndpointFault(status: Int, times: Int) { tokenFaults.append((status, times)) }
     /// The token endpoint answers 429 with `Retry-After: retryAfter` to every request from now on (nil: stops).

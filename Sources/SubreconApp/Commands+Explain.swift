@@ -29,7 +29,8 @@ extension Commands {
             let context = DecisionContext(asOf: asOf, environment: config.environment, catalog: catalog)
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: 4)) { http in
                 let source = try StoreFactSource(
-                    configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: database)
+                    configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: database,
+                    refundsSeen: database)
                 let facts = await ValidationPhase.facts(for: row, from: source, deadline: deadline, what: "explain's deadline")
                 let verdict = decide(row: row, facts: facts, context: context)
                 return Explanation(row: row, facts: facts, context: context, verdict: verdict)

@@ -121,7 +121,8 @@ public enum Commands {
             gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shards: options.shard.count))
         }
         let source = try StoreFactSource(
-            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: database)
+            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: database,
+            refundsSeen: database)
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
             notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: "\(options.shard)", shards: options.shard.count)

@@ -42,6 +42,25 @@ extension SubscriptionDatabase {
         }
     }
 
+    /// The refunds kept for `userID` in `store`, at most `limit`, newest first (`refunds_seen_user_idx`).
+    public func refundsSeen(userID: String, store: String, limit: Int) async throws -> [SeenRefund] {
+        try await run("read refunds seen") {
+            let rows = try await client.query(
+                """
+                select transaction_id, refunded_at, amount::text, currency from refunds_seen \
+                where user_id = \(userID) and store = \(store) order by refunded_at desc limit \(limit)
+                """, logger: logger)
+            var refunds: [SeenRefund] = []
+            for try await (transaction, at, amount, currency) in rows.decode((String, Date, String?, String?).self) {
+                refunds.append(
+                    SeenRefund(
+                        store: store, transactionID: transaction, refundedAt: at,
+                        amount: amount.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }, currency: currency))
+            }
+            return refunds
+        }
+    }
+
     /// The users with at least `minimumRefunds` refunds seen with `refunded_at` in `(asOf - days, asOf]`, by user id.
     public func refundReview(asOf: Date, days: Int, minimumRefunds: Int) async throws -> [RefundReviewEntry] {
         let since = asOf.addingTimeInterval(-Double(days) * 86_400)

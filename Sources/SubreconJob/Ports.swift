@@ -240,4 +240,14 @@ public protocol ReceiptLookup: Sendable {
 }
 
 extension SubscriptionDatabase: ReceiptLookup {}
+
+/// The refunds kept on earlier nights (`refunds_seen`, SPEC 5.7), for a store adapter whose store states a refund
+/// only once, in a feed (Google's voided purchases): a lookup on a later night still knows the line was refunded.
+/// Production: `SubscriptionDatabase`.
+public protocol RefundsSeenLookup: Sendable {
+    /// The refunds kept for `userID` in `store` (`play_store`, ...), at most `limit`, newest first.
+    func refundsSeen(userID: String, store: String, limit: Int) async throws -> [SeenRefund]
+}
+
+extension SubscriptionDatabase: RefundsSeenLookup {}
 extension SubscriptionDatabase: PurchaseLinks {}

@@ -68,6 +68,38 @@ struct PurchaseLineJobTests {
         }
     }
 
+    @Test("a Google void read on a night the user's lookup failed still refunds the line on a later night")
+    func googleVoidOfAnEarlierNight() async throws {
+        try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
+            try await h.store.insertUsers([GooglePlayJobTests.row("vl-1", end: -1)])
+            await h.revenueCat.setSubscriber(
+                GoogleOverRevenueCatTests.revenueCat(purchased: -60, expires: -1, order: "GPA.3100-0000-0000-00001..1"), for: "vl-1")
+            await google.setPurchase(
+                Self.play("EXPIRED", start: -60, expiry: -1, order: "GPA.3100-0000-0000-00001..1"), token: "tok-vl-1")
+            await google.addVoided(
+                SimulatedVoidedPurchase(
+                    purchaseToken: "tok-vl-1", orderID: "GPA.3100-0000-0000-00001..1", voidedTime: Harness.day(-1), isSubscription: true))
+            // Night 1: the feed reads the void (kept in refunds_seen), Google's answer about the token fails.
+            await google.setFault(.status(500), token: "tok-vl-1")
+            let first = try await h.run { $0.maxDowngradeRatio = 1 }
+            #expect(try h.report(first)["vl-1"]?.drift.contains("fetch_error") == true)
+            #expect(try await h.user("vl-1")?.currentTier == 1, "untouched on a fetch error")
+            #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'vl-1'") == 1)
+
+            // Night 2: the feed's window is past the void; Google's answer says only EXPIRED.
+            await google.clearFaults(token: "tok-vl-1")
+            let second = try await h.run {
+                $0.maxDowngradeRatio = 1
+                $0.asOf = Harness.day(1)
+            }
+            let row = try #require(try h.report(second)["vl-1"])
+            let user = try #require(try await h.user("vl-1"))
+            #expect(user.currentTier == 0 && user.statusText == "refunded", "\(user.statusText)")
+            #expect(row.pushIntent == ["refunded"], "\(row.pushIntent)")
+            #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'vl-1'") == 1, "kept once")
+        }
+    }
+
     @Test("a Stripe user's change never writes the subscription id into iap_original_transaction_id")
     func stripeKeepsAppleColumn() async throws {
         try await StripeJobTests.with { h, stripe in

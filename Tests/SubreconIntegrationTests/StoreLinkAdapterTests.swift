@@ -121,3 +121,45 @@ struct StoreLinkAdapterTests {
         }
     }
 }
+
+/// The refunds of earlier nights as the Google adapter reads them: scripted, or failing.
+struct ScriptedRefundsSeen: RefundsSeenLookup {
+    var refunds: [SeenRefund] = []
+    var fails = false
+
+    func refundsSeen(userID: String, store: String, limit: Int) async throws -> [SeenRefund] {
+        if fails { throw CancellationError() }
+        return refunds.filter { $0.store == store }
+    }
+}
+
+@Suite("Google Play: the voids of earlier nights", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+struct GoogleEarlierVoidTests {
+    @Test("a kept void of the line refunds a line Google says is over, never a live one; an unreadable store is an error")
+    func earlierVoids() async throws {
+        try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
+            let order = "GPA.3200-0000-0000-00001..1"
+            await google.setPurchase(
+                PurchaseLineJobTests.play("EXPIRED", start: -60, expiry: -1, order: order), token: "tok-ev-over")
+            await google.setPurchase(
+                PurchaseLineJobTests.play("ACTIVE", start: -1, expiry: 29, order: "GPA.3200-0000-0000-00002..0"), token: "tok-ev-live")
+            let kept = SeenRefund(store: "play_store", transactionID: order, refundedAt: Harness.day(-3), amount: nil, currency: nil)
+            let config = try SubreconConfiguration.load(h.env, requireSource: true)
+            try await HTTPClientScope.with { http in
+                func source(_ lookup: ScriptedRefundsSeen) throws -> StoreFactSource {
+                    try StoreFactSource(
+                        configuration: config, httpClient: http, stats: RequestStats(), logger: h.logger, refundsSeen: lookup)
+                }
+                let over = GooglePlayJobTests.row("ev-over", end: -1)
+                let refunded = try await source(ScriptedRefundsSeen(refunds: [kept])).facts(for: over)
+                let google = refunded.stores.filter { $0.purchase.origin == .googlePlay }
+                #expect(google.map(\.purchase.refundedAt) == [Harness.day(-3)] && refunded.errors.isEmpty, "\(refunded)")
+                // A kept void of another order never touches a live line.
+                let live = try await source(ScriptedRefundsSeen(refunds: [kept])).facts(for: GooglePlayJobTests.row("ev-live", end: -1))
+                #expect(live.stores.filter { $0.purchase.origin == .googlePlay }.allSatisfy { $0.purchase.refundedAt == nil })
+                let failing = try await source(ScriptedRefundsSeen(fails: true)).facts(for: over)
+                #expect(failing.errors.contains { $0.origin == .googlePlay && $0.message.contains("earlier nights") }, "\(failing.errors)")
+            }
+        }
+    }
+}

@@ -16,6 +16,9 @@ struct GooglePlaySource: StoreSource {
     let note: String
     /// The voids the feed read this run: a lookup of their line then judges the line refunded (SPEC 5.3).
     let voids = GoogleVoidLedger()
+    /// The refunds kept on earlier nights: a void an earlier night's feed read still names its line when Google's
+    /// own answer says only `EXPIRED` tonight (the user's lookup failed that night, or came later).
+    var refundsSeen: (any RefundsSeenLookup)? = nil
 
     static func make(_ google: GooglePlayConfiguration, context: SourceContext) throws -> GooglePlaySource? {
         let client: GooglePlayClient
@@ -29,8 +32,8 @@ struct GooglePlaySource: StoreSource {
         return GooglePlaySource(
             client: client,
             note:
-                "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token; voided purchases feed (type=1)"
-        )
+                "Google Play Developer API subscriptionsv2 at \(google.baseURL) for \(google.packageName), by the row's google_purchase_token; voided purchases feed (type=1)",
+            refundsSeen: context.refundsSeen)
     }
 
     func ask(row: UserRow, facts: inout SourceFacts) async {
@@ -50,8 +53,28 @@ struct GooglePlaySource: StoreSource {
             }
         }
         let keys = found.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
-        facts.stores += GooglePlayMapping.applyingVoids(found, voids: voids.naming(keys))
+        switch await earlierVoids(of: row, found: found) {
+        case .success(let earlier):
+            facts.stores += GooglePlayMapping.applyingVoids(found, voids: voids.naming(keys) + earlier)
+        case .failure(let error):
+            facts.errors.append(error)
+            return
+        }
         if found.isEmpty { facts.unknownTo.append(.googlePlay) }
+    }
+
+    /// The voids earlier nights kept for this user (`refunds_seen`, by order id), read only when Google says a line
+    /// is over: they can then only tell why it ended (refunded, not expired), never end a live line. An unreadable
+    /// store of them is this user's error (untouched), never a night without them.
+    func earlierVoids(of row: UserRow, found: [StoreFact]) async -> Result<[GoogleVoid], SourceError> {
+        guard let refundsSeen, found.contains(where: { $0.purchase.storeState == .expired }) else { return .success([]) }
+        do {
+            let kept = try await refundsSeen.refundsSeen(userID: row.id, store: StoreKind.playStore.rawValue, limit: 100)
+            return .success(kept.map { GoogleVoid(token: nil, orderID: $0.transactionID, voidedAt: $0.refundedAt) })
+        } catch {
+            return .failure(
+                SourceError(origin: .googlePlay, kind: .fetch, message: "the refunds kept on earlier nights could not be read"))
+        }
     }
 
     /// One token's facts: as a subscription, else (a 404, or a product RevenueCat lists as one-time) as a one-time

@@ -80,6 +80,8 @@ public struct SourceContext: Sendable {
     public var gates: [FactOrigin: any RequestGate]
     /// Stored receipts and which rows hold which Apple original transaction id.
     public var receipts: (any ReceiptLookup)?
+    /// The refunds kept on earlier nights (a Google void read by an earlier night's feed).
+    public var refundsSeen: (any RefundsSeenLookup)? = nil
 }
 
 /// The production `FactSource`: RevenueCat for every user when configured, then every configured store in
@@ -93,11 +95,14 @@ public struct StoreFactSource: FactSource {
     /// - Parameters:
     ///   - gates: shared rate limiters (absent: unpaced), one per source for the whole run.
     ///   - receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
+    ///   - refundsSeen: where the refunds of earlier nights are read (`refunds_seen`); nil: tonight's feeds only.
     public init(
         configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
-        gates: [FactOrigin: any RequestGate] = [:], receipts: (any ReceiptLookup)? = nil
+        gates: [FactOrigin: any RequestGate] = [:], receipts: (any ReceiptLookup)? = nil,
+        refundsSeen: (any RefundsSeenLookup)? = nil
     ) throws(ConfigError) {
-        let context = SourceContext(httpClient: httpClient, stats: stats, logger: logger, gates: gates, receipts: receipts)
+        let context = SourceContext(
+            httpClient: httpClient, stats: stats, logger: logger, gates: gates, receipts: receipts, refundsSeen: refundsSeen)
         var notes: [String: String] = [:]
         if let revenueCatConfiguration = configuration.revenueCat {
             revenueCat = RevenueCatClient(
