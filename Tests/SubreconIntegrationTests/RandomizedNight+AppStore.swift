@@ -20,6 +20,7 @@ extension RandomizedNightTests {
         let product = rng.chance(0.5) ? "premium_monthly" : "pro_monthly"
         let tier = product == "premium_monthly" ? 1 : 2
         let original = String(format: "8%06d", index)
+        if rng.chance(0.15) { return await neverRecorded(id: id, index: index, product: product, tier: tier, harness: h) }
         let row = candidate(
             { h.row(id, tier: $0, $1, end: $2, grace: $3, product: product, txn: original) }, tier: tier, rng: &rng)
         let apple = appleCase(original: original, product: product, tier: tier, rng: &rng)
@@ -36,6 +37,30 @@ extension RandomizedNightTests {
             await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: [stale]), for: id)
         }
         return Generated(row: row, truth: apple.truth, refund: apple.refund, drift: apple.drift)
+    }
+
+    /// A paying App Store user the database never recorded (the first webhook was lost): the row holds no tier and no
+    /// transaction, only the app's `account_token`. Apple's history names the purchase, its signed transaction names
+    /// the buyer (`appAccountToken`, in upper case: compared case-insensitively): linked, restored, and the original
+    /// transaction written into `iap_original_transaction_id` (SPEC 5.10).
+    static func neverRecorded(id: String, index: Int, product: String, tier: Int, harness h: Harness) async -> Generated {
+        let original = String(format: "8%06d", index)
+        let token = String(format: "5d6f0c1e-7a2b-4c3d-9e8f-%012d", index)
+        var row = h.row(id, tier: 0, "none", end: nil, product: product)
+        row.productID = nil
+        row.source = nil
+        var scenario = AppStoreScenario(
+            originalTransactionID: original, productID: product, status: 1, purchaseDate: Harness.day(-1),
+            expiresDate: Harness.day(29), price: 9990, currency: "USD")
+        scenario.appAccountToken = token.uppercased()
+        await h.appStore.setScenario(scenario)
+        var subscribed = AppleHistoryNotification(
+            type: "SUBSCRIBED", originalTransactionID: original, productID: product, sentAt: Harness.day(-1))
+        subscribed.appAccountToken = token.uppercased()
+        await h.history.add(subscribed)
+        return Generated(
+            row: row, truth: .known(.entitled(tier, end: 29, product: product, source: "apple_iap")), linesEntitle: tier,
+            accountToken: token, appleWrite: original)
     }
 
     /// Apple says renewed, expired, refunded (revoked), in billing grace, in billing retry past its end, or its

@@ -12,7 +12,9 @@ import Testing
 /// One randomized night, end to end and seeded so a failure replays (`SUBRECON_E2E_SEED=<seed> scripts/test
 /// --filter RandomizedNight`): all four sources configured together (RevenueCat, the App Store Server API, Stripe and
 /// Google Play), each generated user belonging to one of them, with the truth its store states or evidence that cannot
-/// be used (a forged signature, a 500, a 404, a `livemode: false` object); random transient faults, a webhook writer
+/// be used (a forged signature, a 500, a 404, a `livemode: false` object, another buyer's purchase), or a paying
+/// purchase the database never recorded (App Store and Stripe users linked through the account their store names);
+/// random transient faults, a webhook writer
 /// racing the job, and the real binary stopped at a random moment (SIGTERM, kill -9, or not at all) and resumed; in
 /// some seeds Stripe is down all night (every request 503), in some the safety valve is on (a tripped run applies
 /// nothing, then `--accept-downgrades` applies it), and every night holds a poisoned row or two. Then the invariants:
@@ -48,6 +50,10 @@ struct RandomizedNightTests {
         var linesEntitle: Int? = nil
         /// Identifiers the run must have written into the row's store columns (a linked purchase, SPEC 5.10).
         var writes: [FactOrigin: String]? = nil
+        /// The row's `account_token`, set as the app would after the row is inserted.
+        var accountToken: String? = nil
+        /// The App Store original transaction the run must have written into `iap_original_transaction_id`.
+        var appleWrite: String? = nil
     }
 
     static let seed: UInt64 =
@@ -107,6 +113,10 @@ struct RandomizedNightTests {
                 if let writes = generated.writes, webhookVersions[id] == nil, let after = try await h.user(id) {
                     #expect(after.identifiers == writes, "\(id): linked identifiers \(after.identifiers) — \(replay)")
                 }
+                if let original = generated.appleWrite, webhookVersions[id] == nil, let after = try await h.user(id) {
+                    #expect(after.originalTransactionID == original, "\(id): linked App Store purchase not written — \(replay)")
+                    #expect(after.identifiers.isEmpty, "\(id): an Apple id only in Apple's column — \(replay)")
+                }
                 if let floor = generated.linesEntitle, webhookVersions[id] == nil {
                     let tier = try await h.user(id)?.currentTier ?? -1
                     #expect(tier >= floor, "\(id): tier \(tier) below the \(floor) its own lines entitle — \(replay)")
@@ -151,6 +161,10 @@ struct RandomizedNightTests {
                 generated = await Self.generate(id: id, rng: &rng, harness: h)
             }
             try await h.store.insertUsers([generated.row])
+            if let token = generated.accountToken {
+                // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
+                try await h.client.query("update users set account_token = \(token) where id = \(id)")
+            }
             generated.row = try #require(try await h.user(id))  // as stored, updated_at included
             users[id] = generated
             if case .known = generated.truth { mix[source, default: (0, 0)].known += 1 } else { mix[source, default: (0, 0)].unusable += 1 }
