@@ -45,18 +45,20 @@ struct PurchaseLineJobTests {
         }
     }
 
+    /// A Google line of `tok-<id>` that ended yesterday, its order voided the day before: RevenueCat has not seen the
+    /// refund (its entry of the line simply ended), Google's answer says `EXPIRED`, its voided purchases name it.
+    static func voidedLine(_ id: String, order: String, _ h: Harness, _ google: GooglePlaySimulator) async {
+        await h.revenueCat.setSubscriber(GoogleOverRevenueCatTests.revenueCat(purchased: -60, expires: -1, order: order), for: id)
+        await google.setPurchase(Self.play("EXPIRED", start: -60, expiry: -1, order: order), token: "tok-" + id)
+        await google.addVoided(
+            SimulatedVoidedPurchase(purchaseToken: "tok-" + id, orderID: order, voidedTime: Harness.day(-1), isSubscription: true))
+    }
+
     @Test("a Google void names the line: with RevenueCat too, the user ends refunded, intent refunded, counted")
     func googleVoidWithRevenueCat() async throws {
         try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
             try await h.store.insertUsers([GooglePlayJobTests.row("vr-1", end: 300)])
-            // RevenueCat has not seen the refund: its entry of the line simply ended.
-            await h.revenueCat.setSubscriber(
-                GoogleOverRevenueCatTests.revenueCat(purchased: -60, expires: -1, order: "GPA.3000-0000-0000-00001..1"), for: "vr-1")
-            await google.setPurchase(
-                Self.play("EXPIRED", start: -60, expiry: -1, order: "GPA.3000-0000-0000-00001..1"), token: "tok-vr-1")
-            await google.addVoided(
-                SimulatedVoidedPurchase(
-                    purchaseToken: "tok-vr-1", orderID: "GPA.3000-0000-0000-00001..1", voidedTime: Harness.day(-1), isSubscription: true))
+            await Self.voidedLine("vr-1", order: "GPA.3000-0000-0000-00001..1", h, google)
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
             let rows = try h.report(result)
@@ -72,13 +74,7 @@ struct PurchaseLineJobTests {
     func googleVoidOfAnEarlierNight() async throws {
         try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
             try await h.store.insertUsers([GooglePlayJobTests.row("vl-1", end: -1)])
-            await h.revenueCat.setSubscriber(
-                GoogleOverRevenueCatTests.revenueCat(purchased: -60, expires: -1, order: "GPA.3100-0000-0000-00001..1"), for: "vl-1")
-            await google.setPurchase(
-                Self.play("EXPIRED", start: -60, expiry: -1, order: "GPA.3100-0000-0000-00001..1"), token: "tok-vl-1")
-            await google.addVoided(
-                SimulatedVoidedPurchase(
-                    purchaseToken: "tok-vl-1", orderID: "GPA.3100-0000-0000-00001..1", voidedTime: Harness.day(-1), isSubscription: true))
+            await Self.voidedLine("vl-1", order: "GPA.3100-0000-0000-00001..1", h, google)
             // Night 1: the feed reads the void (kept in refunds_seen), Google's answer about the token fails.
             await google.setFault(.status(500), token: "tok-vl-1")
             let first = try await h.run { $0.maxDowngradeRatio = 1 }
