@@ -14,23 +14,12 @@ public struct StripeEventFeed: Sendable, Hashable {
     public var pages = 0
     /// The refunded purchases the events state (`charge.refunded` of a fully refunded charge naming a customer;
     /// `StripeEvent.refundedPurchase`), with that customer, in the order read.
-    public var refunds: [StripeCustomerRefund] = []
+    public var refunds: [StripeCustomerPurchase] = []
     /// The purchases the subscription events state (`StripeEvent.statedPurchases`), from the newest snapshot of each
     /// subscription (events are read newest first), with the customer each names.
     public var purchases: [StripeCustomerPurchase] = []
 
     public init() {}
-}
-
-/// A refunded purchase an event states, with the customer its charge names.
-public struct StripeCustomerRefund: Sendable, Hashable {
-    public var customer: String
-    public var purchase: PurchaseFact
-
-    public init(customer: String, purchase: PurchaseFact) {
-        self.customer = customer
-        self.purchase = purchase
-    }
 }
 
 extension StripeClient {
@@ -67,7 +56,7 @@ extension StripeClient {
                 if let customer = event.customer {
                     feed.customerIDs.append(customer)
                     if let refunded = event.refundedPurchase {
-                        feed.refunds.append(StripeCustomerRefund(customer: customer, purchase: refunded))
+                        feed.refunds.append(StripeCustomerPurchase(customer: customer, purchase: refunded))
                     }
                     if let subscription = event.subscription?.id, snapshots.insert(subscription).inserted {
                         feed.purchases += event.statedPurchases

@@ -9,7 +9,8 @@ import SubreconCore
 //
 // Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target ('I').
 
-/// A purchase a Stripe list states, with the customer it belongs to (the identifier a row would hold).
+/// A purchase a Stripe list or event states (a live subscription, a refunded charge), with the customer it belongs to
+/// (the identifier a row would hold).
 public struct StripeCustomerPurchase: Sendable, Hashable {
     public var customer: String
     public var purchase: PurchaseFact
