@@ -37,7 +37,7 @@ public enum AppleSubscriptionMapping {
             case StoreEnvironmentName.production.rawValue?: false
             default: nil
             }
-        var fact = PurchaseFact(
+        let fact = PurchaseFact(
             origin: .appStore,
             productID: transaction.productId ?? renewal?.productId ?? "",
             store: .appStore,
@@ -54,9 +54,9 @@ public enum AppleSubscriptionMapping {
             storeTransactionID: transaction.transactionId,
             price: price, renewalPrice: renewalPrice, ownership: ownership(transaction.inAppOwnershipType),
             periodType: periodType(transaction),
-            line: PurchaseLine.of(store: .appStore, ids: [transaction.originalTransactionId, transaction.transactionId]))
-        // The buyer's account, only when it is a UUID (`AppAccountToken`); otherwise not stated.
-        fact.accountToken = transaction.appAccountToken?.uuid
+            line: PurchaseLine.of(store: .appStore, ids: [transaction.originalTransactionId, transaction.transactionId]),
+            // The buyer's account, only when it is a UUID (`AppAccountToken`); otherwise not stated.
+            buyer: .stated(transaction.appAccountToken?.uuid, store: .appStore))
         return fact
     }
 

@@ -123,7 +123,9 @@ enum ReceiptMapping {
             autoRenew: expires == nil ? nil : autoRenew,
             originalTransactionID: entry["original_transaction_id"],
             storeTransactionID: entry["transaction_id"],
-            line: PurchaseLine.of(store: .appStore, ids: [entry["original_transaction_id"], entry["transaction_id"]]))
+            line: PurchaseLine.of(store: .appStore, ids: [entry["original_transaction_id"], entry["transaction_id"]]),
+            // A receipt entry names the buyer only as `app_account_token`, a UUID the app set at purchase.
+            buyer: .stated(entry["app_account_token"].flatMap { UUID(uuidString: $0)?.uuidString }, store: .appStore))
     }
 
     /// Latest first: by expiry, then purchase date (ms since the epoch).

@@ -64,13 +64,13 @@ public enum GooglePlayMapping {
             if canceled { autoRenew = false }
             let order = item.latestSuccessfulOrderId.flatMap { $0.isEmpty ? nil : $0 }
             let expires = try statedDate(item.expiryTime, "a line item's expiryTime")
-            var fact = PurchaseFact(
+            let fact = PurchaseFact(
                 origin: .googlePlay, productID: product, store: .playStore, kind: prepaid ? .nonRenewing : .subscription,
                 isSandbox: sandbox, purchaseDate: start, expiresDate: expires, autoRenew: autoRenew,
                 isPaused: state == .paused, storeState: state, originalTransactionID: nil, storeTransactionID: order,
                 renewalPrice: price(item.autoRenewingPlan?.recurringPrice),
-                line: PurchaseLine.of(store: .playStore, ids: [token, purchase.linkedPurchaseToken, order, purchase.latestOrderId]))
-            fact.accountToken = purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId
+                line: PurchaseLine.of(store: .playStore, ids: [token, purchase.linkedPurchaseToken, order, purchase.latestOrderId]),
+                buyer: .stated(purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId, store: .playStore))
             facts.append(StoreFact(lookupID: token, purchase: fact, aliases: order.map { [orderBase($0)] } ?? []))
         }
         return facts
@@ -84,7 +84,7 @@ public enum GooglePlayMapping {
             lookupID: token,
             purchase: PurchaseFact(
                 origin: .googlePlay, productID: productID, store: .playStore, kind: .subscription, isSandbox: nil,
-                autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: [token])))
+                autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: [token]), buyer: .unstated))
     }
 
     /// An order id without its renewal suffix: `GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`.

@@ -14,6 +14,7 @@ import SubreconCore
 /// | `purchaseType` absent / 0 test / 1 promo / 2 rewarded | `isSandbox` false / true / false / false; another value: error |
 /// | `purchaseTimeMillis` | `purchaseDate`; outside 1970...2200: error |
 /// | `orderId` | `storeTransactionID`, line (with the token) |
+/// | `obfuscatedExternalAccountId` | `buyer` (unstated when absent or blank) |
 /// | `productId` stated and not the one asked about | error |
 /// | `acknowledgementState`, `consumptionState` other than 0/1, `quantity` below 1 | error |
 ///
@@ -56,7 +57,8 @@ public enum GooglePlayProductMapping {
             origin: .googlePlay, productID: productID, store: .playStore,
             kind: purchase.consumptionState == 1 ? .unstated : .nonExpiring, isSandbox: sandbox, purchaseDate: purchased,
             autoRenew: false, storeState: state, storeTransactionID: order,
-            line: PurchaseLine.of(store: .playStore, ids: [token, order]))
+            line: PurchaseLine.of(store: .playStore, ids: [token, order]),
+            buyer: .stated(purchase.obfuscatedExternalAccountId, store: .playStore))
         return StoreFact(lookupID: token, purchase: fact, aliases: order.map { [GooglePlayMapping.orderBase($0)] } ?? [])
     }
 }

@@ -125,7 +125,9 @@ public struct VoidedPurchase: Decodable, Sendable, Hashable {
         guard let voidedTime, let orderId, !orderId.isEmpty else { return nil }
         return PurchaseFact(
             origin: .googlePlay, productID: "", store: .playStore, kind: .unstated, isSandbox: nil, refundedAt: voidedTime,
-            storeTransactionID: orderId, line: PurchaseLine.of(store: .playStore, ids: [purchaseToken, orderId]))
+            storeTransactionID: orderId, line: PurchaseLine.of(store: .playStore, ids: [purchaseToken, orderId]),
+            // A void names its purchase, not its buyer.
+            buyer: .unstated)
     }
 
     /// The key entries are deduplicated by: the order id, else the purchase token; nil when the entry has neither.

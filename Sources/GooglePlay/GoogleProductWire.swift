@@ -22,12 +22,16 @@ public struct ProductPurchase: Decodable, Sendable, Hashable {
     public var purchaseType: Int64?
     public var quantity: Int64?
     public var regionCode: String?
+    /// The buyer's account the app passed at purchase (`setObfuscatedAccountId`), top level in `ProductPurchase`.
+    public var obfuscatedExternalAccountId: String?
 
     public init(
         kind: String? = "androidpublisher#productPurchase", productId: String? = nil, orderId: String? = nil,
         purchaseTimeMillis: Int64? = nil, purchaseState: Int64? = nil, consumptionState: Int64? = nil,
-        acknowledgementState: Int64? = nil, purchaseType: Int64? = nil, quantity: Int64? = nil, regionCode: String? = nil
+        acknowledgementState: Int64? = nil, purchaseType: Int64? = nil, quantity: Int64? = nil, regionCode: String? = nil,
+        obfuscatedExternalAccountId: String? = nil
     ) {
+        self.obfuscatedExternalAccountId = obfuscatedExternalAccountId
         self.kind = kind
         self.productId = productId
         self.orderId = orderId
@@ -42,7 +46,7 @@ public struct ProductPurchase: Decodable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case kind, productId, orderId, purchaseTimeMillis, purchaseState, consumptionState, acknowledgementState, purchaseType
-        case quantity, regionCode
+        case quantity, regionCode, obfuscatedExternalAccountId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -51,6 +55,9 @@ public struct ProductPurchase: Decodable, Sendable, Hashable {
         productId = try container.decodeIfPresent(String.self, forKey: .productId)
         orderId = try container.decodeIfPresent(String.self, forKey: .orderId)
         regionCode = try container.decodeIfPresent(String.self, forKey: .regionCode)
+        // Read as a subscription's is (`ExternalAccountIdentifiers.account`): only decides ownership, never fails the answer.
+        obfuscatedExternalAccountId = ExternalAccountIdentifiers.account(
+            (try? container.decodeIfPresent(String.self, forKey: .obfuscatedExternalAccountId)) ?? nil)
         purchaseTimeMillis = try Self.integer(container, .purchaseTimeMillis, range: Int64.min...Int64.max)
         let int32 = Int64(Int32.min)...Int64(Int32.max)
         purchaseState = try Self.integer(container, .purchaseState, range: int32)

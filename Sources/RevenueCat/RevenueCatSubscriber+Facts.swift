@@ -25,7 +25,7 @@ extension RevenueCatSubscriber {
                     storeTransactionID: subscription.storeTransactionID, price: subscription.price?.money,
                     renewalPrice: Self.periodType(subscription.periodType) == .normal ? subscription.price?.money : nil,
                     ownership: Self.ownership(subscription.ownershipType), periodType: Self.periodType(subscription.periodType),
-                    line: PurchaseLine.of(store: store, ids: [subscription.storeTransactionID])))
+                    line: PurchaseLine.of(store: store, ids: [subscription.storeTransactionID]), buyer: .byListing))
         }
         for productID in nonSubscriptions.keys.sorted() {
             let items = (nonSubscriptions[productID] ?? []).sorted {
@@ -37,7 +37,8 @@ extension RevenueCatSubscriber {
                         origin: .revenueCat, productID: productID, store: StoreKind(rawValue: item.store), kind: .unstated,
                         isSandbox: item.isSandbox, purchaseDate: item.purchaseDate, refundedAt: item.refundedAt,
                         storeTransactionID: item.storeTransactionID, price: item.price?.money,
-                        line: PurchaseLine.of(store: StoreKind(rawValue: item.store), ids: [item.storeTransactionID])))
+                        line: PurchaseLine.of(store: StoreKind(rawValue: item.store), ids: [item.storeTransactionID]),
+                        buyer: .byListing))
             }
         }
         var backed = Set(subscriptions.keys).union(nonSubscriptions.keys)
@@ -50,7 +51,7 @@ extension RevenueCatSubscriber {
                 PurchaseFact(
                     origin: .revenueCat, productID: productID, store: .promotional, kind: .nonRenewing, isSandbox: nil,
                     purchaseDate: entitlement.purchaseDate, expiresDate: entitlement.expiresDate,
-                    gracePeriodExpiresDate: entitlement.gracePeriodExpiresDate))
+                    gracePeriodExpiresDate: entitlement.gracePeriodExpiresDate, line: nil, buyer: .byListing))
         }
         return facts
     }

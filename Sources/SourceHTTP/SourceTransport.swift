@@ -116,6 +116,7 @@ public struct SourceTransport: Sendable {
             guard failures < policy.maxAttempts else { return .failure(.exhausted(last: transient, attempts: attempt)) }
             let wait = backoff(failures: failures)
             if let refused = beyondDeadline("the backoff after \(transient)", wait, attempts: attempt) { return .failure(refused) }
+            if let down = observer?.refusal(source: source, afterWaiting: wait) { return .failure(.sourceDown(down, attempts: attempt)) }
             log(logger, "source request failed, will be retried", attempt: attempt, status: outcome.status, wait: wait, problem: transient)
             guard await pause(wait) else { return .failure(.cancelled) }
         }
@@ -132,6 +133,7 @@ public struct SourceTransport: Sendable {
         case .wait(let wait):
             await gate?.backOff(for: wait)
             if let refused = beyondDeadline("the source asked (HTTP 429) for a wait", wait, attempts: attempt) { return refused }
+            if let down = observer?.refusal(source: source, afterWaiting: wait) { return .sourceDown(down, attempts: attempt) }
             log(logger, "source request rate limited, will be retried", attempt: attempt, status: 429, wait: wait)
             return await pause(wait) ? nil : .cancelled
         case .tooLong(let seconds):

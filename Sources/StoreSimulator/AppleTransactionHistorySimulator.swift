@@ -16,6 +16,8 @@ public struct AppleNonConsumableScenario: Sendable, Hashable {
     public var customerTransactionIDs: [String]
     /// The transaction's `type`; `Non-Consumable` unless a test wants another (`Consumable`).
     public var type = "Non-Consumable"
+    /// `appAccountToken`: the buyer's account (a UUID) the app set at purchase; nil: left out.
+    public var appAccountToken: String?
 
     public init(
         originalTransactionID: String, transactionID: String? = nil, productID: String, environment: StoreEnvironment = .production,
@@ -54,6 +56,7 @@ struct SimulatedNonConsumablePayload: Encodable {
     var transactionReason = "PURCHASE"
     var price: Int64?
     var currency: String?
+    var appAccountToken: String?
 }
 
 extension AppStoreSimulatorState {
@@ -123,6 +126,6 @@ extension AppStoreSimulator {
             signedDate: signingNow().unixMilliseconds, revocationDate: scenario.revocationDate?.unixMilliseconds,
             revocationReason: scenario.revocationDate == nil ? nil : 0,
             environment: scenario.environment == .production ? "Production" : "Sandbox", price: scenario.price,
-            currency: scenario.price == nil ? nil : scenario.currency)
+            currency: scenario.price == nil ? nil : scenario.currency, appAccountToken: scenario.appAccountToken)
     }
 }

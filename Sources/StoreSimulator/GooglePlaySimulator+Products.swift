@@ -14,6 +14,8 @@ public struct SimulatedPlayProduct: Sendable, Hashable {
     public var acknowledgementState = 1
     public var quantity = 1
     public var regionCode = "US"
+    /// `obfuscatedExternalAccountId`, top level: the buyer's account the app handed Google; nil: left out.
+    public var obfuscatedAccountID: String?
 
     public init(productID: String, purchaseState: Int = 0, purchaseTime: Date, orderID: String? = nil, purchaseType: Int? = nil) {
         self.productID = productID
@@ -31,6 +33,7 @@ public struct SimulatedPlayProduct: Sendable, Hashable {
             "regionCode": regionCode,
         ]
         if let orderID { object["orderId"] = orderID }
+        if let obfuscatedAccountID { object["obfuscatedExternalAccountId"] = obfuscatedAccountID }
         if let purchaseType { object["purchaseType"] = purchaseType }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
     }

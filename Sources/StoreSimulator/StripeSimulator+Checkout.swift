@@ -34,6 +34,10 @@ public struct SimulatedStripeCheckoutSession: Sendable, Hashable {
     public var created: Date
     public var paymentIntentID: String?
     public var lineItems: [SimulatedStripeLineItem]
+    /// The session's `metadata` (`user_id`: the buyer's account).
+    public var metadata: [String: String] = [:]
+    /// The session's `client_reference_id` (where Stripe's docs tell an app to put its user id); nil: null.
+    public var clientReferenceID: String?
 
     public init(
         id: String, mode: String = "payment", status: String = "complete", paymentStatus: String = "paid", livemode: Bool = true,
@@ -85,8 +89,13 @@ extension StripeSimulator {
                 request.query["status"].map { $0 == session.status } ?? true
             }
             .sorted { $0.created > $1.created }
-            let expand = request.query["expand[]"] == "data.line_items"
-            let encoded = selected.map { Self.session($0, customer: customer, expandItems: expand) }
+            let expansions = request.queryValues["expand[]"] ?? []
+            let expand = expansions.contains("data.line_items")
+            let encoded = selected.map { session in
+                var object = Self.session(session, customer: customer, expandItems: expand)
+                if expansions.contains("data.customer") { object["customer"] = customerObject(customer, livemode: session.livemode) }
+                return object
+            }
             return page(encoded, ids: selected.map(\.id), query: request.query, url: "/v1/checkout/sessions")
         }
     }
@@ -99,6 +108,7 @@ extension StripeSimulator {
             "payment_intent": session.paymentIntentID.map { $0 as Any } ?? NSNull(),
             "currency": session.lineItems.first?.currency ?? "usd",
             "amount_total": session.lineItems.reduce(Int64(0)) { $0 + $1.amount }, "subscription": NSNull(),
+            "metadata": session.metadata, "client_reference_id": session.clientReferenceID.map { $0 as Any } ?? NSNull(),
         ]
         if expandItems {
             let shown = session.lineItems.prefix(10)

@@ -28,6 +28,19 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
     /// The embedded `line_items` list's `has_more`; nil when not stated (the client then reads them all).
     public var lineItemsHaveMore: Bool?
     public var unusableDates: [String] = []
+    /// The session's own `metadata.user_id` (`StripeAccount`).
+    public var metadataUserID: String?
+    /// `client_reference_id`: where Stripe's docs tell an app to put its user id.
+    public var clientReferenceID: String?
+    /// The expanded customer's `metadata.user_id` (`expand[]=data.customer`); nil when not expanded or not stated.
+    public var customerUserID: String?
+
+    /// The buyer's account Stripe states for the payment (CONTRACT "Whose purchase it is"): the session's
+    /// `metadata.user_id`, else its `client_reference_id`, else its customer's `metadata.user_id` (a blank one names
+    /// nobody, so the next is read).
+    public var accountToken: String? {
+        [metadataUserID, clientReferenceID, customerUserID].lazy.compactMap(normalisedIdentifier).first
+    }
 
     public init(
         id: String?, customer: String? = nil, mode: String? = "payment", status: String? = "complete",
@@ -48,7 +61,8 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, customer, mode, status, livemode, created, currency
+        case id, customer, mode, status, livemode, created, currency, metadata
+        case clientReferenceID = "client_reference_id"
         case paymentStatus = "payment_status"
         case paymentIntent = "payment_intent"
         case lineItems = "line_items"
@@ -58,6 +72,9 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = container.lenientString(.id)
         customer = container.lenientID(.customer)
+        metadataUserID = StripeAccount.userID(in: container, forKey: .metadata)
+        clientReferenceID = StripeAccount.account(container.lenientString(.clientReferenceID))
+        customerUserID = StripeAccount.customerUserID(in: container, forKey: .customer)
         mode = container.lenientString(.mode)
         status = container.lenientString(.status)
         paymentStatus = container.lenientString(.paymentStatus)

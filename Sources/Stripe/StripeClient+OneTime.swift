@@ -3,7 +3,8 @@ import SubreconCore
 
 extension StripeClient {
     /// The query of the customer's completed Checkout Sessions, each with its line items.
-    static let checkoutExpansion = "\(encoded("expand[]"))=\(encoded("data.line_items"))"
+    static let checkoutExpansion =
+        "\(encoded("expand[]"))=\(encoded("data.line_items"))&\(encoded("expand[]"))=\(encoded("data.customer"))"
 
     /// The one-time prices `customerID` paid for (SPEC 5.3), as non-expiring facts (`StripeOneTimeMapping`).
     ///

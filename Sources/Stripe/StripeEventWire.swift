@@ -112,7 +112,9 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
         let price = StripeRefundMapping.price(of: [charge])
         var fact = PurchaseFact(
             origin: .stripe, productID: "", store: .stripe, kind: .unstated, isSandbox: (charge.livemode ?? livemode).map { !$0 },
-            refundedAt: refundedAt, storeTransactionID: chargeID, price: price)
+            refundedAt: refundedAt, storeTransactionID: chargeID, price: price, line: nil,
+            // A refund is a fact about the purchase it names; the charge states no buyer of its own.
+            buyer: .unstated)
         fact.refundTransactionID = key
         return fact
     }

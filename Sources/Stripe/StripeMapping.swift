@@ -94,9 +94,8 @@ public enum StripeMapping {
                 refundedAt: disputedAt(subscription, state), autoRenew: autoRenew, isPaused: state == .paused, storeState: state,
                 originalTransactionID: id,
                 storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency),
-                line: PurchaseLine.of(store: .stripe, ids: [id, item.id]))
+                line: PurchaseLine.of(store: .stripe, ids: [id, item.id]), buyer: .stated(subscription.accountToken, store: .stripe))
             if productID != nil, let priceID { purchase.alternateProductIDs = [priceID] }
-            purchase.accountToken = subscription.accountToken
             if subscription.status == "trialing" { purchase.periodType = .trial }
             let aliases = item.id.flatMap { $0.isEmpty ? nil : [$0] } ?? []
             facts.append(StoreFact(lookupID: id, purchase: purchase, aliases: aliases))

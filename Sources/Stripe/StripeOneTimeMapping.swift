@@ -15,7 +15,8 @@ import SubreconCore
 ///
 /// Each fact is `kind: .nonExpiring` (entitles without an end), `productID` the price's product (`prod_…`) with the
 /// price id (`price_…`) as alternate, `purchaseDate` the session's `created`, `isSandbox` `!livemode`,
-/// `storeTransactionID` the payment intent (else the session id), `price` the line's `amount_total`. A refund in full
+/// `storeTransactionID` the payment intent (else the session id), `price` the line's `amount_total`, `buyer` the
+/// session's `metadata.user_id`, else its `client_reference_id`, else its expanded customer's `metadata.user_id`. A refund in full
 /// of the payment (`StripePeriodRefund`, by the same rules as a subscription's period) sets `refundedAt`: a refunded
 /// one-time purchase never entitles.
 public enum StripeOneTimeMapping {
@@ -49,7 +50,8 @@ public enum StripeOneTimeMapping {
             var purchase = PurchaseFact(
                 origin: .stripe, productID: productID ?? priceID, store: .stripe, kind: .nonExpiring,
                 isSandbox: session.livemode.map { !$0 }, purchaseDate: session.created, autoRenew: false,
-                originalTransactionID: id, storeTransactionID: intent ?? id, price: paid(item, session: session))
+                originalTransactionID: id, storeTransactionID: intent ?? id, price: paid(item, session: session),
+                line: PurchaseLine.of(store: .stripe, ids: [id, intent]), buyer: .stated(session.accountToken, store: .stripe))
             if productID != nil { purchase.alternateProductIDs = [priceID] }
             if let refund {
                 purchase.refundedAt = refund.refundedAt

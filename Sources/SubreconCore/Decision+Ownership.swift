@@ -2,13 +2,10 @@ import Foundation
 
 // Whose purchase it is (SPEC 5.10): ownership, linking and stale identifiers, pure.
 
-/// True when `stated`, the buyer's account a store of `store` named, is this row's: its user id or its
-/// `account_token`. An Apple `appAccountToken` is a UUID, compared case-insensitively; the other stores' values
-/// exactly.
-public func isOwnAccount(_ stated: String, row: UserRow, store: StoreKind) -> Bool {
-    let own = [row.id, row.accountToken].compactMap { $0 }.filter { !$0.isEmpty }
-    if store.isApple { return own.contains { $0.lowercased() == stated.lowercased() } }
-    return own.contains(stated)
+/// True when `stated`, the buyer's account a store named, is this row's: its user id or its `account_token`. An
+/// Apple `appAccountToken` is a UUID, compared case-insensitively; the other stores' values exactly (`BuyerAccount`).
+public func isOwnAccount(_ stated: BuyerAccount, row: UserRow) -> Bool {
+    stated.matches(row.id) || stated.matches(row.accountToken)
 }
 
 /// The row's identifier for `origin`'s column: Apple's original transaction id, else the store's own column.
@@ -23,13 +20,18 @@ func rowIdentifier(_ origin: FactOrigin, row: UserRow) -> String? {
 func ownershipConflict(row: UserRow, facts: SourceFacts) -> Verdict? {
     var reasons: [String] = []
     for fact in facts.stores {
-        guard let account = fact.purchase.accountToken, !isOwnAccount(account, row: row, store: fact.purchase.store) else {
+        guard let account = fact.purchase.buyer.account, !isOwnAccount(account, row: row) else {
             continue
         }
         let key = fact.purchase.originalTransactionID ?? fact.lookupID
         reasons.append(
             "\(fact.purchase.origin.rawValue): purchase \(key) names another buyer account, neither the user id nor the "
                 + "row's account_token")
+    }
+    for (identifier, others) in facts.claimedElsewhere.sorted(by: { $0.key < $1.key }) {
+        reasons.append(
+            "revenuecat: does not list purchase \(identifier), which the row names, while other rows name it too "
+                + "(\(others.joined(separator: ", ")))")
     }
     for (origin, linked) in row.links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
         guard let current = rowIdentifier(origin, row: row), current != linked,

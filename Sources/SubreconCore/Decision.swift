@@ -146,6 +146,12 @@ func resolvingOneTimePurchases(
 /// Fails closed: an error from any source, an active entitlement no product is named for, or a purchase whose
 /// stated facts cannot decide it (when it could grant more than the truth would leave) leaves the row untouched.
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
+    var verdict = deciding(row: row, facts: facts, context: context)
+    if !facts.transfers.isEmpty { verdict.transfers = facts.transfers }
+    return verdict
+}
+
+func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
     guard row.rowError == nil else { return .unreadable(row) }
     if var skipped = screen(row: row, facts: facts) ?? ownershipConflict(row: row, facts: facts) {
@@ -166,8 +172,10 @@ public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], conflicts: conflicts,
             error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
     }
-    let purchases = resolvingOneTimePurchases(
-        resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.entitlements, catalog: context.catalog,
+    let purchases = applyingLineRefunds(
+        resolvingOneTimePurchases(
+            resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.entitlements, catalog: context.catalog,
+            asOf: asOf),
         asOf: asOf)
     var evidence = Evidence.sort(purchases, context: context)
     if !conflicts.isEmpty { evidence.drift.insert(.sourceConflict) }

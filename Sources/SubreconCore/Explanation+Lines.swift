@@ -21,8 +21,8 @@ extension Explanation {
 
     /// The lines `facts` speak about for `row`: RevenueCat's entries and the stores' facts grouped by shared key.
     static func lines(row: UserRow, facts: SourceFacts) -> [Line] {
-        var groups: [(line: PurchaseLine, origins: [FactOrigin], accounts: [String])] = []
-        func add(_ line: PurchaseLine?, _ origin: FactOrigin, _ account: String?) {
+        var groups: [(line: PurchaseLine, origins: [FactOrigin], accounts: [BuyerAccount])] = []
+        func add(_ line: PurchaseLine?, _ origin: FactOrigin, _ account: BuyerAccount?) {
             guard let line else { return }
             if let index = groups.firstIndex(where: { $0.line.isSame(as: line) }) {
                 groups[index].line = groups[index].line.adding(line.keys)
@@ -33,7 +33,7 @@ extension Explanation {
             }
         }
         for purchase in facts.purchases { add(purchase.purchaseLine, purchase.origin, nil) }
-        for fact in facts.stores { add(fact.line, fact.purchase.origin, fact.purchase.accountToken) }
+        for fact in facts.stores { add(fact.line, fact.purchase.origin, fact.purchase.buyer.account) }
         return groups.map { group in
             let keys = group.line.keys.sorted()
             let (owner, foreign) = ownerText(row: row, store: group.line.store, keys: group.line.keys, group.origins, group.accounts)
@@ -44,12 +44,12 @@ extension Explanation {
     }
 
     private static func ownerText(
-        row: UserRow, store: StoreKind, keys: Set<String>, _ origins: [FactOrigin], _ accounts: [String]
+        row: UserRow, store: StoreKind, keys: Set<String>, _ origins: [FactOrigin], _ accounts: [BuyerAccount]
     ) -> (String, Bool) {
-        if let other = accounts.first(where: { !isOwnAccount($0, row: row, store: store) }) {
-            return ("another buyer: the store names account \(other), neither the user id nor the row's account_token", true)
+        if let other = accounts.first(where: { !isOwnAccount($0, row: row) }) {
+            return ("another buyer: the store names account \(other.value), neither the user id nor the row's account_token", true)
         }
-        if let own = accounts.first { return ("this user: the store names the buyer's account \(own)", false) }
+        if let own = accounts.first { return ("this user: the store names the buyer's account \(own.value)", false) }
         let named = [row.originalTransactionID].compactMap { $0 } + row.identifiers.values
         if named.contains(where: keys.contains) { return ("this user: the row names it", false) }
         if row.links.values.contains(where: keys.contains) { return ("this user: linked tonight", false) }

@@ -109,10 +109,8 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// The purchase line this fact is about (SPEC 5.10); nil when its source named none (then no other fact is
     /// known to be about the same purchase).
     public var line: PurchaseLine?
-    /// The buyer's account as the store itself states it (SPEC 5.10: Apple `appAccountToken` inside the verified
-    /// signed transaction, Google `obfuscatedExternalAccountId`, Stripe `metadata.user_id` on the subscription or its
-    /// customer); nil when the store did not state one. RevenueCat never states it.
-    public var accountToken: String?
+    /// Who bought it, as the source states it (`Buyer`): required, so no mapping can forget it.
+    public var buyer: Buyer
 
     public init(
         origin: FactOrigin = .revenueCat, productID: String, store: StoreKind, kind: PurchaseKind = .subscription,
@@ -120,7 +118,7 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         gracePeriodExpiresDate: Date? = nil, refundedAt: Date? = nil, billingIssueDetectedAt: Date? = nil,
         autoRenew: Bool? = nil, isPaused: Bool = false, storeState: StoreState? = nil, originalTransactionID: String? = nil,
         storeTransactionID: String? = nil, price: Money? = nil, renewalPrice: Money? = nil, ownership: Ownership? = nil,
-        periodType: PeriodType? = nil, line: PurchaseLine? = nil
+        periodType: PeriodType? = nil, line: PurchaseLine?, buyer: Buyer
     ) {
         self.origin = origin
         self.productID = productID
@@ -142,7 +140,11 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
         self.ownership = ownership
         self.periodType = periodType
         self.line = line
+        self.buyer = buyer
     }
+
+    /// The buyer's account the store stated (normalised: `BuyerAccount`); nil when it stated none.
+    public var accountToken: String? { buyer.account?.value }
 
     /// True for a purchase the source states is non-expiring (lifetime).
     public var isLifetime: Bool { kind == .nonExpiring }
@@ -258,6 +260,11 @@ public struct SourceFacts: Sendable, Hashable {
     /// Every source asked for this user, in the order asked (SPEC 5.6 `sources`).
     public var asked: [FactOrigin] = []
     public var errors: [SourceError]
+    /// Lines RevenueCat lists for this user that other rows name (a transfer): this user owns them.
+    public var transfers: [LineTransfer] = []
+    /// The row's own identifiers that other rows name while RevenueCat, answering in full, does not list their line
+    /// for this user (by identifier, the other users): not known to be this user's (`ownership_conflict`).
+    public var claimedElsewhere: [String: [String]] = [:]
 
     public init(
         subscriberKnown: Bool, purchases: [PurchaseFact], entitlements: [EntitlementFact] = [],

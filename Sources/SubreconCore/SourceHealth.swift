@@ -61,6 +61,16 @@ public struct SourceHealth: Sendable, Hashable {
 
     public var isDown: Bool { state != .up }
 
+    /// Declares the source down at `now` when it is failing and a wait of `wait` before asking again would make the
+    /// stretch of failures last a whole window (a token endpoint or a feed answering only `429` with a long
+    /// `Retry-After`); returns whether it did. A source not failing, or already down, is left as it is.
+    @discardableResult
+    public mutating func declareDown(ifWaiting wait: Duration, at now: Duration) -> Bool {
+        guard state == .up, let since = failingSince, now + wait - since >= window else { return false }
+        state = .down(since: now)
+        return true
+    }
+
     /// Operator text for a source declared down: "no answer but 429/5xx/timeouts for 60 s (12 failures, the last
     /// HTTP 503)".
     public var reason: String {

@@ -186,6 +186,8 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var candidateReasons: [CandidateReason] = []
     /// Operator-facing error text for skipped users.
     public var error: String?
+    /// Lines this user owns tonight that other rows name (`LineTransfer`); nil when none.
+    public var transfers: [LineTransfer]?
 
     public init(
         row: UserRow, truth: Entitlement?, action: Action, sources: [FactOrigin] = [], drift: [Drift],
@@ -226,11 +228,16 @@ public struct Verdict: Sendable, Hashable, Codable {
 
 /// ISO 8601 UTC formatting used in reports and keys: whole seconds, or milliseconds when present.
 public enum ISO8601 {
+    /// The instant to the millisecond the source stated, rounded, never truncated: the milliseconds are written from
+    /// the integer count (a formatter given `…58.27` as binary floating point prints `…58.269`).
     public static func string(_ date: Date) -> String {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded()
-        let whole = millis.truncatingRemainder(dividingBy: 1000) == 0
-        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: !whole, timeZone: TimeZone(identifier: "UTC")!)
-        return Date(timeIntervalSince1970: millis / 1000).formatted(style)
+        let millis = Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) ?? 0
+        let (seconds, fraction) = (millis - ((millis % 1000) + 1000) % 1000, ((millis % 1000) + 1000) % 1000)
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: false, timeZone: TimeZone(identifier: "UTC")!)
+        let whole = Date(timeIntervalSince1970: Double(seconds / 1000)).formatted(style)
+        guard fraction != 0, whole.hasSuffix("Z") else { return whole }
+        let digits = String(fraction)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
     /// Parses ISO 8601 with or without fractional seconds.

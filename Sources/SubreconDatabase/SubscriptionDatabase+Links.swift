@@ -6,32 +6,32 @@ import SubreconCore
 // Every statement is one per call, over arrays (unnest); outside text is always bound.
 
 extension SubscriptionDatabase {
-    /// The users whose `id`, or `account_token` when the relation has it, equals each account (SPEC 5.10). An account
-    /// that is a UUID (an Apple `appAccountToken`) is compared case-insensitively; the others exactly. An account more
-    /// than one row claims maps to all of them (ids sorted); an account no row claims is absent.
-    public func owners(ofAccounts accounts: [String]) async throws -> [String: [String]] {
-        let exact = Array(Set(accounts.filter { !$0.isEmpty })).sorted()
-        guard !exact.isEmpty else { return [:] }
-        let uuids = exact.filter { UUID(uuidString: $0) != nil }
-        var branches = ["select a.v, u.id from unnest($1::text[]) as a(v) join users u on u.id = a.v"]
+    /// The users whose `id`, or `account_token` when the relation has it, names each account (CONTRACT "Whose
+    /// purchase it is"): an Apple token (`BuyerAccount.ignoresCase`, already lower-cased) compared without case, every
+    /// other account exactly, whatever it looks like. An account more than one row claims maps to all of them (ids
+    /// sorted); an account no row claims is absent.
+    public func owners(ofAccounts accounts: [BuyerAccount]) async throws -> [BuyerAccount: [String]] {
+        let exact = Array(Set(accounts.filter { !$0.ignoresCase }.map(\.value))).sorted()
+        let folded = Array(Set(accounts.filter(\.ignoresCase).map(\.value))).sorted()
+        guard !exact.isEmpty || !folded.isEmpty else { return [:] }
+        var branches = [
+            "select a.v, false, u.id from unnest($1::text[]) as a(v) join users u on u.id = a.v",
+            "select a.v, true, u.id from unnest($2::text[]) as a(v) join users u on lower(u.id) = a.v",
+        ]
         if users.hasAccountToken {
-            branches.append("select a.v, u.id from unnest($1::text[]) as a(v) join users u on u.account_token = a.v")
-        }
-        if !uuids.isEmpty {
-            branches.append("select a.v, u.id from unnest($2::text[]) as a(v) join users u on lower(u.id) = lower(a.v)")
-            if users.hasAccountToken {
-                branches.append(
-                    "select a.v, u.id from unnest($2::text[]) as a(v) join users u on lower(u.account_token) = lower(a.v)")
-            }
+            branches.append("select a.v, false, u.id from unnest($1::text[]) as a(v) join users u on u.account_token = a.v")
+            branches.append("select a.v, true, u.id from unnest($2::text[]) as a(v) join users u on lower(u.account_token) = a.v")
         }
         return try await run("read account owners") {
             var binds = PostgresBindings()
             binds.append(exact)
-            if !uuids.isEmpty { binds.append(uuids) }
-            let sql = "select v, id from (\(branches.joined(separator: " union "))) as owners(v, id) order by v, id"
-            var owners: [String: [String]] = [:]
+            binds.append(folded)
+            let sql = "select v, f, id from (\(branches.joined(separator: " union "))) as owners(v, f, id) order by v, f, id"
+            var owners: [BuyerAccount: [String]] = [:]
             let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-            for try await (account, id) in rows.decode((String, String).self) { owners[account, default: []].append(id) }
+            for try await (value, folds, id) in rows.decode((String, Bool, String).self) {
+                owners[BuyerAccount(stated: value, ignoresCase: folds), default: []].append(id)
+            }
             return owners
         }
     }

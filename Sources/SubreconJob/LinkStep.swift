@@ -28,11 +28,11 @@ struct LinkStep: Sendable {
             latest[purchase.identifier] = purchase
         }
         let unlinked = latest.values.sorted { ($0.origin.rawValue, $0.identifier) < ($1.origin.rawValue, $1.identifier) }
-        let accounts = Set(unlinked.compactMap(\.purchase.accountToken).filter { !$0.isEmpty })
+        let accounts = Set(unlinked.compactMap(\.purchase.buyer.account))
         let owners = accounts.isEmpty ? [:] : try await links.owners(ofAccounts: accounts.sorted())
         var outcome = Outcome()
         for purchase in unlinked {
-            let claimed = purchase.purchase.accountToken.flatMap { owners[$0] } ?? []
+            let claimed = purchase.purchase.buyer.account.flatMap { owners[$0] } ?? []
             if claimed.count == 1, let user = claimed.first {
                 // A production run never links a sandbox purchase (nor one whose environment is unstated).
                 if options.environment == .production && purchase.purchase.isSandbox != false { continue }

@@ -33,6 +33,11 @@ public protocol VerdictRecords: Sendable {
     /// Applies verdicts; one compare-and-set per row, each atomic with its audit row, intents and (with `ledger`)
     /// its outcome in the run's ledger.
     func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict]
+    /// The line transfers the run's verdicts name (`Verdict.transfers`).
+    func ledgerTransfers(runID: String) async throws -> [LineTransfer]
+    /// Replaces each user's verdict not yet applied in the run's ledger, or appends it after the last when the user
+    /// has none; a verdict already applied is kept.
+    func replaceVerdicts(runID: String, _ verdicts: [Verdict]) async throws
     func markUnchanged(runID: String, seqs: [Int64]) async throws
     /// `appendVerdicts`, returning the seqs inserted now whose stored verdict reads back as the very value given.
     func appendVerdictsTellingExact(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64>
@@ -87,7 +92,7 @@ public protocol FeedCandidates: Sendable {
 public protocol PurchaseLinks: Sendable {
     /// The users whose `id`, or optional `account_token`, is each account (an Apple `appAccountToken` compared
     /// case-insensitively); an account more than one row claims maps to all of them.
-    func owners(ofAccounts accounts: [String]) async throws -> [String: [String]]
+    func owners(ofAccounts accounts: [BuyerAccount]) async throws -> [BuyerAccount: [String]]
     /// The users among `identifiers` of `column` that a row holds (read only): which purchases are unlinked.
     func heldIdentifiers(column: FeedColumn, identifiers: [String]) async throws -> Set<String>
     /// Records tonight's links as candidates of `runID` (reason `linked_purchase`); idempotent.

@@ -79,6 +79,7 @@ public struct ReconcileJob: Sendable {
                 (validation.feedReasons, validation.links) = (harvest.named, harvest.links)
                 state = try await validation.run(from: state, start: start)
             }
+            _ = try await TransferStep(ledger: ledger, candidates: ports.candidates, options: options).run()
             summary.timings.validateSeconds = seconds(ContinuousClock.now - start)
 
             let valve = SafetyValve(threshold: options.maxDowngradeRatio, heldTier: state.heldTier, wouldLoseTier: state.wouldLoseTier)

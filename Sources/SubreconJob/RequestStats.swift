@@ -38,4 +38,9 @@ extension RequestStats: RequestObserver {
     public func refusal(source: String) -> String? {
         health?.refusal(source: source)
     }
+
+    /// A source whose failures would fill the health window during `wait` is declared down before it.
+    public func refusal(source: String, afterWaiting wait: Duration) -> String? {
+        health?.refusal(source: source, afterWaiting: wait)
+    }
 }

@@ -12,6 +12,10 @@ package protocol VerdictLedger: Sendable {
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry]
     func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict]
     func markUnchanged(_ seqs: [Int64]) async throws
+    /// The line transfers the ledger's verdicts name.
+    func transfers() async throws -> [LineTransfer]
+    /// Replaces the verdicts of these users (not yet applied), or appends them when the ledger has none.
+    func replace(_ verdicts: [Verdict]) async throws
 }
 
 /// The ledger in PostgreSQL. The verdicts this process appended are also kept in `memory` (bounded), so that the
@@ -43,6 +47,11 @@ package struct DatabaseLedger: VerdictLedger {
         try await database.applyDetailed(verdicts, runID: runID, ledger: true)
     }
     package func markUnchanged(_ seqs: [Int64]) async throws { try await database.markUnchanged(runID: runID, seqs: seqs) }
+    package func transfers() async throws -> [LineTransfer] { try await database.ledgerTransfers(runID: runID) }
+    package func replace(_ verdicts: [Verdict]) async throws {
+        memory.forget(Set(verdicts.map(\.row.id)))
+        try await database.replaceVerdicts(runID: runID, verdicts)
+    }
 }
 
 /// The dry run's ledger: JSON lines in a hidden file of the run folder, removed when the run ends.
@@ -57,6 +66,11 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     /// `reorderWindow` (the scan never runs further ahead of its oldest user in flight).
     private var early: [Int64: Verdict] = [:]
     private var nextToWrite: Int64 = 0
+    /// The transfers the appended verdicts named.
+    private var named: [LineTransfer] = []
+    /// Verdicts replacing a user's, read in its place; those of users the file does not hold come after the last.
+    private var replacing: [String: Verdict] = [:]
+    private var appended: [Verdict] = []
 
     init(url: URL) throws {
         self.url = url
@@ -76,7 +90,10 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
 
     /// Writes verdicts in scan order (`seq`), so a dry run's report reads like a real run's.
     package func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
-        for (seq, verdict) in entries { early[seq] = verdict }
+        for (seq, verdict) in entries {
+            early[seq] = verdict
+            named += verdict.transfers ?? []
+        }
         var ready: [Verdict] = []
         while let verdict = early.removeValue(forKey: nextToWrite) {
             ready.append(verdict)
@@ -109,16 +126,36 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         while entries.count < limit {
             if let newline = pending.firstIndex(of: 0x0A) {
                 let line = pending[pending.startIndex..<newline]
-                entries.append(
-                    LedgerEntry(seq: nextSeq, verdict: try decoder.decode(Verdict.self, from: line), outcome: nil, queuedIntents: []))
+                var verdict = try decoder.decode(Verdict.self, from: line)
+                if let replaced = replacing.removeValue(forKey: verdict.row.id) { verdict = replaced }
+                entries.append(LedgerEntry(seq: nextSeq, verdict: verdict, outcome: nil, queuedIntents: []))
                 nextSeq += 1
                 pending = Data(pending[pending.index(after: newline)...])
                 continue
             }
-            guard let chunk = try reader?.read(upToCount: 1 << 20), !chunk.isEmpty else { break }
+            guard let chunk = try reader?.read(upToCount: 1 << 20), !chunk.isEmpty else {
+                // Past the file's end: the replacing verdicts of users it did not hold, once each.
+                let rest = appended.filter { replacing[$0.row.id] != nil }
+                for verdict in rest.prefix(limit - entries.count) {
+                    replacing[verdict.row.id] = nil
+                    entries.append(LedgerEntry(seq: nextSeq, verdict: verdict, outcome: nil, queuedIntents: []))
+                    nextSeq += 1
+                }
+                break
+            }
             pending.append(chunk)
         }
         return entries
+    }
+
+    package func transfers() async throws -> [LineTransfer] { named }
+
+    /// Only before the first read: a dry run replaces before its report reads the file.
+    package func replace(_ verdicts: [Verdict]) async throws {
+        for verdict in verdicts {
+            replacing[verdict.row.id] = verdict
+            appended.append(verdict)
+        }
     }
 
     package func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {

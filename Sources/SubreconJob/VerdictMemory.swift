@@ -34,6 +34,12 @@ package final class VerdictMemory: Sendable {
         }
     }
 
+    /// Drops the kept verdicts of `users` (their ledger entries were replaced).
+    func forget(_ users: Set<String>) {
+        guard !users.isEmpty else { return }
+        state.withLock { kept in kept.removeAll { users.contains($0.verdict.row.id) } }
+    }
+
     /// The kept verdicts among the first `limit` kept seqs after `seq`: every kept verdict a ledger page of `limit`
     /// entries after `seq` can hold (the kept seqs are a subset of the ledger's).
     func verdicts(after seq: Int64, limit: Int) -> [Int64: Verdict] {

@@ -39,19 +39,50 @@ extension RunFolder {
 }
 
 extension RunSummary {
-    /// The orphans of the run (`orphans.csv`, SPEC 5.6): how many, and how many per store.
+    /// The orphans of the run (`orphans.csv`, CONTRACT "Reports"): how many, how many per store, and the first
+    /// `listed` of them (in `orphans.csv` order) by store, identifier, product, status and end.
     public struct Orphans: Sendable, Codable, Hashable {
+        /// At most this many orphans are named in `summary.json`; `count` is always the total.
+        public static let listed = 100
+
         public var count: Int
         /// By store (`app_store`, `google_play`, `stripe`).
         public var byStore: [String: Int]
+        /// The first `listed` orphans, in `orphans.csv` order.
+        public var items: [Item]
+        /// True when `items` names fewer than `count`.
+        public var truncated: Bool
+
+        /// One orphan as `summary.json` names it.
+        public struct Item: Sendable, Codable, Hashable {
+            public var store: String
+            public var identifier: String
+            public var productID: String
+            public var status: String
+            /// ISO 8601 UTC; nil for a purchase without an end (lifetime).
+            public var endDate: String?
+
+            enum CodingKeys: String, CodingKey {
+                case store, identifier, status
+                case productID = "product_id"
+                case endDate = "end_date"
+            }
+        }
 
         public init(_ orphans: [Orphan]) {
             count = orphans.count
             byStore = Dictionary(orphans.map { ($0.origin.rawValue, 1) }, uniquingKeysWith: +)
+            let ordered = orphans.sorted { ($0.origin.rawValue, $0.identifier) < ($1.origin.rawValue, $1.identifier) }
+            items = ordered.prefix(Self.listed).map { orphan in
+                Item(
+                    store: orphan.origin.rawValue, identifier: orphan.identifier, productID: orphan.productID,
+                    status: orphan.status.rawValue, endDate: orphan.endDate.map(ISO8601.string))
+            }
+            truncated = orphans.count > Self.listed
         }
 
         enum CodingKeys: String, CodingKey {
-            case count
+            case count, items, truncated
             case byStore = "by_store"
         }
 

@@ -56,7 +56,7 @@ extension Input {
             expiresDate: T.addingTimeInterval(-Double(g.int(1...20)) * 86_400 - 0.5),
             gracePeriodExpiresDate: T.addingTimeInterval(Double(g.int(1...15)) * 86_400 + 0.25),
             billingIssueDetectedAt: g.chance(0.5) ? T.addingTimeInterval(-21 * 86_400) : nil, autoRenew: true,
-            storeTransactionID: "grace")
+            storeTransactionID: "grace", line: nil, buyer: .unstated)
         if g.chance(0.5) {
             p.origin = .appStore
             p.store = .appStore
@@ -81,7 +81,7 @@ extension Input {
             return PurchaseFact(
                 origin: origin, productID: "pro_annual", store: store, kind: .subscription, isSandbox: false,
                 purchaseDate: T.addingTimeInterval(-90 * 86_400 + 0.25), expiresDate: T.addingTimeInterval(days * 86_400 + 0.5),
-                autoRenew: g.pick([true, false]), originalTransactionID: "disputed", storeTransactionID: "disputed")
+                autoRenew: g.pick([true, false]), originalTransactionID: "disputed", storeTransactionID: "disputed", line: nil, buyer: .unstated)
         }
         // No other RevenueCat purchase of that store may pass for the same one (Stripe and Google match by product too).
         input.facts.purchases = input.facts.purchases.map { purchase in

@@ -29,7 +29,7 @@ struct Input {
                     kind: kind, isSandbox: g.pick([false, false, false, true, nil]), purchaseDate: date(&g),
                     expiresDate: kind == .nonExpiring ? nil : date(&g), gracePeriodExpiresDate: date(&g, 0.2),
                     refundedAt: date(&g, 0.15), billingIssueDetectedAt: date(&g, 0.2), autoRenew: g.pick([true, false, nil]),
-                    isPaused: g.chance(0.1), storeTransactionID: "rc\(index)"))
+                    isPaused: g.chance(0.1), storeTransactionID: "rc\(index)", line: nil, buyer: .unstated))
         }
         var apple: [StoreFact] = []
         for index in 0..<g.int(0...2) {
@@ -42,7 +42,7 @@ struct Input {
                         kind: g.pick([.subscription, .subscription, .nonRenewing, .nonExpiring]), isSandbox: g.pick([false, true, nil]),
                         purchaseDate: date(&g), expiresDate: date(&g), gracePeriodExpiresDate: date(&g, 0.3),
                         refundedAt: date(&g, 0.1), autoRenew: g.pick([true, false, nil]), storeState: state,
-                        originalTransactionID: "a\(index)", storeTransactionID: "a\(index)")))
+                        originalTransactionID: "a\(index)", storeTransactionID: "a\(index)", line: nil, buyer: .unstated)))
         }
         var entitlements: [EntitlementFact] = []
         for name in ["premium", "pro"] where g.chance(0.6) {

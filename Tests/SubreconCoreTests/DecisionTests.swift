@@ -24,7 +24,7 @@ func sub(
         productID: product, store: store, kind: kind ?? (lifetime ? .nonExpiring : .subscription), isSandbox: sandbox,
         purchaseDate: purchased.map(days), expiresDate: expires.map(days), gracePeriodExpiresDate: grace.map(days),
         refundedAt: refunded.map(days), billingIssueDetectedAt: billingIssue.map(days), autoRenew: autoRenew, isPaused: paused,
-        storeState: state, storeTransactionID: txn, price: Money(amount: 9.99, currency: "usd"))
+        storeState: state, storeTransactionID: txn, price: Money(amount: 9.99, currency: "usd"), line: nil, buyer: .unstated)
 }
 
 func row(tier: Int, status: String, end: Double?, grace: Double? = nil, product: String? = "premium_monthly", autoRenew: Bool? = true)

@@ -47,11 +47,11 @@ struct ExplanationGoldenTests {
         let revenueCat = PurchaseFact(
             productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: Self.day(-33),
             expiresDate: Self.day(-3), autoRenew: true, originalTransactionID: "1000", storeTransactionID: "1003",
-            price: Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+            price: Money(amount: Decimal(string: "9.99")!, currency: "USD"), line: nil, buyer: .unstated)
         let apple = PurchaseFact(
             origin: .appStore, productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: Self.day(-3),
             expiresDate: Self.day(27), autoRenew: true, storeState: .active, originalTransactionID: "1000",
-            storeTransactionID: "1004", price: Money(amount: Decimal(string: "9.99")!, currency: "USD"))
+            storeTransactionID: "1004", price: Money(amount: Decimal(string: "9.99")!, currency: "USD"), line: nil, buyer: .unstated)
         var facts = SourceFacts(
             subscriberKnown: true, purchases: [revenueCat],
             entitlements: [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(Self.day(-3)))],

@@ -10,9 +10,9 @@ struct ExplanationLinesTests {
         row.links = [.googlePlay: "tok-new"]
         var newer = storeFact(.googlePlay, lookup: "tok-new", order: "GPA.2..0", expires: 30, state: .active)
         newer.aliases = ["tok-old"]
-        newer.purchase.accountToken = "u1"
+        newer.purchase.buyer = .stated("u1", store: .playStore)
         var foreign = storeFact(.appStore, "premium_monthly", lookup: "1000", expires: 30, state: .active, otid: "1000")
-        foreign.purchase.accountToken = "acct-other"
+        foreign.purchase.buyer = .stated("acct-other", store: .appStore)
         var facts = SourceFacts(
             subscriberKnown: true, purchases: [rcEntry(txn: "GPA.2..1", expires: 30)], stores: [newer, foreign])
         facts.asked = [.revenueCat, .googlePlay, .appStore]

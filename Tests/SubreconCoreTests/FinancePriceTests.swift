@@ -69,7 +69,7 @@ struct FinancePriceTests {
     func choice(_ c: Case) {
         let purchase = PurchaseFact(
             productID: "p", store: .appStore, isSandbox: false, price: c.paid, renewalPrice: c.renewal, ownership: c.ownership,
-            periodType: c.period)
+            periodType: c.period, line: nil, buyer: .unstated)
         let price = FinancePrice.of(purchase, for: c.category)
         #expect(price.basis == c.basis)
         #expect(price.amount == c.amount.flatMap { Decimal(string: $0) })
@@ -123,7 +123,7 @@ struct VerdictFinancePriceTests {
         PurchaseFact(
             productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: days(-30), expiresDate: days(expires),
             gracePeriodExpiresDate: grace.map(days), refundedAt: refunded.map(days), billingIssueDetectedAt: billingIssue.map(days),
-            autoRenew: true, storeTransactionID: "t1", price: paid, renewalPrice: renewal, ownership: ownership, periodType: period)
+            autoRenew: true, storeTransactionID: "t1", price: paid, renewalPrice: renewal, ownership: ownership, periodType: period, line: nil, buyer: .unstated)
     }
 
     static let eur = Money(amount: Decimal(string: "4.99")!, currency: "EUR")

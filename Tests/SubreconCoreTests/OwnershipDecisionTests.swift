@@ -6,7 +6,7 @@ import Testing
 /// A store fact stating the buyer's account.
 private func owned(_ fact: StoreFact, by account: String?) -> StoreFact {
     var fact = fact
-    fact.purchase.accountToken = account
+    fact.purchase.buyer = .stated(account, store: fact.purchase.store)
     return fact
 }
 
@@ -43,8 +43,8 @@ struct OwnershipDecisionTests {
         let google = storeFact(.googlePlay, lookup: "tok-1", expires: 30, state: .active)
         var googleRow = lineRow(source: "google_iap", ids: [.googlePlay: "tok-1"])
         googleRow.accountToken = "acct-AbC"
-        #expect(isOwnAccount("acct-AbC", row: googleRow, store: .playStore))
-        #expect(!isOwnAccount("acct-abc", row: googleRow, store: .playStore), "only Apple's UUIDs ignore case")
+        #expect(isOwnAccount(BuyerAccount("acct-AbC", store: .playStore)!, row: googleRow))
+        #expect(!isOwnAccount(BuyerAccount("acct-abc", store: .playStore)!, row: googleRow), "only Apple's UUIDs ignore case")
         let foreign = decide(
             row: googleRow, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [owned(google, by: "acct-abc")]),
             context: context)

@@ -18,7 +18,7 @@ func storeFact(
         origin: origin, productID: product, store: store, kind: .subscription, isSandbox: sandbox, purchaseDate: days(start),
         expiresDate: expires.map(days), refundedAt: refunded.map(days), autoRenew: false, storeState: state,
         originalTransactionID: otid ?? (origin == .stripe ? lookup : nil), storeTransactionID: order ?? (origin == .stripe ? lookup : nil),
-        line: PurchaseLine.of(store: store, ids: [lookup, order, otid]))
+        line: PurchaseLine.of(store: store, ids: [lookup, order, otid]), buyer: .unstated)
     return StoreFact(lookupID: lookup, purchase: purchase)
 }
 
@@ -62,7 +62,7 @@ struct PurchaseLineDecisionTests {
             lookupID: "tok-old",
             purchase: PurchaseFact(
                 origin: .googlePlay, productID: "gp_premium", store: .playStore, kind: .subscription, isSandbox: nil,
-                autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: ["tok-old"])))
+                autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: ["tok-old"]), buyer: .unstated))
         let withNew = SourceFacts(subscriberKnown: true, purchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)], stores: [gone])
         #expect(decide(row: googleRow, facts: withNew, context: context).truth?.tier == 1)
         let alone = decide(row: googleRow, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [gone]), context: context)

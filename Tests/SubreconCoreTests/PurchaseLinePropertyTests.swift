@@ -17,7 +17,7 @@ struct PurchaseLinePropertyTests {
         var y = PurchaseFact(
             origin: g.chance(0.5) ? .revenueCat : yOrigin, productID: product, store: yStore, kind: .subscription,
             isSandbox: false, purchaseDate: days(-Double(g.int(1...20))), expiresDate: days(Double(g.int(1...30))),
-            autoRenew: g.pick([true, false, nil]), storeTransactionID: "Y-\(g.int(0...9))")
+            autoRenew: g.pick([true, false, nil]), storeTransactionID: "Y-\(g.int(0...9))", line: nil, buyer: .unstated)
         y.line = PurchaseLine.of(store: yStore, ids: [y.storeTransactionID])
         let (xStore, xOrigin) = g.pick(stores)
         let x = PurchaseFact(
@@ -26,7 +26,7 @@ struct PurchaseLinePropertyTests {
             purchaseDate: days(-Double(g.int(30...2000))), expiresDate: g.chance(0.9) ? days(Double(g.int(-1900...40))) : nil,
             refundedAt: g.chance(0.2) ? days(-Double(g.int(1...29))) : nil, autoRenew: false,
             storeState: g.pick([nil, .expired, .revoked, .active, .paused]), storeTransactionID: "X-\(g.int(0...9))",
-            line: PurchaseLine.of(store: xStore, ids: ["X-\(g.int(0...9))"]))
+            line: PurchaseLine.of(store: xStore, ids: ["X-\(g.int(0...9))"]), buyer: .unstated)
         let other = StoreFact(lookupID: x.storeTransactionID ?? "X", purchase: x)
         let tier = catalog.tier(for: product) ?? 1
         let row = UserRow(

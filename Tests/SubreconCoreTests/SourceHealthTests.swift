@@ -1,7 +1,7 @@
 import SubreconCore
 import Testing
 
-/// Issue 19: a source that answers nothing but 429/5xx/timeouts for a whole minute is declared down for the rest
+/// A source that answers nothing but 429/5xx/timeouts for a whole minute is declared down for the rest
 /// of the run; one success before that resets it. Instants are injected: no test waits a real minute.
 @Suite("Source health: a source failing for a whole minute is declared down")
 struct SourceHealthTests {
@@ -52,5 +52,24 @@ struct SourceHealthTests {
         for status in [429, 500, 502, 503, 599] { #expect(SourceHealth.outcome(status: status) == .failure) }
         #expect(SourceHealth.outcome(status: nil) == .failure)
         for status in [200, 201, 204, 400, 401, 404, 410, 499, 600] { #expect(SourceHealth.outcome(status: status) == .success) }
+    }
+
+    @Test("a wait that would complete the minute (a 429 with Retry-After: 59 after a failure) declares it down before the wait")
+    func waitCompletingTheWindow() {
+        var health = SourceHealth()
+        let fresh = health.declareDown(ifWaiting: .seconds(59), at: .seconds(0))
+        #expect(!fresh, "nothing failed yet: the wait goes ahead")
+        health.record(.failure, status: 429, at: .seconds(0))
+        let once = health.declareDown(ifWaiting: .seconds(59), at: .seconds(0))
+        #expect(!once, "one failure and a 59 s wait is not a minute")
+        health.record(.failure, status: 429, at: .seconds(59))
+        let twice = health.declareDown(ifWaiting: .seconds(59), at: .seconds(59))
+        #expect(twice, "59 s failing and 59 s more to wait")
+        #expect(health.state == .down(since: .seconds(59)))
+        var recovered = SourceHealth()
+        recovered.record(.failure, status: 429, at: .seconds(0))
+        recovered.record(.success, at: .seconds(30))
+        let answered = recovered.declareDown(ifWaiting: .seconds(120), at: .seconds(31))
+        #expect(!answered, "a source that answered is not failing")
     }
 }

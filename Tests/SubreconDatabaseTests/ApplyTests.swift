@@ -18,7 +18,7 @@ struct ApplyTests {
             purchases: [
                 PurchaseFact(
                     productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
-                    expiresDate: row.endDate, autoRenew: false, originalTransactionID: "2000")
+                    expiresDate: row.endDate, autoRenew: false, originalTransactionID: "2000", line: nil, buyer: .unstated)
             ])
         let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
         return decide(row: row, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))

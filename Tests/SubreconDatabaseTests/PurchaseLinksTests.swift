@@ -46,7 +46,8 @@ struct PurchaseLinksTests {
             try await client.query("insert into users (id, email, current_tier) values ('u-1', 'a@example.com', 1)")
             let reader = store.with(users: relation)
             #expect(try await reader.user(id: "u-1")?.accountToken == nil)
-            #expect(try await reader.owners(ofAccounts: ["u-1", "acct"]) == ["u-1": ["u-1"]])
+            let (own, other) = (BuyerAccount("u-1", store: .stripe)!, BuyerAccount("acct", store: .stripe)!)
+            #expect(try await reader.owners(ofAccounts: [own, other]) == [own: ["u-1"]])
 
             try await client.query("alter table users add column account_token integer")
             do {
@@ -59,23 +60,28 @@ struct PurchaseLinksTests {
         }
     }
 
-    @Test("owners: by id or account_token, a UUID case-insensitively, anything else exactly; shared accounts map to all")
+    @Test("owners: by id or account_token, an Apple token case-insensitively, any other account exactly (a UUID too)")
     func owners() async throws {
         try await TestDatabase.withDatabase { unchecked, _ in
             let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             let uuid = "5F1E2D3C-4B5A-4978-8A6B-5C4D3E2F1A0B"
+            let other = uuid.lowercased().replacingOccurrences(of: "5f1e", with: "0000")
             try await store.insertUsers([
                 Self.user("u-1"), Self.user("u-2", account: uuid), Self.user("u-3", account: "shared"),
-                Self.user("u-4", account: "shared"), Self.user(uuid.lowercased().replacingOccurrences(of: "5f1e", with: "0000")),
+                Self.user("u-4", account: "shared"), Self.user(other),
             ])
+            func apple(_ text: String) -> BuyerAccount { BuyerAccount(text, store: .appStore)! }
+            func stripe(_ text: String) -> BuyerAccount { BuyerAccount(text, store: .stripe)! }
             let owners = try await store.owners(ofAccounts: [
-                "u-1", uuid.lowercased(), "shared", "U-1", "nobody", "0000" + uuid.dropFirst(4), "",
+                stripe("u-1"), apple(uuid.lowercased()), stripe("shared"), stripe("U-1"), stripe("nobody"),
+                apple("0000" + uuid.dropFirst(4)), stripe(uuid.lowercased()), stripe(other.uppercased()),
             ])
             #expect(
                 owners == [
-                    "u-1": ["u-1"], uuid.lowercased(): ["u-2"], "shared": ["u-3", "u-4"],
-                    "0000" + uuid.dropFirst(4): [uuid.lowercased().replacingOccurrences(of: "5f1e", with: "0000")],
-                ])
+                    stripe("u-1"): ["u-1"], apple(uuid): ["u-2"], stripe("shared"): ["u-3", "u-4"],
+                    apple("0000" + uuid.dropFirst(4)): [other],
+                ], "a Stripe account that looks like a UUID is compared exactly: no other case matches")
+            #expect(BuyerAccount("", store: .stripe) == nil && BuyerAccount(" \t", store: .appStore) == nil)
         }
     }
 

@@ -122,13 +122,18 @@ struct RandomizedNightTests {
                     #expect(tier >= floor, "\(id): tier \(tier) below the \(floor) its own lines entitle — \(replay)")
                 }
             }
-            // No line entitles two users: no store identifier is held by two rows holding a tier (SPEC 5.10).
+            // No line entitles two users: no store identifier is held by two rows holding a tier, rows in
+            // ownership_conflict (untouched, listed for a person) aside.
+            let conflicted = rows.filter { $0.value.drift.contains("ownership_conflict") }.map(\.key).sorted()
             for column in ["iap_original_transaction_id", "google_purchase_token", "stripe_customer_id"] {
+                var binds = PostgresBindings()
+                binds.append(conflicted)
                 let shared = try await h.count(
                     PostgresQuery(
                         unsafeSQL:
                             "select count(*)::int from (select \(column) from users where current_tier > 0 and \(column) is not null "
-                            + "group by \(column) having count(*) > 1) as d"))
+                            + "and id <> all($1::text[]) group by \(column) having count(*) > 1) as d",
+                        binds: binds))
                 #expect(shared == 0, "\(column): a line entitles two users — \(replay)")
             }
             try await Self.rerun(night, poisoned: poisoned, webhookVersions: webhookVersions, harness: h, replay: replay)
@@ -160,17 +165,38 @@ struct RandomizedNightTests {
                 source = "revenuecat"
                 generated = await Self.generate(id: id, rng: &rng, harness: h)
             }
-            try await h.store.insertUsers([generated.row])
-            if let token = generated.accountToken {
-                // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
-                try await h.client.query("update users set account_token = \(token) where id = \(id)")
-            }
-            generated.row = try #require(try await h.user(id))  // as stored, updated_at included
+            try await Self.insert(&generated, id: id, harness: h)
             users[id] = generated
             if case .known = generated.truth { mix[source, default: (0, 0)].known += 1 } else { mix[source, default: (0, 0)].unusable += 1 }
         }
+        // One-time lines of every store whose buyer is the user, another user, nobody or a case variant, and a
+        // RevenueCat transfer between two rows (CONTRACT "Whose purchase it is").
+        try await h.store.upsertProducts([.init(productID: Self.lifetimeProduct, tier: 3)])
+        for index in 60..<(60 + rng.int(3...6)) {
+            let id = String(format: "n-%03d", index)
+            var generated = await Self.generateOneTime(
+                id: id, index: index, rng: &rng, harness: h, stripe: stripe, google: google, stripeDown: night.stripeDown)
+            try await Self.insert(&generated, id: id, harness: h)
+            users[id] = generated
+            if case .known = generated.truth { mix["one_time", default: (0, 0)].known += 1 } else { mix["one_time", default: (0, 0)].unusable += 1 }
+        }
+        for (id, transferred) in await Self.generateTransfer(index: 70 + rng.int(0...1), harness: h) {
+            var generated = transferred
+            try await Self.insert(&generated, id: id, harness: h)
+            users[id] = generated
+        }
         print("randomized night: users (known, unusable) by source \(mix.sorted { $0.key < $1.key })")
         return users
+    }
+
+    /// Inserts a generated user's row, sets its `account_token` as the app would, and keeps the row as stored.
+    static func insert(_ generated: inout Generated, id: String, harness h: Harness) async throws {
+        try await h.store.insertUsers([generated.row])
+        if let token = generated.accountToken {
+            // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
+            try await h.client.query("update users set account_token = \(token) where id = \(id)")
+        }
+        generated.row = try #require(try await h.user(id))  // as stored, updated_at included
     }
 
     /// The real binary with the night's options, stopped when the night says and resumed; a run that stopped at its

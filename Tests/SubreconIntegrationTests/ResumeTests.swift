@@ -213,4 +213,6 @@ struct FailingApply: VerdictRecords {
         try await store.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
     }
     func markUnchanged(runID: String, seqs: [Int64]) async throws { try await store.markUnchanged(runID: runID, seqs: seqs) }
+    func ledgerTransfers(runID: String) async throws -> [LineTransfer] { try await store.ledgerTransfers(runID: runID) }
+    func replaceVerdicts(runID: String, _ verdicts: [Verdict]) async throws { try await store.replaceVerdicts(runID: runID, verdicts) }
 }

@@ -54,7 +54,11 @@ struct OrphansReportTests {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(s), as: UTF8.self)
-        #expect(json.contains(#""orphans":{"by_store":{"google_play":1,"stripe":1},"count":2}"#))
+        #expect(
+            json.contains(
+                #""orphans":{"by_store":{"google_play":1,"stripe":1},"count":2,"items":[{"identifier":"tok,\"a\"\r\nb","#
+                    + #""product_id":"=premium","status":"billing_issue","store":"google_play"},{"end_date":"2025-06-20T00:00:00Z","#
+                    + #""identifier":"cus_9","product_id":"web.monthly","status":"active","store":"stripe"}],"truncated":false}"#))
         let decoded = try JSONDecoder().decode(RunSummary.self, from: Data(json.utf8))
         #expect(decoded.orphans == s.orphans)
         #expect(s.withCountsCleared().orphans == s.orphans)
@@ -62,5 +66,20 @@ struct OrphansReportTests {
         #expect(terminal == ["  orphans     2 (google_play 1, stripe 1) paying purchases no user holds (orphans.csv)"])
         #expect(SummaryMarkdown.text(s).split(separator: "\n").filter { $0.hasPrefix("Orphans:") }.count == 1)
         #expect(SummaryHTML.render(s, history: []).contains("<p>Orphans: 2 (google_play 1, stripe 1)"))
+    }
+
+    @Test("summary.json names at most Orphans.listed orphans, in orphans.csv order, with the total")
+    func boundedList() {
+        let many = (0..<(RunSummary.Orphans.listed + 7)).map { index in
+            Orphan(
+                origin: .stripe, identifier: String(format: "cus_%04d", 9_999 - index), productID: "web", status: .active,
+                endDate: nil, accountToken: nil, price: nil)
+        }
+        let orphans = RunSummary.Orphans(many)
+        #expect(orphans.count == RunSummary.Orphans.listed + 7)
+        #expect(orphans.items.count == RunSummary.Orphans.listed)
+        #expect(orphans.truncated)
+        #expect(orphans.items.first?.identifier == String(format: "cus_%04d", 9_999 - RunSummary.Orphans.listed - 6))
+        #expect(orphans.items.map(\.identifier) == orphans.items.map(\.identifier).sorted())
     }
 }

@@ -116,13 +116,19 @@ struct AppStoreSource: StoreSource {
     }
 
     /// An Apple original transaction id the sources revealed for this user, but that another user's row already
-    /// holds, is a conflict for a person to look at: never written to this row.
+    /// holds, is a conflict for a person to look at: never written to this row. A line RevenueCat lists in this
+    /// user's answer is theirs (CONTRACT "Whose purchase it is": RevenueCat attributes it, as after a `TRANSFER`):
+    /// another row's identifier never blocks its owner.
     func checkBindings(row: UserRow, facts: inout SourceFacts) async {
         guard let receipts, facts.errors.isEmpty else { return }
+        let attributed = facts.purchases.filter { $0.store.isApple }.compactMap(\.purchaseLine)
         let revealed = Set(
-            (facts.stores.map(\.purchase).filter { $0.store.isApple } + facts.purchases.filter { $0.store.isApple })
-                .compactMap(\.originalTransactionID)
+            facts.stores.filter { $0.purchase.store.isApple }
+                .filter { fact in !attributed.contains { line in fact.line.map(line.isSame) ?? false } }
+                .compactMap(\.purchase.originalTransactionID)
                 .filter { !$0.isEmpty && $0 != row.originalTransactionID })
+        await recordTransfers(row: row, facts: &facts, receipts: receipts, attributed: attributed)
+        await checkOwnLine(row: row, facts: &facts, receipts: receipts, attributed: attributed)
         for id in revealed.sorted() {
             do {
                 let others = try await receipts.otherUsers(holdingOriginalTransactionID: id, besides: row.id)
@@ -138,6 +144,46 @@ struct AppStoreSource: StoreSource {
                 facts.errors.append(
                     SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(id)"))
             }
+        }
+    }
+
+    /// The original transactions of lines RevenueCat lists for this user that other rows name: this user owns them
+    /// (a transfer), and each of those rows is `ownership_conflict` for the night (`LineTransfer`).
+    func recordTransfers(row: UserRow, facts: inout SourceFacts, receipts: any ReceiptLookup, attributed: [PurchaseLine]) async {
+        let owned = Set(
+            facts.stores.filter { $0.purchase.store.isApple }
+                .filter { fact in attributed.contains { line in fact.line.map(line.isSame) ?? false } }
+                .compactMap(\.purchase.originalTransactionID)
+                .filter { !$0.isEmpty })
+        for id in owned.sorted() {
+            do {
+                let others = try await receipts.otherUsers(holdingOriginalTransactionID: id, besides: row.id)
+                if !others.isEmpty {
+                    facts.transfers.append(LineTransfer(origin: .appStore, identifier: id, owner: row.id, holders: others.sorted()))
+                }
+            } catch {
+                facts.errors.append(
+                    SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(id)"))
+            }
+        }
+    }
+
+    /// The row's own original transaction when RevenueCat answered in full without listing its line while other rows
+    /// name it: the line is not known to be this user's (RevenueCat attributes it elsewhere, as after a transfer), so
+    /// the row is `ownership_conflict`, untouched and listed (`SourceFacts.claimedElsewhere`).
+    func checkOwnLine(row: UserRow, facts: inout SourceFacts, receipts: any ReceiptLookup, attributed: [PurchaseLine]) async {
+        guard facts.subscriberKnown, let own = row.originalTransactionID, !own.isEmpty,
+            !attributed.contains(where: { $0.keys.contains(own) }),
+            !facts.stores.contains(where: { fact in
+                fact.line?.keys.contains(own) == true && attributed.contains { line in fact.line.map(line.isSame) ?? false }
+            })
+        else { return }
+        do {
+            let others = try await receipts.otherUsers(holdingOriginalTransactionID: own, besides: row.id)
+            if !others.isEmpty { facts.claimedElsewhere[own] = others.sorted() }
+        } catch {
+            facts.errors.append(
+                SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(own)"))
         }
     }
 

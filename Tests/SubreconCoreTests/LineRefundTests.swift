@@ -1,0 +1,76 @@
+import Foundation
+import SubreconCore
+import Testing
+
+/// A refund or revocation is a fact about its line, not about the one transaction stating it (CONTRACT "Deciding the
+/// truth"): the core applies it to every fact of the line, whatever the other transactions say.
+@Suite("A refund ends its line, not one transaction")
+struct LineRefundTests {
+    /// An Apple non-consumable transaction of original transaction `original`.
+    static func lifetime(_ original: String, txn: String, purchased: Double, revoked: Double? = nil) -> StoreFact {
+        let purchase = PurchaseFact(
+            origin: .appStore, productID: "lifetime", store: .appStore, kind: .nonExpiring, isSandbox: false,
+            purchaseDate: days(purchased), refundedAt: revoked.map(days), autoRenew: false,
+            storeState: revoked == nil ? nil : .revoked, originalTransactionID: original, storeTransactionID: txn,
+            line: PurchaseLine.of(store: .appStore, ids: [original, txn]), buyer: .unstated)
+        return StoreFact(lookupID: original, purchase: purchase)
+    }
+
+    static let lifetimeRow = UserRow(
+        id: "u1", currentTier: 2, status: "active", source: "apple_iap", productID: "lifetime", originalTransactionID: "9000",
+        autoRenew: false)
+
+    @Test("a lifetime purchase revoked two days ago and a later restore transaction of it (no revocation): refunded")
+    func restoreOfARevokedLine() {
+        for order in [[0, 1], [1, 0]] {
+            let facts = [
+                Self.lifetime("9000", txn: "9000", purchased: -40, revoked: -2), Self.lifetime("9000", txn: "9001", purchased: -1),
+            ]
+            let verdict = decide(
+                row: Self.lifetimeRow, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: order.map { facts[$0] }),
+                context: context)
+            #expect(verdict.truth?.tier == 0 && verdict.truth?.status == .refunded, "order \(order)")
+            #expect(verdict.intents.map(\.kind) == [.refunded])
+        }
+    }
+
+    @Test("a revocation of one line never ends another line; a refund after T is not yet one")
+    func otherLinesStand() {
+        let other = Self.lifetime("9100", txn: "9100", purchased: -30)
+        let revoked = Self.lifetime("9000", txn: "9000", purchased: -40, revoked: -2)
+        var row = Self.lifetimeRow
+        row.originalTransactionID = "9100"
+        let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [revoked, other]), context: context)
+        #expect(verdict.truth?.tier == 2 && verdict.truth?.status == .active)
+        var future = Self.lifetime("9000", txn: "9000", purchased: -40)
+        future.purchase.refundedAt = days(3)
+        let later = decide(
+            row: Self.lifetimeRow,
+            facts: SourceFacts(
+                subscriberKnown: false, purchases: [], stores: [future, Self.lifetime("9000", txn: "9001", purchased: -1)]),
+            context: context)
+        #expect(later.truth?.tier == 2, "a refund dated after T is no refund at T")
+    }
+
+    @Test("a subscription line: a revoked renewal ends the line however another fact of it reads; an earlier period's refund never does")
+    func subscriptionLine() {
+        func renewal(_ txn: String, purchased: Double, expires: Double, refunded: Double? = nil) -> StoreFact {
+            let purchase = PurchaseFact(
+                origin: .appStore, productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: days(purchased),
+                expiresDate: days(expires), refundedAt: refunded.map(days), autoRenew: true, originalTransactionID: "8000",
+                storeTransactionID: txn, line: PurchaseLine.of(store: .appStore, ids: ["8000", txn]), buyer: .unstated)
+            return StoreFact(lookupID: "8000", purchase: purchase)
+        }
+        let row = UserRow(
+            id: "u1", currentTier: 1, status: "active", endDate: days(20), source: "apple_iap", productID: "premium_monthly",
+            originalTransactionID: "8000", autoRenew: true)
+        // The current period (from -10) stated twice: once revoked at -1, once (an earlier read of it) without.
+        let stale = renewal("8002", purchased: -10, expires: 20)
+        let revoked = renewal("8003", purchased: -10, expires: 20, refunded: -1)
+        let ended = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [stale, revoked]), context: context)
+        #expect(ended.truth?.tier == 0 && ended.truth?.status == .refunded, "the revocation ends the line")
+        let older = renewal("8001", purchased: -40, expires: -10, refunded: -1)
+        let kept = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [older, stale]), context: context)
+        #expect(kept.truth?.tier == 1, "an earlier period's refund (even issued now) never revokes the current period")
+    }
+}
