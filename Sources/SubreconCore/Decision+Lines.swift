@@ -41,37 +41,23 @@ func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: 
 }
 
 /// A refund or revocation is a fact about its line, not about the one transaction that states it (CONTRACT "Deciding
-/// the truth"): the other facts of the line carry it. A one-time line (non-expiring) has one period, so it ends
-/// revoked whatever its other transactions say (a restore of a revoked purchase is still revoked). A subscription
-/// line carries a refund at or before `asOf` to the facts of the same or an earlier period (a fact starting no later
-/// than the refunded one): a revoked renewal ends the line however another source states it, while the refund of an
-/// earlier period never revokes a later one (`judge` then counts it for the period it falls in).
+/// the truth"): a one-time line (non-expiring) has one period, so every fact of it ends revoked when any of them
+/// states a refund at or before `asOf` or a revocation, whatever its other transactions say (a restore of a revoked
+/// purchase is still revoked). A subscription line keeps `judge`'s rule: a refund counts for the period it falls in.
 func applyingLineRefunds(_ purchases: [PurchaseFact], asOf: Date) -> [PurchaseFact] {
-    typealias Refund = (line: PurchaseLine, at: Date?, start: Date?, oneTime: Bool)
-    let refunds = purchases.compactMap { fact -> Refund? in
-        guard let line = fact.purchaseLine else { return nil }
-        let oneTime = fact.kind == .nonExpiring
-        if let at = fact.refundedAt, at <= asOf { return (line, at, fact.purchaseDate, oneTime) }
-        return fact.storeState == .revoked ? (line, nil, fact.purchaseDate, oneTime) : nil
+    let refunds = purchases.compactMap { fact -> (line: PurchaseLine, at: Date?)? in
+        guard fact.kind == .nonExpiring, let line = fact.purchaseLine else { return nil }
+        if let at = fact.refundedAt, at <= asOf { return (line, at) }
+        return fact.storeState == .revoked ? (line, nil) : nil
     }
     guard !refunds.isEmpty else { return purchases }
     return purchases.map { fact in
-        guard let line = fact.purchaseLine else { return fact }
+        guard fact.kind == .nonExpiring, let line = fact.purchaseLine else { return fact }
         let same = refunds.filter { $0.line.isSame(as: line) }
         guard !same.isEmpty else { return fact }
         var carried = fact
-        if fact.kind == .nonExpiring || same.contains(where: \.oneTime) {
-            carried.storeState = .revoked
-            carried.refundedAt = same.compactMap(\.at).max() ?? fact.refundedAt
-            return carried
-        }
-        let start = fact.purchaseDate ?? .distantPast
-        // A refund whose period start is unknown is not known to cover this period: it carries over to nothing.
-        let covering = same.filter { $0.start.map { $0 >= start } ?? false }
-        if let latest = covering.compactMap(\.at).max(), fact.refundedAt.map({ $0 < latest }) ?? true {
-            carried.refundedAt = latest
-        }
-        if fact.storeState == nil, covering.contains(where: { $0.at == nil }) { carried.storeState = .revoked }
+        carried.storeState = .revoked
+        carried.refundedAt = same.compactMap(\.at).max() ?? fact.refundedAt
         return carried
     }
 }

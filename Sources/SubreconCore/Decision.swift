@@ -146,18 +146,21 @@ func resolvingOneTimePurchases(
 /// Fails closed: an error from any source, an active entitlement no product is named for, or a purchase whose
 /// stated facts cannot decide it (when it could grant more than the truth would leave) leaves the row untouched.
 public func decide(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
-    var verdict = deciding(row: row, facts: facts, context: context)
+    guard row.rowError == nil else { return .unreadable(row) }
+    var verdict: Verdict
+    if let skipped = screen(row: row, facts: facts) ?? ownershipConflict(row: row, facts: facts) {
+        verdict = skipped
+        verdict.sources = facts.asked
+    } else {
+        verdict = deciding(row: row, facts: facts, context: context)
+    }
     if !facts.transfers.isEmpty { verdict.transfers = facts.transfers }
     return verdict
 }
 
+/// `decide` for a readable row whose sources raised no error and named no other buyer.
 func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Verdict {
     let asOf = context.asOf
-    guard row.rowError == nil else { return .unreadable(row) }
-    if var skipped = screen(row: row, facts: facts) ?? ownershipConflict(row: row, facts: facts) {
-        skipped.sources = facts.asked
-        return skipped
-    }
 
     // Each store overrides RevenueCat for its own purchases.
     let (merged, conflicts) = merge(revenueCat: facts.purchases, stores: facts.stores, asOf: asOf)

@@ -81,7 +81,6 @@ public struct ReconcileJob: Sendable {
             }
             _ = try await TransferStep(ledger: ledger, candidates: ports.candidates, options: options).run()
             summary.timings.validateSeconds = seconds(ContinuousClock.now - start)
-
             let valve = SafetyValve(threshold: options.maxDowngradeRatio, heldTier: state.heldTier, wouldLoseTier: state.wouldLoseTier)
             summary.valve = valve
             lifecycle.logValve(valve)

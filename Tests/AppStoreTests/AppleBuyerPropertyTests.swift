@@ -39,7 +39,8 @@ struct AppleBuyerPropertyTests {
                 buyer = try? AppleSubscriptionMapping.purchaseFact(status: 1, transaction: transaction, renewal: nil).buyer
             }
             let isUUID = pick >= 4
-            let expected: Buyer = isUUID ? .account(BuyerAccount(stated: "7e3fb20b-4cdb-47cc-936d-99d65f608138", ignoresCase: true)) : .unstated
+            let expected: Buyer =
+                isUUID ? .account(BuyerAccount(stated: "7e3fb20b-4cdb-47cc-936d-99d65f608138", ignoresCase: true)) : .unstated
             #expect(buyer == expected, "\(token ?? "absent"), lifetime \(lifetime)")
         }
     }

@@ -44,7 +44,8 @@ struct SourceDownWaitTests {
         try await TransportHarness.with(Array(repeating: limited, count: 10)) { h in
             let health = VirtualHealth()
             let transport = SourceTransport(
-                source: "probe", httpClient: h.http, policy: TransportHarness.policy(rateLimitBudget: .seconds(600)), observer: health,
+                source: "probe", httpClient: h.http,
+                policy: TransportHarness.policy(requestTimeout: .seconds(60), rateLimitBudget: .seconds(600)), observer: health,
                 gate: h.gate, sleep: { health.advance($0) })
             let result = await transport.send(h.request, logger: Logger(label: "test.down-wait")) { classifyProbe($0) }
             guard case .failure(.sourceDown(let reason, _)) = result else {
@@ -63,7 +64,8 @@ struct SourceDownWaitTests {
         try await TransportHarness.with([SimulatorResponse(status: 429, headers: ["Retry-After": "59"])]) { h in
             let health = VirtualHealth()
             let transport = SourceTransport(
-                source: "probe", httpClient: h.http, policy: TransportHarness.policy(), observer: health, gate: h.gate,
+                source: "probe", httpClient: h.http, policy: TransportHarness.policy(requestTimeout: .seconds(60)), observer: health,
+                gate: h.gate,
                 sleep: { health.advance($0) })
             let result = await transport.send(h.request, logger: Logger(label: "test.down-wait")) { classifyProbe($0) }
             guard case .success(let delivery) = result else {

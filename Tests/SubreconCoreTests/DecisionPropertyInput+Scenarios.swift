@@ -81,7 +81,8 @@ extension Input {
             return PurchaseFact(
                 origin: origin, productID: "pro_annual", store: store, kind: .subscription, isSandbox: false,
                 purchaseDate: T.addingTimeInterval(-90 * 86_400 + 0.25), expiresDate: T.addingTimeInterval(days * 86_400 + 0.5),
-                autoRenew: g.pick([true, false]), originalTransactionID: "disputed", storeTransactionID: "disputed", line: nil, buyer: .unstated)
+                autoRenew: g.pick([true, false]), originalTransactionID: "disputed", storeTransactionID: "disputed", line: nil,
+                buyer: .unstated)
         }
         // No other RevenueCat purchase of that store may pass for the same one (Stripe and Google match by product too).
         input.facts.purchases = input.facts.purchases.map { purchase in

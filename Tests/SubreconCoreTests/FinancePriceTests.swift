@@ -123,7 +123,8 @@ struct VerdictFinancePriceTests {
         PurchaseFact(
             productID: "premium_monthly", store: .appStore, isSandbox: false, purchaseDate: days(-30), expiresDate: days(expires),
             gracePeriodExpiresDate: grace.map(days), refundedAt: refunded.map(days), billingIssueDetectedAt: billingIssue.map(days),
-            autoRenew: true, storeTransactionID: "t1", price: paid, renewalPrice: renewal, ownership: ownership, periodType: period, line: nil, buyer: .unstated)
+            autoRenew: true, storeTransactionID: "t1", price: paid, renewalPrice: renewal, ownership: ownership, periodType: period,
+            line: nil, buyer: .unstated)
     }
 
     static let eur = Money(amount: Decimal(string: "4.99")!, currency: "EUR")

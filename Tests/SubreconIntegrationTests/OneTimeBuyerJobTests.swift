@@ -148,7 +148,8 @@ struct OneTimeBuyerJobTests {
             await h.appStore.addNonConsumable(mine)
             await h.appStore.addNonConsumable(
                 AppleNonConsumableScenario(
-                    originalTransactionID: "7002", productID: Self.product, purchaseDate: Harness.day(-40), revocationDate: Harness.day(-2)))
+                    originalTransactionID: "7002", productID: Self.product, purchaseDate: Harness.day(-40), revocationDate: Harness.day(-2))
+            )
             await h.appStore.addNonConsumable(
                 AppleNonConsumableScenario(
                     originalTransactionID: "7002", transactionID: "7003", productID: Self.product, purchaseDate: Harness.day(-1)))

@@ -102,9 +102,11 @@ extension RandomizedNightTests {
         await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: holder)
         await h.revenueCat.setSubscriber(
             SimulatedSubscriber(
-                firstSeen: Harness.day(-300), subscriptions: [Harness.subscription("premium_monthly", purchased: -1, expires: 29, txn: original)]),
+                firstSeen: Harness.day(-300),
+                subscriptions: [Harness.subscription("premium_monthly", purchased: -1, expires: 29, txn: original)]),
             for: owner)
-        let holderCase = Generated(row: holderRow, truth: .unusable("RevenueCat lists the line under \(owner)"), drift: "ownership_conflict")
+        let holderCase = Generated(
+            row: holderRow, truth: .unusable("RevenueCat lists the line under \(owner)"), drift: "ownership_conflict")
         var ownerCase = Generated(
             row: ownerRow, truth: .known(.entitled(1, end: 29, product: "premium_monthly", source: "apple_iap")), linesEntitle: 1,
             appleWrite: original)

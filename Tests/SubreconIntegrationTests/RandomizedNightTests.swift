@@ -178,7 +178,11 @@ struct RandomizedNightTests {
                 id: id, index: index, rng: &rng, harness: h, stripe: stripe, google: google, stripeDown: night.stripeDown)
             try await Self.insert(&generated, id: id, harness: h)
             users[id] = generated
-            if case .known = generated.truth { mix["one_time", default: (0, 0)].known += 1 } else { mix["one_time", default: (0, 0)].unusable += 1 }
+            if case .known = generated.truth {
+                mix["one_time", default: (0, 0)].known += 1
+            } else {
+                mix["one_time", default: (0, 0)].unusable += 1
+            }
         }
         for (id, transferred) in await Self.generateTransfer(index: 70 + rng.int(0...1), harness: h) {
             var generated = transferred

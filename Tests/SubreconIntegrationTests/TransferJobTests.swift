@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import StoreSimulator
 import SubreconApp
 import SubreconCore
@@ -35,7 +36,8 @@ struct TransferJobTests {
             for: owner)
     }
 
-    @Test("the owner is restored with the identifier written; the holder is ownership_conflict in either scan order; a rerun changes nothing")
+    @Test(
+        "the owner is restored with the identifier written; the holder is ownership_conflict in either scan order; a rerun changes nothing")
     func transfers() async throws {
         try await Harness.with(apple: true) { h in
             // Holder before owner in id order, and after it; Apple naming the owner's account, and nobody.
@@ -45,7 +47,8 @@ struct TransferJobTests {
             let report = try h.report(first)
             for (owner, original) in [("t1-b", "5100"), ("t2-b", "5200")] {
                 let row = try #require(try await h.user(owner))
-                #expect(row.currentTier == 1 && row.originalTransactionID == original, "\(owner): restored from the line, identifier written")
+                #expect(
+                    row.currentTier == 1 && row.originalTransactionID == original, "\(owner): restored from the line, identifier written")
                 #expect(report[owner]?.action == "restore" && report[owner]?.pushIntent == ["restored"], "\(owner)")
                 #expect(try await h.auditRows(owner) == 1)
             }
