@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import StoreSimulator
 import SubreconApp
 import SubreconCore
@@ -140,6 +141,8 @@ struct OneTimeBuyerJobTests {
                 Self.appleRow("a-other", tier: 0, txn: "7000"), own, Self.appleRow("a-revoked", tier: 3, txn: "7002"),
             ]
             try await h.store.insertUsers(rows)
+            // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
+            try await h.client.query("update users set account_token = \(Self.ownToken) where id = 'a-own'")
             var other = AppleNonConsumableScenario(originalTransactionID: "7000", productID: Self.product, purchaseDate: Harness.day(-40))
             other.appAccountToken = "0b7e3c1d-0000-4000-8000-000000000001"
             await h.appStore.addNonConsumable(other)

@@ -88,7 +88,10 @@ struct StripeOneTimeJobTests {
                 #expect(report[id]?.action == "skipped" && report[id]?.error?.contains("incomplete") == true, "\(id)")
             }
             let asked = await stripe.recordedRequests().filter { $0.path == "/v1/checkout/sessions" }
-            #expect(asked.allSatisfy { $0.query["expand[]"] == "data.line_items" && $0.query["status"] == "complete" })
+            #expect(
+                asked.allSatisfy {
+                    $0.queryValues["expand[]"] == ["data.line_items", "data.customer"] && $0.query["status"] == "complete"
+                })
         }
     }
 }

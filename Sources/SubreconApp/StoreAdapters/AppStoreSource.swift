@@ -172,7 +172,7 @@ struct AppStoreSource: StoreSource {
     /// name it: the line is not known to be this user's (RevenueCat attributes it elsewhere, as after a transfer), so
     /// the row is `ownership_conflict`, untouched and listed (`SourceFacts.claimedElsewhere`).
     func checkOwnLine(row: UserRow, facts: inout SourceFacts, receipts: any ReceiptLookup, attributed: [PurchaseLine]) async {
-        guard facts.subscriberKnown, let own = row.originalTransactionID, !own.isEmpty,
+        guard facts.asked.contains(.revenueCat), let own = row.originalTransactionID, !own.isEmpty,
             !attributed.contains(where: { $0.keys.contains(own) }),
             !facts.stores.contains(where: { fact in
                 fact.line?.keys.contains(own) == true && attributed.contains { line in fact.line.map(line.isSame) ?? false }
