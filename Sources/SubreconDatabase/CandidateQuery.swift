@@ -266,7 +266,8 @@ extension UserRow {
     /// (`current_tier`, `subscription_status`, `updated_at`; possible through an app's view) or a value no instant can
     /// carry (`-infinity` in any timestamp, `infinity` in `updated_at`) does not throw: the row comes back with
     /// `rowError` naming the columns (the user's `row_error`, docs/CONTRACT.md, Database). `infinity` in an end date
-    /// ("no end") reads as NULL. Only a NULL `id` throws.
+    /// ("no end") reads as NULL. An identifier or `account_token` that is empty or whitespace only reads as none
+    /// (`UserRow.storedIdentifier`). Only a NULL `id` throws.
     init(postgres row: PostgresRow, columns: [IdentifierColumn]) throws {
         let cells = row.makeRandomAccess()
         let id = try cells[0].decode(String.self)
@@ -280,7 +281,7 @@ extension UserRow {
         let micros = try cells[9].decode(Int64?.self)
         var identifiers: [FactOrigin: String] = [:]
         for (offset, column) in columns.enumerated() {
-            if let value = try cells[10 + offset].decode(String?.self), !value.isEmpty { identifiers[column.origin] = value }
+            if let value = UserRow.storedIdentifier(try cells[10 + offset].decode(String?.self)) { identifiers[column.origin] = value }
         }
         let accountToken = try cells[10 + columns.count].decode(String?.self)
         var infinite: [(column: String, value: String)] = []
@@ -290,8 +291,9 @@ extension UserRow {
         self.init(
             id: id, currentTier: tier ?? 0, status: status ?? "", endDate: end.map(roundedToMicros),
             graceEndsAt: grace.map(roundedToMicros), source: source, productID: product,
-            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros ?? 0, identifiers: identifiers)
-        self.accountToken = accountToken.flatMap { $0.isEmpty ? nil : $0 }
+            originalTransactionID: UserRow.storedIdentifier(original), autoRenew: autoRenew, updatedAtMicros: micros ?? 0,
+            identifiers: identifiers)
+        self.accountToken = UserRow.storedIdentifier(accountToken)
         let updatedInfinite = infinite.contains { $0.column == "updated_at" }
         let nulls = [
             ("current_tier", tier == nil), ("subscription_status", status == nil), ("updated_at", micros == nil && !updatedInfinite),

@@ -105,14 +105,15 @@ struct SetApply {
             unsafeSQL: """
                 with v as (select * from jsonb_to_recordset($1::jsonb) as v(id text, micros bigint, tier int, status text, \
                 end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
-                auto_renew boolean, ids jsonb, keep_end boolean, keep_grace boolean))\(lockCTE) \
+                auto_renew boolean, ids jsonb, keep_end boolean, keep_grace boolean, keep_original boolean))\(lockCTE) \
                 update users u set current_tier = v.tier, subscription_status = v.status, \
                 subscription_end_date = case when v.keep_end then u.subscription_end_date \
                 else to_timestamp(v.end_s) + v.end_us * interval '1 microsecond' end, \
                 grace_period_ends_at = case when v.keep_grace then u.grace_period_ends_at \
                 else to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond' end, \
                 subscription_source = v.source, iap_product_id = v.product, \
-                iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \(identifierSets)\
+                iap_original_transaction_id = case when v.keep_original then u.iap_original_transaction_id else v.original end, \
+                auto_renew = v.auto_renew, \(identifierSets)\
                 updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
                 from v where u.id = v.id\(lockedOnly) \
                 and \(Self.readMicros) = v.micros \
@@ -231,9 +232,9 @@ private struct UpdateRow: Encodable {
     /// The identifiers written, by the index of their column in `SetApply.identifierColumns` (SPEC 5.10).
     var ids: [String: String] = [:]
     /// The column keeps its stored value: the row was read without one and the truth has none either, so an app's
-    /// `infinity` ("no end"), which reads as NULL, is written over only by a change the truth requires
+    /// `infinity` ("no end") or `''` ("none"), which read as NULL, is written over only by a change the truth requires
     /// (docs/CONTRACT.md, Database).
-    var keepEnd: Bool, keepGrace: Bool
+    var keepEnd: Bool, keepGrace: Bool, keepOriginal: Bool
 
     init(_ row: UserRow, _ truth: Entitlement, columns: [IdentifierColumn]) {
         id = row.id
@@ -248,6 +249,7 @@ private struct UpdateRow: Encodable {
         autoRenew = truth.autoRenew
         keepEnd = row.endDate == nil && truth.endDate == nil
         keepGrace = row.graceEndsAt == nil && truth.graceEndsAt == nil
+        keepOriginal = row.originalTransactionID == nil && truth.originalTransactionID == nil
         for (index, column) in columns.enumerated() {
             if let value = AuditJSON.writtenIdentifier(column, row: row, truth: truth) { ids["\(index)"] = value }
         }

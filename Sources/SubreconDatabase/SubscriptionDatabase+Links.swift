@@ -8,9 +8,10 @@ import SubreconCore
 extension SubscriptionDatabase {
     /// The users whose `id`, or `account_token` when the relation has it, equals each account (SPEC 5.10). An account
     /// that is a UUID (an Apple `appAccountToken`) is compared case-insensitively; the others exactly. An account more
-    /// than one row claims maps to all of them (ids sorted); an account no row claims is absent.
+    /// than one row claims maps to all of them (ids sorted); an account no row claims, or an empty or whitespace-only
+    /// one, is absent.
     public func owners(ofAccounts accounts: [String]) async throws -> [String: [String]] {
-        let exact = Array(Set(accounts.filter { !$0.isEmpty })).sorted()
+        let exact = Self.held(accounts)
         guard !exact.isEmpty else { return [:] }
         let uuids = exact.filter { UUID(uuidString: $0) != nil }
         var branches = ["select a.v, u.id from unnest($1::text[]) as a(v) join users u on u.id = a.v"]
@@ -37,9 +38,9 @@ extension SubscriptionDatabase {
     }
 
     /// The identifiers among `identifiers` that a row holds in `column` (read only); an app's `users` without the
-    /// column holds none.
+    /// column holds none, and an empty or whitespace-only identifier is held by no one (`held`).
     public func heldIdentifiers(column: FeedColumn, identifiers: [String]) async throws -> Set<String> {
-        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        let distinct = Self.held(identifiers)
         guard !distinct.isEmpty, users.canMatch(column) else { return [] }
         return try await run("read held identifiers") {
             var binds = PostgresBindings()
