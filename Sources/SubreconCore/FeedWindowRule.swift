@@ -15,7 +15,22 @@ public struct FeedAttempt: Sendable, Hashable {
     }
 }
 
-/// Where a nightly run starts reading a store feed (SPEC 5.1, 5.11). Pure: the attempts come from the database.
+/// The window `[since, until)` one store feed is read over tonight.
+public struct FeedWindow: Sendable, Hashable {
+    public var since: Date
+    public var until: Date
+
+    public init(since: Date, until: Date) {
+        self.since = since
+        self.until = until
+    }
+
+    /// Nothing to read (the start at or after the end): the feed is not asked, and that is no failure.
+    public var isEmpty: Bool { since >= until }
+}
+
+/// Where a nightly run starts and ends reading a store feed (SPEC 5.1, 5.11). Pure: the attempts come from the
+/// database, the instant of the read from the caller's clock.
 public enum FeedWindowRule {
     /// A feed never read looks this many days back from as-of.
     public static let firstRunDays = 3.0
@@ -46,5 +61,20 @@ public enum FeedWindowRule {
             start = max(start, window.until)
         }
         return min(start, asOf)
+    }
+
+    /// Tonight's window of one feed (docs/CONTRACT.md, Which users a run asks about): it ends at the instant the feed
+    /// is read up to, `asOf` or, when `asOf` is ahead of the clock (a run may judge up to 15 minutes ahead), the wall
+    /// clock at the read: a window never claims an instant nobody could have read yet. It starts at `feedsSince` when
+    /// given, else at `since(asOf:attempts:lastCompletedNightlyStart:)`, never after its end: a window with nothing
+    /// left to read is empty (`FeedWindow.isEmpty`).
+    ///
+    /// - Parameter now: the wall clock when the feed is read.
+    public static func window(
+        asOf: Date, readAt now: Date, feedsSince: Date?, attempts: [FeedAttempt]?, lastCompletedNightlyStart: Date?
+    ) -> FeedWindow {
+        let until = min(asOf, now)
+        let start = feedsSince ?? since(asOf: asOf, attempts: attempts, lastCompletedNightlyStart: lastCompletedNightlyStart)
+        return FeedWindow(since: min(start, until), until: until)
     }
 }

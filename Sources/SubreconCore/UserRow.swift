@@ -28,14 +28,15 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var autoRenew: Bool?
     public var updatedAtMicros: Int64
     /// The stores' own identifiers the row holds, by the source that asks with them (each store's `users` column,
-    /// `IdentifierColumn`, declared by its adapter); a column absent, NULL or empty is no entry. Read, never written.
+    /// `IdentifierColumn`, declared by its adapter); a column absent, NULL, empty or whitespace only is no entry
+    /// (`storedIdentifier`). Read, never written.
     public var identifiers: [FactOrigin: String]
     /// Why the row could not be read (a NULL where the contract says not null, through an app's view), naming the
     /// column; nil for a readable row. An unreadable row is that user's `row_error`: reported, never asked about,
     /// never written (SPEC 5.11). Its other fields are then placeholders and mean nothing.
     public var rowError: String?
     /// The row's optional `account_token` (SPEC 4, 5.10): what the app hands the stores as the buyer's account when it
-    /// is not the user id; nil when the column is absent, NULL or empty.
+    /// is not the user id; nil when the column is absent, NULL, empty or whitespace only.
     public var accountToken: String?
     /// Store identifiers linked to this user tonight and not (yet) in the row (SPEC 5.10 linking: a feed entry or an
     /// inventory subscription whose store named the user's account), by the source that asks with them.
@@ -46,7 +47,7 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
         source: String? = nil, productID: String? = nil, originalTransactionID: String? = nil,
         autoRenew: Bool? = nil, updatedAtMicros: Int64 = 0, identifiers: [FactOrigin: String] = [:]
     ) {
-        self.identifiers = identifiers.filter { !$0.value.isEmpty }
+        self.identifiers = identifiers.compactMapValues(Self.storedIdentifier)
         self.id = id
         self.currentTier = currentTier
         self.statusText = status
@@ -60,6 +61,14 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     }
 
     public var status: SubscriptionStatus? { SubscriptionStatus(rawValue: statusText) }
+
+    /// A store identifier or account as a `users` row stores it, read once at the database edge (docs/CONTRACT.md,
+    /// Database): NULL, empty or whitespace only is none (an app's "no purchase", never a value that could be linked
+    /// or be in conflict); any other value exactly as stored (an Apple token's case is compared where it is used).
+    public static func storedIdentifier(_ stored: String?) -> String? {
+        guard let stored, !stored.allSatisfy(\.isWhitespace) else { return nil }
+        return stored
+    }
 }
 
 /// The values subrecon writes back into a `users` row.

@@ -54,17 +54,29 @@ public struct CandidateQuery: Sendable, Hashable {
         self.shard = shard
     }
 
-    /// The columns every `UserRow` read selects; `updated_at` as exact integer microseconds since the epoch; then
-    /// the stores' identifier columns of `relation`, one it lacks selected as `null::text`; last `account_token` (or
-    /// `null::text` when the relation has none).
+    /// The columns every `UserRow` read selects; a timestamp no instant can carry (`infinity`, `-infinity`) as NULL,
+    /// `updated_at` as exact integer microseconds since the epoch; then the stores' identifier columns of `relation`,
+    /// one it lacks selected as `null::text`; then `account_token` (or `null::text` when the relation has none); last
+    /// `timestampColumns`' infinite values as text (else NULL), which `UserRow(postgres:columns:)` judges
+    /// (docs/CONTRACT.md, Database: a row the job cannot read is that user's `row_error`, never the night's).
     static func userColumns(_ relation: UsersRelation) -> String {
         let required = """
-            id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, subscription_source, \
-            iap_product_id, iap_original_transaction_id, auto_renew, (extract(epoch from updated_at) * 1000000)::bigint
+            id, current_tier, subscription_status, \(finite("subscription_end_date")), \(finite("grace_period_ends_at")), \
+            subscription_source, iap_product_id, iap_original_transaction_id, auto_renew, \
+            case when isfinite(updated_at) then (extract(epoch from updated_at) * 1000000)::bigint end as updated_at_micros
             """
         let optional = relation.identifierColumns.map { relation.optionalColumns.contains($0.name) ? $0.name : "null::text" }
         let account = relation.hasAccountToken ? "account_token" : "null::text"
-        return ([required] + optional + [account]).joined(separator: ", ")
+        let infinite = timestampColumns.map { "case when not isfinite(\($0)) then \($0)::text end as \($0)_infinite" }
+        return ([required] + optional + [account] + infinite).joined(separator: ", ")
+    }
+
+    /// The contract's timestamp columns of `users`, in the order `userColumns` selects their infinite values.
+    static let timestampColumns = ["subscription_end_date", "grace_period_ends_at", "updated_at"]
+
+    /// `column` (a contract column's name) where it is finite, else NULL, under its own name.
+    private static func finite(_ column: String) -> String {
+        "case when isfinite(\(column)) then \(column) end as \(column)"
     }
 
     /// One keyset page: `id > lastID order by id limit N` (never OFFSET), so rows inserted or updated while the scan
@@ -139,13 +151,18 @@ public struct CandidateQuery: Sendable, Hashable {
         }
         let t = bind(Timestamp(asOf))
         let since = bind(Timestamp(asOf.addingTimeInterval(-Double(lookbackDays) * 86_400)))
+        // `infinity` in an end date is "no end" and reads as NULL does (docs/CONTRACT.md, Database); `-infinity` is
+        // before any T, so its row is read (and is that user's `row_error`).
         var rules = [
             """
             current_tier > 0 and subscription_end_date is not null and subscription_end_date < \(t) \
-            and not coalesce(grace_period_ends_at > \(t), false)
+            and not coalesce(grace_period_ends_at > \(t) and isfinite(grace_period_ends_at), false)
             """,
             "subscription_status = 'billing_issue'",
-            "subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since)",
+            """
+            subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since) \
+            and subscription_end_date <> 'infinity'
+            """,
         ]
         if let namedUserIDs, !namedUserIDs.isEmpty { rules.append("id = any(\(bind(namedUserIDs)))") }
         if runCandidatesID == nil {
@@ -172,11 +189,19 @@ public struct CandidateQuery: Sendable, Hashable {
         var rules: [String] =
             switch mode {
             case .nightly: nightlyRules(&binds)
-            case .backfill: ["(current_tier > 0 or subscription_status <> 'none' or subscription_end_date is not null)"]
+            case .backfill:
+                [
+                    """
+                    (current_tier > 0 or subscription_status <> 'none' \
+                    or (subscription_end_date is not null and subscription_end_date <> 'infinity'))
+                    """
+                ]
             }
         var conditions: [String] = []
         if let userIDs { conditions.append("id = any(\(bind(userIDs)))") }
-        if let endAfter { conditions.append("subscription_end_date >= \(bind(Timestamp(endAfter)))") }
+        if let endAfter {
+            conditions.append("subscription_end_date >= \(bind(Timestamp(endAfter))) and subscription_end_date <> 'infinity'")
+        }
         if let endBefore { conditions.append("subscription_end_date < \(bind(Timestamp(endBefore)))") }
         if let shard = shard.sqlPredicate { conditions.append(shard) }
         if let lastID { conditions.append("id > \(bind(lastID))") }
@@ -238,8 +263,11 @@ struct Timestamp: PostgresNonThrowingEncodable, PostgresDynamicTypeEncodable {
 
 extension UserRow {
     /// Decodes a row selected with `CandidateQuery.userColumns`. A NULL where the contract says not null
-    /// (`current_tier`, `subscription_status`, `updated_at`; possible through an app's view) does not throw: the row
-    /// comes back with `rowError` naming the columns (the user's `row_error`, SPEC 5.11). Only a NULL `id` throws.
+    /// (`current_tier`, `subscription_status`, `updated_at`; possible through an app's view) or a value no instant can
+    /// carry (`-infinity` in any timestamp, `infinity` in `updated_at`) does not throw: the row comes back with
+    /// `rowError` naming the columns (the user's `row_error`, docs/CONTRACT.md, Database). `infinity` in an end date
+    /// ("no end") reads as NULL. An identifier or `account_token` that is empty or whitespace only reads as none
+    /// (`UserRow.storedIdentifier`). Only a NULL `id` throws.
     init(postgres row: PostgresRow, columns: [IdentifierColumn]) throws {
         let cells = row.makeRandomAccess()
         let id = try cells[0].decode(String.self)
@@ -253,19 +281,40 @@ extension UserRow {
         let micros = try cells[9].decode(Int64?.self)
         var identifiers: [FactOrigin: String] = [:]
         for (offset, column) in columns.enumerated() {
-            if let value = try cells[10 + offset].decode(String?.self), !value.isEmpty { identifiers[column.origin] = value }
+            if let value = UserRow.storedIdentifier(try cells[10 + offset].decode(String?.self)) { identifiers[column.origin] = value }
         }
         let accountToken = try cells[10 + columns.count].decode(String?.self)
+        var infinite: [(column: String, value: String)] = []
+        for (offset, column) in CandidateQuery.timestampColumns.enumerated() {
+            if let value = try cells[11 + columns.count + offset].decode(String?.self) { infinite.append((column, value)) }
+        }
         self.init(
             id: id, currentTier: tier ?? 0, status: status ?? "", endDate: end.map(roundedToMicros),
             graceEndsAt: grace.map(roundedToMicros), source: source, productID: product,
-            originalTransactionID: original, autoRenew: autoRenew, updatedAtMicros: micros ?? 0, identifiers: identifiers)
-        self.accountToken = accountToken.flatMap { $0.isEmpty ? nil : $0 }
-        let nulls = [("current_tier", tier == nil), ("subscription_status", status == nil), ("updated_at", micros == nil)]
-            .filter(\.1).map { "users.\($0.0)" }
+            originalTransactionID: UserRow.storedIdentifier(original), autoRenew: autoRenew, updatedAtMicros: micros ?? 0,
+            identifiers: identifiers)
+        self.accountToken = UserRow.storedIdentifier(accountToken)
+        let updatedInfinite = infinite.contains { $0.column == "updated_at" }
+        let nulls = [
+            ("current_tier", tier == nil), ("subscription_status", status == nil), ("updated_at", micros == nil && !updatedInfinite),
+        ]
+        .filter(\.1).map(\.0)
+        rowError = Self.unreadable(nulls: nulls, infinite: infinite)
+    }
+
+    /// Why a row cannot be read as the contract says (docs/CONTRACT.md, Database), or nil: the columns holding a NULL
+    /// where it says not null, and those holding a value no instant can carry: `-infinity` anywhere, `infinity` in
+    /// `updated_at` (`infinity` in an end date is "no end", read as NULL).
+    static func unreadable(nulls: [String], infinite: [(column: String, value: String)]) -> String? {
+        var problems: [String] = []
         if !nulls.isEmpty {
-            rowError = "\(nulls.joined(separator: ", ")) \(nulls.count == 1 ? "is" : "are") NULL (the contract says not null)"
+            let named = nulls.map { "users.\($0)" }.joined(separator: ", ")
+            problems.append("\(named) \(nulls.count == 1 ? "is" : "are") NULL (the contract says not null)")
         }
+        for (column, value) in infinite where value != "infinity" || column == "updated_at" {
+            problems.append("users.\(column) is \(value) (no instant can carry it)")
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 }
 

@@ -96,7 +96,7 @@ struct SetApply {
             lockRows
             ? """
             , locked as (select u.id from users u join v on u.id = v.id \
-            where (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros for update of u skip locked)
+            where \(Self.readMicros) = v.micros for update of u skip locked)
             """ : ""
         let lockedOnly = lockRows ? " and u.id in (select id from locked)" : ""
         var binds = PostgresBindings()
@@ -105,21 +105,29 @@ struct SetApply {
             unsafeSQL: """
                 with v as (select * from jsonb_to_recordset($1::jsonb) as v(id text, micros bigint, tier int, status text, \
                 end_s bigint, end_us bigint, grace_s bigint, grace_us bigint, source text, product text, original text, \
-                auto_renew boolean, ids jsonb))\(lockCTE) \
+                auto_renew boolean, ids jsonb, keep_end boolean, keep_grace boolean, keep_original boolean))\(lockCTE) \
                 update users u set current_tier = v.tier, subscription_status = v.status, \
-                subscription_end_date = to_timestamp(v.end_s) + v.end_us * interval '1 microsecond', \
-                grace_period_ends_at = to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond', \
+                subscription_end_date = case when v.keep_end then u.subscription_end_date \
+                else to_timestamp(v.end_s) + v.end_us * interval '1 microsecond' end, \
+                grace_period_ends_at = case when v.keep_grace then u.grace_period_ends_at \
+                else to_timestamp(v.grace_s) + v.grace_us * interval '1 microsecond' end, \
                 subscription_source = v.source, iap_product_id = v.product, \
-                iap_original_transaction_id = v.original, auto_renew = v.auto_renew, \(identifierSets)\
+                iap_original_transaction_id = case when v.keep_original then u.iap_original_transaction_id else v.original end, \
+                auto_renew = v.auto_renew, \(identifierSets)\
                 updated_at = greatest(now(), u.updated_at + interval '1 microsecond') \
                 from v where u.id = v.id\(lockedOnly) \
-                and (extract(epoch from u.updated_at) * 1000000)::bigint = v.micros \
+                and \(Self.readMicros) = v.micros \
                 returning u.id
                 """, binds: binds)
         var ids = Set<String>()
         for try await id in try await connection.query(query, logger: logger).decode(String.self) { ids.insert(id) }
         return ids
     }
+
+    /// `updated_at` of the row `u` as `CandidateQuery.userColumns` reads it (exact microseconds), NULL when no instant
+    /// can carry it: such a row was read as that user's `row_error` and is never applied, and one whose `updated_at`
+    /// turned infinite after it was read loses its compare-and-set instead of failing the batch.
+    static let readMicros = "(case when isfinite(u.updated_at) then (extract(epoch from u.updated_at) * 1000000)::bigint end)"
 
     /// (b) Which of the rows whose CAS lost still exist (concurrent update) rather than being gone (not found).
     private func probe(_ ids: [String]) async throws -> Set<String> {
@@ -223,6 +231,10 @@ private struct UpdateRow: Encodable {
     var autoRenew: Bool?
     /// The identifiers written, by the index of their column in `SetApply.identifierColumns` (SPEC 5.10).
     var ids: [String: String] = [:]
+    /// The column keeps its stored value: the row was read without one and the truth has none either, so an app's
+    /// `infinity` ("no end") or `''` ("none"), which read as NULL, is written over only by a change the truth requires
+    /// (docs/CONTRACT.md, Database).
+    var keepEnd: Bool, keepGrace: Bool, keepOriginal: Bool
 
     init(_ row: UserRow, _ truth: Entitlement, columns: [IdentifierColumn]) {
         id = row.id
@@ -235,6 +247,9 @@ private struct UpdateRow: Encodable {
         product = truth.productID
         original = truth.originalTransactionID
         autoRenew = truth.autoRenew
+        keepEnd = row.endDate == nil && truth.endDate == nil
+        keepGrace = row.graceEndsAt == nil && truth.graceEndsAt == nil
+        keepOriginal = row.originalTransactionID == nil && truth.originalTransactionID == nil
         for (index, column) in columns.enumerated() {
             if let value = AuditJSON.writtenIdentifier(column, row: row, truth: truth) { ids["\(index)"] = value }
         }

@@ -28,12 +28,18 @@ public struct FeedMatch: Sendable, Hashable {
 }
 
 extension SubscriptionDatabase {
+    /// The distinct identifiers among `identifiers` a row can hold, sorted: an empty or whitespace-only one names no
+    /// purchase (a row holding it holds none, `UserRow.storedIdentifier`), so it is never looked up, matched or held.
+    static func held(_ identifiers: [String]) -> [String] {
+        Array(Set(identifiers.compactMap(UserRow.storedIdentifier))).sorted()
+    }
+
     /// Adds the users whose `column` holds one of `identifiers` as candidates of `runID` for `reason` (idempotent:
     /// a resumed run adds nothing twice). An app's `users` without the column matches nothing.
     public func addFeedCandidates(
         runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason, freeOnly: Bool = false
     ) async throws -> FeedMatch {
-        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        let distinct = Self.held(identifiers)
         guard !distinct.isEmpty else { return FeedMatch(users: 0, unmatched: 0) }
         if !users.canMatch(column) {
             return FeedMatch(users: 0, unmatched: distinct.count)
@@ -67,7 +73,7 @@ extension SubscriptionDatabase {
     public func feedUsers(
         column: FeedColumn, identifiers: [String], freeOnly: Bool = false
     ) async throws -> (users: [String], unmatched: Int) {
-        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        let distinct = Self.held(identifiers)
         guard !distinct.isEmpty else { return ([], 0) }
         if !users.canMatch(column) {
             return ([], distinct.count)
@@ -93,7 +99,7 @@ extension SubscriptionDatabase {
     /// read only: the feeds' refunds are recorded for these users (SPEC 5.7). An app's `users` without the column
     /// matches nothing, as in `feedUsers`.
     public func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]] {
-        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        let distinct = Self.held(identifiers)
         guard !distinct.isEmpty else { return [:] }
         if !users.canMatch(column) { return [:] }
         return try await run("read feed user ids") {

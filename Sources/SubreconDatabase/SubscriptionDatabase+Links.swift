@@ -37,9 +37,9 @@ extension SubscriptionDatabase {
     }
 
     /// The identifiers among `identifiers` that a row holds in `column` (read only); an app's `users` without the
-    /// column holds none.
+    /// column holds none, and an empty or whitespace-only identifier is held by no one (`held`).
     public func heldIdentifiers(column: FeedColumn, identifiers: [String]) async throws -> Set<String> {
-        let distinct = Array(Set(identifiers.filter { !$0.isEmpty })).sorted()
+        let distinct = Self.held(identifiers)
         guard !distinct.isEmpty, users.canMatch(column) else { return [] }
         return try await run("read held identifiers") {
             var binds = PostgresBindings()

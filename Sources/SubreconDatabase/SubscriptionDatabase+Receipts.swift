@@ -16,9 +16,11 @@ extension SubscriptionDatabase {
         }
     }
 
-    /// The ids of the users other than `userID` whose row already holds `originalTransactionID` (at most a few).
+    /// The ids of the users other than `userID` whose row already holds `originalTransactionID` (at most a few); none
+    /// for an empty or whitespace-only id, which no row holds (`held`).
     public func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String] {
-        try await run("find original transaction id") {
+        guard !Self.held([originalTransactionID]).isEmpty else { return [] }
+        return try await run("find original transaction id") {
             var binds = PostgresBindings()
             binds.append(originalTransactionID)
             binds.append(userID)

@@ -22,16 +22,22 @@ struct FeedPhase: Sendable {
     var options: RunOptions
     var runID: String
     var logger: Logger
+    /// The wall clock a feed's window ends at when as-of is ahead of it (`FeedWindowRule.window`).
+    var now: @Sendable () -> Date = { Date() }
 
-    /// The window `[since, until)` of one feed: `--feeds-since` for every feed, else the earliest instant this
-    /// shard has not covered for that feed, at most 30 days before as-of (`FeedWindowRule`, SPEC 5.11).
-    func window(for origin: FactOrigin) async throws -> (since: Date, until: Date) {
-        let until = options.asOf
-        if let since = options.feedsSince { return (min(since, until), until) }
-        let attempts = try await feeds.feedAttempts(
-            feed: origin.rawValue, shard: options.shard, asOf: until, days: FeedWindowRule.maxDays)
-        let last = attempts == nil ? try await feeds.lastCompletedNightlyStart(shard: options.shard) : nil
-        return (FeedWindowRule.since(asOf: until, attempts: attempts, lastCompletedNightlyStart: last), until)
+    /// The window `[since, until)` of one feed, read now: from `--feeds-since` for every feed, else the earliest
+    /// instant this shard has not covered for that feed, at most 30 days before as-of, up to as-of or the clock now,
+    /// whichever is earlier (`FeedWindowRule`; docs/CONTRACT.md, Which users a run asks about).
+    func window(for origin: FactOrigin) async throws -> FeedWindow {
+        var attempts: [FeedAttempt]?
+        var last: Date?
+        if options.feedsSince == nil {
+            attempts = try await feeds.feedAttempts(
+                feed: origin.rawValue, shard: options.shard, asOf: options.asOf, days: FeedWindowRule.maxDays)
+            last = attempts == nil ? try await feeds.lastCompletedNightlyStart(shard: options.shard) : nil
+        }
+        return FeedWindowRule.window(
+            asOf: options.asOf, readAt: now(), feedsSince: options.feedsSince, attempts: attempts, lastCompletedNightlyStart: last)
     }
 
     /// Reads every feed over its own window and records its candidates (a dry run keeps them in `named` instead:
@@ -41,13 +47,22 @@ struct FeedPhase: Sendable {
     func run(into harvest: inout FeedHarvest) async throws -> [String: RunSummary.Feed] {
         var report: [String: RunSummary.Feed] = [:]
         for origin in source.feedOrigins {
-            let (since, until) = try await window(for: origin)
+            let window = try await self.window(for: origin)
+            let (since, until) = (window.since, window.until)
             if !options.dryRun {
                 try await feeds.beginFeedWindow(runID: runID, feed: origin.rawValue, shard: options.shard, since: since, until: until)
             }
-            guard let read = await deadlineBounded(origin, { [source] in await source.feed(origin, since: since, until: until) })
-            else { continue }
-            let line = try await take(read, since: since, until: until, into: &harvest)
+            let line: RunSummary.Feed
+            if window.isEmpty {
+                // Nothing left to read: the store is not asked (it refuses an empty window), and that is no failure.
+                line = RunSummary.Feed(since: ISO8601.string(since), until: ISO8601.string(until))
+                logger.info(
+                    "store feed has nothing to read", metadata: ["feed.source": "\(origin.rawValue)", "feed.since": "\(line.since)"])
+            } else {
+                guard let read = await deadlineBounded(origin, { [source] in await source.feed(origin, since: since, until: until) })
+                else { continue }
+                line = try await take(read, since: since, until: until, into: &harvest)
+            }
             if line.complete && !options.dryRun { try await feeds.completeFeedWindow(runID: runID, feed: origin.rawValue) }
             report[origin.rawValue] = line
         }
