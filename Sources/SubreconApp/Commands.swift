@@ -184,10 +184,17 @@ public enum Commands {
                     return fresh
                 }()
             let folder = RunFolder(root: reportDirectory, runID: runID)
-            try folder.create()
-            try await ReportPhase.render(
-                ledger: DatabaseLedger(database: database, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
-            try await ReportPhase(history: database, logger: logger).write(summary, folder: folder, shard: record.shard, markLatest: false)
+            do {
+                try folder.create()
+                try await ReportPhase.render(
+                    ledger: DatabaseLedger(database: database, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
+                try await ReportPhase(history: database, logger: logger).write(
+                    summary, folder: folder, shard: record.shard, markLatest: false)
+            } catch let error as ReportError {
+                // Nothing here can be resumed: a folder that cannot be written is configuration (docs/CONTRACT.md,
+                // "Exit codes"), never 75.
+                throw CommandFailure(.config, "the report folder cannot be written: \(error); nothing rendered")
+            }
             return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
         }
     }
