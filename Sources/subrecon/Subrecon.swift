@@ -4,6 +4,7 @@ import Logging
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconReports
 
 @main
 struct SubreconCommand: AsyncParsableCommand {
@@ -38,8 +39,9 @@ enum Startup {
         if status != .ok { throw ExitCode(status.rawValue) }
     }
 
+    /// The one line a failure prints; text it quotes (an id, a path, a source's message) is escaped.
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data("subrecon: \(line)\n".utf8))
+        FileHandle.standardError.write(Data("subrecon: \(TerminalText.escaped(line))\n".utf8))
     }
 }
 
