@@ -430,5 +430,18 @@ extension SchemaMigrator {
                 """,
                 "create index if not exists reconcile_orphans_last_seen_idx on reconcile_orphans (last_seen)",
             ]),
+        // docs/CONTRACT.md "Reports": `report RUN_ID` renders a run's folder byte for byte, also after later nights.
+        SchemaMigration(
+            version: 10, name: "each run's report inputs later nights move: orphans.csv, refund_review.csv, the charted history",
+            statements: [
+                """
+                create table if not exists reconcile_run_reports (
+                    run_id text not null,
+                    name text not null,
+                    content text not null,
+                    primary key (run_id, name)
+                )
+                """
+            ]),
     ]
 }

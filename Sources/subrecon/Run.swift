@@ -184,16 +184,19 @@ struct Run: AsyncParsableCommand {
 }
 
 struct Report: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Re-render a past run's reports from its ledger in the database.")
+    static let configuration = CommandConfiguration(
+        abstract: "Re-render every report file of a past run, byte for byte, from the database (a new folder unless --overwrite).")
     @Argument(help: "The run id (a folder name under the report directory).") var runID: String
     @Option(help: "Where the run folder is written.") var reportDir: String = "reports"
+    @Flag(help: "Rewrite REPORT_DIR/RUN_ID itself; without it an existing run folder is kept and RUN_ID.report-N is written.")
+    var overwrite = false
 
     func run() async throws {
         let env = Startup.environment()
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let result = try await Commands.report(
-                environment: env, runID: runID, reportDirectory: URL(fileURLWithPath: reportDir), logger: logger)
+                environment: env, runID: runID, reportDirectory: URL(fileURLWithPath: reportDir), overwrite: overwrite, logger: logger)
             print(TerminalSummary.text(result.summary, folder: result.folder))
             return .ok
         }
