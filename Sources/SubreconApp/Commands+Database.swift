@@ -7,7 +7,8 @@ import SubreconJob
 import Synchronization
 
 extension Commands {
-    /// Opens a PostgreSQL client for the duration of `body`; an unreachable server is exit 69, a missing schema 78.
+    /// Opens a PostgreSQL client for the duration of `body`; an unreachable server is exit 69, a missing schema 78, a
+    /// schema newer than this build knows 78 (checked before `body` runs, and by `migrate` before it creates anything).
     /// (`package`: `subrecon demo` seeds its throwaway database through it.)
     ///
     /// The client and `body` run as one swift-service-lifecycle `ServiceGroup`, the client first: the group shuts
@@ -45,6 +46,9 @@ extension Commands {
             try await group.run()
             guard let result = job.result else { throw CommandFailure(.stopped, "stopped before the command could finish") }
             return result
+        } catch let newer as SchemaNewerThanBinary {
+            // A rolled-back deploy: refused before anything is touched (docs/CONTRACT.md, "Database").
+            throw CommandFailure(.config, newer.description)
         } catch let error as DatabaseError {
             switch error {
             case .schemaMissing, .schemaOutdated: throw CommandFailure(.config, error.description)

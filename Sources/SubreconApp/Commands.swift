@@ -163,35 +163,6 @@ public enum Commands {
         return (selection, stored.record.startedAt, stored.progress)
     }
 
-    /// `subrecon report RUN_ID`: re-renders a past run's report files from its ledger in `reconcile_verdicts`.
-    public static func report(environment env: ProcessEnvironment, runID: String, reportDirectory: URL, logger: Logger) async throws
-        -> RunResult
-    {
-        let config = try SubreconConfiguration.load(env, requireSource: false)
-        return try await withDatabase(config.database, logger: logger) { database in
-            guard let stored = try await database.storedRun(id: runID) else {
-                throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
-            }
-            let record = stored.record
-            // The stored summary is the one value: its counts are rendered again from the ledger.
-            var summary =
-                stored.summary.flatMap { try? JSONDecoder().decode(RunSummary.self, from: $0) }?.withCountsCleared()
-                ?? {
-                    var fresh = RunSummary(
-                        runID: runID, mode: record.mode.rawValue, asOf: record.asOf, shard: record.shard.description,
-                        dryRun: false, startedAt: record.startedAt)
-                    fresh.status = record.status.rawValue
-                    return fresh
-                }()
-            let folder = RunFolder(root: reportDirectory, runID: runID)
-            try folder.create()
-            try await ReportPhase.render(
-                ledger: DatabaseLedger(database: database, runID: runID), runID: runID, folder: folder, into: &summary, batch: 500)
-            try await ReportPhase(history: database, logger: logger).write(summary, folder: folder, shard: record.shard, markLatest: false)
-            return RunResult(summary: summary, folder: folder.url, exitStatus: .ok)
-        }
-    }
-
     /// The identifier columns of the stores configured (SPEC section 4): optional in `users` until their database is.
     static func requiredUserColumns(_ config: SubreconConfiguration) -> Set<String> {
         Set(StoreRegistry.stores.filter { config.stores[$0.origin] != nil }.flatMap { $0.identifierColumns.map(\.name) })

@@ -19,6 +19,26 @@ public struct SchemaMigration: Sendable {
     }
 }
 
+/// The database's schema is at a version newer than this build knows: a newer subrecon migrated it and this older
+/// binary was deployed again (a roll-back). `migrate`, `run` and `explain` refuse it with this one line, exit 78,
+/// before anything is touched (docs/CONTRACT.md, "Database").
+public struct SchemaNewerThanBinary: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The highest version recorded in `subrecon_schema_migrations`.
+    public var databaseVersion: Int
+    /// The highest version this build knows (`SchemaMigrator.latestVersion`).
+    public var binaryVersion: Int
+
+    public init(databaseVersion: Int, binaryVersion: Int) {
+        self.databaseVersion = databaseVersion
+        self.binaryVersion = binaryVersion
+    }
+
+    public var description: String {
+        "database schema is at version \(databaseVersion), newer than this subrecon knows (version \(binaryVersion)): "
+            + "a newer release migrated it (a rolled-back deploy?); run that release or a later one; nothing was touched"
+    }
+}
+
 /// Creates or upgrades subrecon's tables in the connection's current schema (unqualified names).
 ///
 /// Applied versions are recorded in `subrecon_schema_migrations`. All pending migrations run in one transaction
@@ -60,6 +80,7 @@ public struct SchemaMigrator: Sendable {
                         )
                         """, logger: logger)
                     let applied = try await Self.appliedVersions(connection: connection, logger: logger)
+                    try refuseNewer(applied)
                     let owner = try await Self.usersOwner(
                         connection: connection, logger: logger, initialApplied: applied.contains(1), requiring: requiredOptional)
                     var now: [Int] = []
@@ -84,6 +105,8 @@ public struct SchemaMigrator: Sendable {
             }
         } catch let violation as UsersContract.Violation {
             throw violation
+        } catch let newer as SchemaNewerThanBinary {
+            throw newer
         } catch {
             throw DatabaseError.wrap(error, operation: "migrate")
         }
@@ -159,13 +182,22 @@ public struct SchemaMigrator: Sendable {
         }
     }
 
-    /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless every known migration is applied.
+    /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless every known migration is applied, and
+    /// `SchemaNewerThanBinary` when the database records a version this build does not know.
     public func requireCurrent(client: PostgresClient, logger: Logger) async throws {
         let applied = try await appliedVersions(client: client, logger: logger)
         if applied.isEmpty { throw DatabaseError.schemaMissing(table: "subrecon_schema_migrations") }
+        try refuseNewer(applied)
         if let missing = migrations.map(\.version).filter({ !applied.contains($0) }).min() {
             throw DatabaseError.schemaOutdated(current: missing - 1, required: latestVersion)
         }
+    }
+
+    /// A database migrated by a newer release than this one (a rolled-back deploy) is refused before anything is
+    /// touched: this build would write tables whose meaning it does not know (docs/CONTRACT.md, "Database").
+    func refuseNewer(_ applied: Set<Int>) throws(SchemaNewerThanBinary) {
+        guard let newest = applied.max(), newest > latestVersion else { return }
+        throw SchemaNewerThanBinary(databaseVersion: newest, binaryVersion: latestVersion)
     }
 
     static func appliedVersions(connection: PostgresConnection, logger: Logger) async throws -> Set<Int> {
@@ -397,6 +429,19 @@ extension SchemaMigrator {
                 )
                 """,
                 "create index if not exists reconcile_orphans_last_seen_idx on reconcile_orphans (last_seen)",
+            ]),
+        // docs/CONTRACT.md "Reports": `report RUN_ID` renders a run's folder byte for byte, also after later nights.
+        SchemaMigration(
+            version: 10, name: "each run's report inputs later nights move: orphans.csv, refund_review.csv, the charted history",
+            statements: [
+                """
+                create table if not exists reconcile_run_reports (
+                    run_id text not null,
+                    name text not null,
+                    content text not null,
+                    primary key (run_id, name)
+                )
+                """
             ]),
     ]
 }

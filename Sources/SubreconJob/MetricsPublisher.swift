@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import SubreconCore
 import SubreconDatabase
 import SubreconReports
 
@@ -70,7 +71,16 @@ public enum MetricsPublisher {
             logger.error("metrics not published: the run folder has no metrics.prom", metadata: ["metrics.source": "\(source.path)"])
             return false
         }
-        let text = String(decoding: data, as: UTF8.self)
+        return await publish(
+            text: String(decoding: data, as: UTF8.self), shard: shard, metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+            credentials: credentials, logger: logger)
+    }
+
+    /// Writes `text` to the metrics file and PUTs it to the Pushgateway, each when given; failures are logged.
+    static func publish(
+        text: String, shard: ShardSpec, metricsFile: String?, pushgatewayURL: String?, credentials: PushgatewayCredentials?,
+        logger: Logger
+    ) async -> Bool {
         var ok = true
         if let metricsFile {
             do {
@@ -160,5 +170,71 @@ public struct PushgatewayCredentials: Sendable, Hashable, CustomStringConvertibl
         case (_?, nil):
             throw ConfigError("SUBRECON_PUSHGATEWAY_PASSWORD", "is not set (SUBRECON_PUSHGATEWAY_USER is)")
         }
+    }
+}
+
+/// Where a run's metrics go (`--metrics-file`, `--pushgateway-url`) and what an exit without a run folder's metrics
+/// needs to describe itself: the shard and whether it was a dry run, as given on the command line.
+public struct MetricsTargets: Sendable {
+    public var metricsFile: String?
+    public var pushgatewayURL: String?
+    public var credentials: PushgatewayCredentials?
+    public var shard: ShardSpec
+    public var dryRun: Bool
+    /// `--report-dir`: its `latest/metrics.prom` holds the last success a good night stated, besides the metrics file.
+    public var reportDirectory: URL
+
+    public init(
+        metricsFile: String?, pushgatewayURL: String?, credentials: PushgatewayCredentials?, shard: ShardSpec, dryRun: Bool,
+        reportDirectory: URL
+    ) {
+        self.metricsFile = metricsFile
+        self.pushgatewayURL = pushgatewayURL
+        self.credentials = credentials
+        self.shard = shard
+        self.dryRun = dryRun
+        self.reportDirectory = reportDirectory
+    }
+
+    var isEmpty: Bool { metricsFile == nil && pushgatewayURL == nil }
+}
+
+extension MetricsPublisher {
+    static let lastSuccessMetric = "subrecon_last_success_timestamp_seconds"
+
+    /// Publishes an exit that left no run folder's metrics — a night that failed at start (64, 69, 78, 4) or stopped
+    /// (75) — so an alert on the exit code fires for it (docs/CONTRACT.md, `--metrics-file`): every count 0,
+    /// `subrecon_run_exit_code` the exit status, and the last success an earlier night stated kept (read back from the
+    /// metrics file or `REPORT_DIR/latest/metrics.prom`), never dropped. Failures are logged, never thrown.
+    @discardableResult
+    public static func publishExit(_ status: ExitStatus, to targets: MetricsTargets, now: Date = Date(), logger: Logger) async -> Bool {
+        guard !targets.isEmpty else { return true }
+        var summary = RunSummary(
+            runID: "", mode: "", asOf: now, shard: targets.shard.description, dryRun: targets.dryRun, startedAt: now)
+        summary.exitCode = Int(status.rawValue)
+        summary.status = RunStatus.failed.rawValue
+        summary.finishedAt = ISO8601.string(now)
+        let text = PrometheusExposition.text(summary, lastSuccess: previousLastSuccess(targets))
+        return await publish(
+            text: text, shard: targets.shard, metricsFile: targets.metricsFile, pushgatewayURL: targets.pushgatewayURL,
+            credentials: targets.credentials, logger: logger)
+    }
+
+    /// The latest `subrecon_last_success_timestamp_seconds` of the shard in the metrics file or the latest run
+    /// folder's `metrics.prom`; nil when neither states one.
+    static func previousLastSuccess(_ targets: MetricsTargets) -> Date? {
+        let label = "shard=\"\(PrometheusExposition.shardLabel(targets.shard.description))\""
+        var files = [targets.reportDirectory.appendingPathComponent("latest").appendingPathComponent("metrics.prom").path]
+        if let metricsFile = targets.metricsFile { files.append(metricsFile) }
+        var latest: Double?
+        for path in files {
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix(lastSuccessMetric + "{") && line.contains(label) {
+                guard let value = line.split(separator: " ").last.flatMap({ Double($0) }), value.isFinite else { continue }
+                latest = max(latest ?? value, value)
+            }
+        }
+        return latest.map(Date.init(timeIntervalSince1970:))
     }
 }

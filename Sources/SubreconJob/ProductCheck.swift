@@ -7,7 +7,8 @@ import SubreconReports
 ///
 /// Reads `REPORT_DIR/latest/drift.json`: every row's `product_id`, and the products named by `unknown_product`
 /// rows (the entitled products the decision could not map, listed in the row's `error`). Findings are warnings,
-/// never failures: the job already leaves such users untouched.
+/// never failures: the job already leaves such users untouched. No run yet (a fresh install) or a file that is not a
+/// drift report is said in one line, and the command still exits 0 (docs/CONTRACT.md, "Commands").
 public struct ProductCheck: Sendable, Hashable {
     /// One product missing from `product_tiers`.
     public struct Missing: Sendable, Hashable {
@@ -21,21 +22,24 @@ public struct ProductCheck: Sendable, Hashable {
     public var runID: String?
     public var productsSeen: Int
     public var missing: [Missing]
+    /// Why nothing was compared (no run yet, an unreadable report), as the one line to print.
+    public var note: String?
 
     /// The prefix of the `error` of an `unknown_product` row, followed by `, `-separated product ids.
     static let unknownPrefix = "entitled product(s) missing from product_tiers: "
 
-    /// Compares the latest run folder under `reportDirectory` with `catalog`. A missing folder is a usage error.
+    /// Compares the latest run folder under `reportDirectory` with `catalog`. No run yet, or a `drift.json` that is
+    /// not a drift report, is a `note`: nothing to compare, never a failure (it no longer throws; callers keep `try`).
     public static func check(reportDirectory: URL, catalog: ProductCatalog) throws -> ProductCheck {
         let drift = reportDirectory.appendingPathComponent("latest").appendingPathComponent("drift.json")
         guard let data = FileManager.default.contents(atPath: drift.path) else {
-            throw CommandFailure(.usage, "no latest run under \(reportDirectory.path) (\(drift.path) missing); run subrecon run first")
+            return ProductCheck(
+                runID: nil, productsSeen: 0, missing: [],
+                note: "no run yet under \(reportDirectory.path) (\(drift.path) missing): nothing to check; run subrecon run first")
         }
-        let rows: [ReportRow]
-        do {
-            rows = try JSONDecoder().decode([ReportRow].self, from: data)
-        } catch {
-            throw CommandFailure(.usage, "cannot read \(drift.path): not a drift report")
+        guard let rows = try? JSONDecoder().decode([ReportRow].self, from: data) else {
+            return ProductCheck(
+                runID: nil, productsSeen: 0, missing: [], note: "warning: \(drift.path) is not a drift report: nothing checked")
         }
         return check(rows: rows, catalog: catalog)
     }
@@ -65,6 +69,7 @@ public struct ProductCheck: Sendable, Hashable {
 
     /// The lines `subrecon products check` prints.
     public var lines: [String] {
+        if let note { return [note] }
         let run = runID.map { "run \($0)" } ?? "the latest run (no users)"
         var lines = missing.map {
             "warning: product \($0.productID) seen in \(run) (\($0.users) user\($0.users == 1 ? "" : "s"), "

@@ -18,8 +18,10 @@ struct RunLifecycle: Sendable {
     let now: @Sendable () -> Date
     let startedAt: Date
 
-    /// The run folder, created; a folder that cannot be written is a configuration error before anything is touched.
+    /// The run folder, created; a folder that cannot be written, or a `latest` that is not the job's link, is a
+    /// configuration error before anything is touched (docs/CONTRACT.md, "Reports"), on `--resume` too.
     func createFolder() throws -> RunFolder {
+        if let problem = RunFolder.latestProblem(root: options.reportDirectory) { throw CommandFailure(.config, problem) }
         let folder = RunFolder(root: options.reportDirectory, runID: runID)
         do {
             try folder.create()

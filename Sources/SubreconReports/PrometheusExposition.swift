@@ -16,7 +16,29 @@ public enum PrometheusExposition {
         RunMetrics(factory: PrometheusMetricsFactory(registry: registry)).record(s, lastSuccess: lastSuccess)
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
-        return String(decoding: buffer, as: UTF8.self)
+        return canonical(String(decoding: buffer, as: UTF8.self))
+    }
+
+    /// `text` with its metric families in name order and each family's samples in text order. The registry emits
+    /// them in hash order, which differs from one process to the next; a run's `metrics.prom` and its re-render by
+    /// `report RUN_ID` are the same bytes (docs/CONTRACT.md, "Reports").
+    static func canonical(_ text: String) -> String {
+        var families: [(name: Substring, comments: [Substring], samples: [Substring])] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("#") {
+                let name = line.split(separator: " ", maxSplits: 3).dropFirst(2).first ?? ""
+                if let last = families.last, last.name == name, last.samples.isEmpty {
+                    families[families.count - 1].comments.append(line)
+                } else {
+                    families.append((name, [line], []))
+                }
+            } else {
+                if families.isEmpty { families.append(("", [], [])) }
+                families[families.count - 1].samples.append(line)
+            }
+        }
+        return families.sorted { $0.name < $1.name }.map { ($0.comments + $0.samples.sorted()).joined(separator: "\n") + "\n" }
+            .joined()
     }
 
     /// `I/N` → `I_N` (the Pushgateway grouping key value; `/` cannot appear in a URL path segment).

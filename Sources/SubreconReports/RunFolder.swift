@@ -126,6 +126,26 @@ public struct RunFolder: Sendable {
         try write(data, to: name)
     }
 
+    /// Why `REPORT_DIR/latest` is not the link the job keeps (a relative symlink naming a run folder), or nil when it
+    /// is, or does not exist yet. A directory, a file or a link elsewhere would make `markLatest` fail after the run
+    /// applied (or silently replace someone's file): a configuration problem, found before anything is applied or
+    /// asked (docs/CONTRACT.md, "Reports").
+    public static func latestProblem(root: URL) -> String? {
+        let link = root.appendingPathComponent("latest")
+        var info = stat()
+        guard lstat(link.path, &info) == 0 else { return nil }
+        let what: String
+        switch info.st_mode & S_IFMT {
+        case S_IFLNK:
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) ?? ""
+            if !target.isEmpty && !target.contains("/") && !target.hasPrefix(".") { return nil }
+            what = "a link to \(target.debugDescription)"
+        case S_IFDIR: what = "a directory"
+        default: what = "a file"
+        }
+        return "\(link.path) is \(what), not the link subrecon keeps to the latest run folder; move it away (nothing was done)"
+    }
+
     /// Points `REPORT_DIR/latest` at this run (a relative symlink, swapped atomically).
     public func markLatest() throws {
         let link = root.appendingPathComponent("latest")

@@ -1,7 +1,8 @@
 import Foundation
 import SubreconCore
 
-/// The few lines a person reads after a run; the numbers are the summary's.
+/// The few lines a person reads after a run; the numbers are the summary's. Text a source or a row stated (a reason,
+/// a note, an id) is escaped (`TerminalText`): no control character reaches the terminal (docs/CONTRACT.md, "Commands").
 public enum TerminalSummary {
     public static func text(_ s: RunSummary, folder: URL) -> String {
         func nonzero(_ counts: [String: Int]) -> String {
@@ -40,7 +41,7 @@ public enum TerminalSummary {
         }
         lines.append(String(format: "  took        %.2fs", s.timings.totalSeconds))
         lines.append("  reports     \(folder.path)")
-        return lines.joined(separator: "\n")
+        return TerminalText.lines(lines)
     }
 
     /// What the valve did: nothing when it held; "nothing applied" only when the run really stopped at it.

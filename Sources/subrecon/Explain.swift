@@ -3,6 +3,7 @@ import Foundation
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconReports
 
 /// `subrecon explain USER_ID` (SPEC 5.9).
 struct Explain: AsyncParsableCommand {
@@ -30,10 +31,12 @@ struct Explain: AsyncParsableCommand {
             let explanation = try await Commands.explain(
                 environment: env, userID: userID, asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), logger: logger,
                 deadline: .milliseconds(Int64(timeout * 1000)))
+            // A row's or a source's text never carries a control character to the terminal (docs/CONTRACT.md,
+            // "Commands"): escaped in the text, `\uXXXX` in the JSON (the same document once parsed).
             if json {
-                FileHandle.standardOutput.write(try explanation.jsonData() + Data("\n".utf8))
+                FileHandle.standardOutput.write(TerminalText.json(try explanation.jsonData()) + Data("\n".utf8))
             } else {
-                print(explanation.text.joined(separator: "\n"))
+                print(TerminalText.lines(explanation.text))
             }
             return explanation.sourceErrored ? .userErrors : .ok
         }

@@ -108,65 +108,95 @@ struct Run: AsyncParsableCommand {
         let env = Startup.environment()
         let logger = Startup.logger(env)
         let stop = StopSignal()
-        // The signals are watched until the process ends (the summary and the metrics included), as before.
-        try await Signals.stoppingOnTermination(stop) {
-            try await runGuarded(env: env, logger: logger, stop: stop)
+        let metrics = metricsTargets(env)
+        // The signals are watched until the process ends (the summary and the metrics included), as before; a forced
+        // exit (a second signal, or no clean end in time) still publishes its 75.
+        try await Signals.stoppingOnTermination(
+            stop, beforeHardExit: { await MetricsPublisher.publishExit(.stopped, to: metrics, logger: logger) }
+        ) {
+            try await runGuarded(env: env, logger: logger, stop: stop, metrics: metrics)
         }
     }
 
-    private func runGuarded(env: ProcessEnvironment, logger: Logger, stop: StopSignal) async throws {
+    /// Where the metrics go, with the shard and dry-run flag as given: what an exit without a run folder publishes.
+    func metricsTargets(_ env: ProcessEnvironment) -> MetricsTargets {
+        MetricsTargets(
+            metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+            credentials: pushgatewayURL == nil ? nil : try? PushgatewayCredentials.load(env), shard: ShardSpec(parsing: shard) ?? .all,
+            dryRun: dryRun, reportDirectory: URL(fileURLWithPath: reportDir))
+    }
+
+    /// Runs the job and publishes its metrics on every exit (docs/CONTRACT.md, `--metrics-file`): the run folder's
+    /// exposition when the run finished, else one stating the exit code (64, 69, 75, 78, 4), so an alert on the exit
+    /// code fires for a night that failed at start or stopped.
+    private func runGuarded(env: ProcessEnvironment, logger: Logger, stop: StopSignal, metrics: MetricsTargets) async throws {
         try await Startup.guarded(logger) {
-            let pushCredentials = pushgatewayURL == nil ? nil : try PushgatewayCredentials.load(env)
-            var options = RunOptions(asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
-            options.dryRun = dryRun
-            options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
-            options.endAfter = endAfter.flatMap(OptionRanges.instant)
-            options.endBefore = endBefore.flatMap(OptionRanges.instant)
-            options.concurrency = concurrency
-            options.limit = limit
-            options.shard = ShardSpec(parsing: shard) ?? .all
-            options.maxDowngradeRatio = maxDowngradeRatio
-            options.lookbackDays = lookbackDays
-            options.sweepDays = sweepDays
-            options.sweepFreeDays = sweepFreeDays
-            options.feedsSince = feedsSince.flatMap(OptionRanges.instant)
-            options.revenueCatRequestsPerSecond = revenuecatRps
-            options.requestsPerSecond[.appStore] = appStoreRps
-            options.requestsPerSecond[.googlePlay] = googlePlayRps
-            options.requestsPerSecond[.stripe] = stripeRps
-            options.refundReviewCount = refundReviewCount
-            options.refundReviewDays = refundReviewDays
-            if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
-            options.acceptDowngrades = acceptDowngrades != nil
-            options.applyPast = applyPast
-            options.userDeadline = .milliseconds(Int64(userTimeout * 1000))
-            options.feedDeadline = .milliseconds(Int64(feedTimeout * 1000))
-            options.stop = stop
-            let result = try await Commands.run(
-                environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal(),
-                resume: resume ?? acceptDowngrades)
+            let result: RunResult
+            do {
+                result = try await runJob(env: env, logger: logger, stop: stop)
+            } catch {
+                ProgressLine.clear()
+                await MetricsPublisher.publishExit(ExitStatus.failure(error).status, to: metrics, logger: logger)
+                throw error
+            }
             ProgressLine.clear()
             print(TerminalSummary.text(result.summary, folder: result.folder))
             await MetricsPublisher.publish(
-                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? options.shard, metricsFile: metricsFile,
-                pushgatewayURL: pushgatewayURL,
-                credentials: pushCredentials, logger: logger)
+                runFolder: result.folder, shard: ShardSpec(parsing: result.summary.shard) ?? metrics.shard, metricsFile: metricsFile,
+                pushgatewayURL: pushgatewayURL, credentials: metrics.credentials, logger: logger)
             return result.exitStatus
         }
+    }
+
+    /// The options from the flags, then `Commands.run`.
+    private func runJob(env: ProcessEnvironment, logger: Logger, stop: StopSignal) async throws -> RunResult {
+        // Pushgateway credentials set wrongly are a 78 naming the variable, before anything is touched.
+        if pushgatewayURL != nil { _ = try PushgatewayCredentials.load(env) }
+        var options = RunOptions(asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
+        options.dryRun = dryRun
+        options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
+        options.endAfter = endAfter.flatMap(OptionRanges.instant)
+        options.endBefore = endBefore.flatMap(OptionRanges.instant)
+        options.concurrency = concurrency
+        options.limit = limit
+        options.shard = ShardSpec(parsing: shard) ?? .all
+        options.maxDowngradeRatio = maxDowngradeRatio
+        options.lookbackDays = lookbackDays
+        options.sweepDays = sweepDays
+        options.sweepFreeDays = sweepFreeDays
+        options.feedsSince = feedsSince.flatMap(OptionRanges.instant)
+        options.revenueCatRequestsPerSecond = revenuecatRps
+        options.requestsPerSecond[.appStore] = appStoreRps
+        options.requestsPerSecond[.googlePlay] = googlePlayRps
+        options.requestsPerSecond[.stripe] = stripeRps
+        options.refundReviewCount = refundReviewCount
+        options.refundReviewDays = refundReviewDays
+        if let usersFile { options.userIDs = try UsersFile.read(path: usersFile) }
+        options.acceptDowngrades = acceptDowngrades != nil
+        options.applyPast = applyPast
+        options.userDeadline = .milliseconds(Int64(userTimeout * 1000))
+        options.feedDeadline = .milliseconds(Int64(feedTimeout * 1000))
+        options.stop = stop
+        return try await Commands.run(
+            environment: env, options: options, logger: logger, progress: ProgressLine.makeIfTerminal(),
+            resume: resume ?? acceptDowngrades)
     }
 }
 
 struct Report: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Re-render a past run's reports from its ledger in the database.")
+    static let configuration = CommandConfiguration(
+        abstract: "Re-render every report file of a past run, byte for byte, from the database (a new folder unless --overwrite).")
     @Argument(help: "The run id (a folder name under the report directory).") var runID: String
     @Option(help: "Where the run folder is written.") var reportDir: String = "reports"
+    @Flag(help: "Rewrite REPORT_DIR/RUN_ID itself; without it an existing run folder is kept and RUN_ID.report-N is written.")
+    var overwrite = false
 
     func run() async throws {
         let env = Startup.environment()
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let result = try await Commands.report(
-                environment: env, runID: runID, reportDirectory: URL(fileURLWithPath: reportDir), logger: logger)
+                environment: env, runID: runID, reportDirectory: URL(fileURLWithPath: reportDir), overwrite: overwrite, logger: logger)
             print(TerminalSummary.text(result.summary, folder: result.folder))
             return .ok
         }

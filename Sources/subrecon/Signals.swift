@@ -14,20 +14,21 @@ import UnixSignals
 /// `ServiceGroup`'s (`Commands.withDatabase`: the job ends, then the PostgreSQL client is shut down). The job's
 /// task is never cancelled: cancelling it would also cancel the client's `run()` under the job's last writes.
 enum Signals {
+    /// - Parameter beforeHardExit: runs before a forced exit 75 (`run`: its metrics), for at most `publishWithin`.
     static func stoppingOnTermination<T: Sendable>(
-        _ stop: StopSignal, exitAfter: Duration = .seconds(10),
-        _ body: () async throws -> T
+        _ stop: StopSignal, exitAfter: Duration = .seconds(10), beforeHardExit: @escaping @Sendable () async -> Void = {},
+        publishWithin: Duration = .seconds(5), _ body: () async throws -> T
     ) async throws -> T {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let watcher = Task {
             var received = 0
             for await signal in signals {
                 received += 1
-                guard received == 1 else { hardExit(signal) }
+                guard received == 1 else { await hardExit(signal, beforeHardExit, within: publishWithin) }
                 stop.stop(reason: "\(signal) received")
                 Task.detached {
                     try? await Task.sleep(for: exitAfter)
-                    hardExit(signal)
+                    await hardExit(signal, beforeHardExit, within: publishWithin)
                 }
             }
         }
@@ -35,9 +36,22 @@ enum Signals {
         return try await body()
     }
 
-    private static func hardExit(_ signal: UnixSignal) -> Never {
+    /// Says why, gives `beforeExit` at most `within`, and exits 75.
+    private static func hardExit(
+        _ signal: UnixSignal, _ beforeExit: @escaping @Sendable () async -> Void, within: Duration
+    ) async -> Never {
         FileHandle.standardError.write(
             Data("subrecon: stopped by \(signal) before the run could end cleanly; resume it with --resume RUN_ID\n".utf8))
+        let (done, finished) = AsyncStream<Void>.makeStream()
+        Task {
+            await beforeExit()
+            finished.yield()
+        }
+        Task {
+            try? await Task.sleep(for: within)
+            finished.yield()
+        }
+        for await _ in done { break }
         exit(ExitStatus.stopped.rawValue)
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconReports
 
 @main
 struct SubreconCommand: AsyncParsableCommand {
@@ -38,8 +39,9 @@ enum Startup {
         if status != .ok { throw ExitCode(status.rawValue) }
     }
 
+    /// The one line a failure prints; text it quotes (an id, a path, a source's message) is escaped.
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data("subrecon: \(line)\n".utf8))
+        FileHandle.standardError.write(Data("subrecon: \(TerminalText.escaped(line))\n".utf8))
     }
 }
 
@@ -60,7 +62,7 @@ struct Products: AsyncParsableCommand {
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Warn about products seen in the latest run that product_tiers does not map (exit 0).")
+            abstract: "Warn about products seen in the latest run that product_tiers does not map (exit 0, also before any run).")
         @Option(help: "Where run folders are written; the latest run is REPORT_DIR/latest.") var reportDir: String = "reports"
         func run() async throws {
             let env = Startup.environment()
@@ -75,16 +77,14 @@ struct Products: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the mapping as CSV (product_id,tier,entitlement).")
+        static let configuration = CommandConfiguration(
+            abstract: "Print the mapping as RFC 4180 CSV (product_id,tier,entitlement); products import reads it back.")
         func run() async throws {
             let env = Startup.environment()
             let logger = Startup.logger(env)
             try await Startup.guarded(logger) {
                 let catalog = try await Commands.loadProducts(environment: env, logger: logger)
-                print("product_id,tier,entitlement")
-                for entry in catalog.entries.values.sorted(by: { $0.productID < $1.productID }) {
-                    print("\(entry.productID),\(entry.tier),\(entry.entitlement ?? "")")
-                }
+                FileHandle.standardOutput.write(Data(ProductFile.csv(catalog).utf8))
                 return .ok
             }
         }
@@ -92,7 +92,9 @@ struct Products: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import a CSV (product_id,tier[,entitlement]) or JSON ([{product_id, tier, entitlement}]) file.")
+            abstract:
+                "Import a CSV (RFC 4180: product_id,tier[,entitlement], header optional) or JSON ([{product_id, tier, entitlement}]) file; all or nothing."
+        )
         @Argument(help: "CSV or JSON file") var file: String
         func run() async throws {
             let env = Startup.environment()
