@@ -44,11 +44,11 @@ func endsRowLine(_ purchase: PurchaseFact, _ judgement: PurchaseJudgement, row: 
 /// the truth"): a one-time line (non-expiring) has one period, so every fact of it ends revoked when any of them
 /// states a refund at or before `asOf` or a revocation, whatever its other transactions say (a restore of a revoked
 /// purchase is still revoked). A subscription line keeps `judge`'s rule: a refund counts for the period it falls in.
-func applyingLineRefunds(_ purchases: [PurchaseFact], asOf: Date, enabled: Bool = true) -> [PurchaseFact] {
-    guard enabled else { return purchases }
+func applyingLineRefunds(_ purchases: [PurchaseFact], asOf: Date) -> [PurchaseFact] {
     let refunds = purchases.compactMap { fact -> (line: PurchaseLine, at: Date?)? in
         guard fact.kind == .nonExpiring, let line = fact.purchaseLine else { return nil }
-        if let at = fact.refundedAt, at <= asOf { return (line, at) }
+        // A refund dated before the purchase it is stated on is about no period of it (`judge`'s rule).
+        if let at = fact.refundedAt, at <= asOf, fact.purchaseDate.map({ at >= $0 }) ?? true { return (line, at) }
         return fact.storeState == .revoked ? (line, nil) : nil
     }
     guard !refunds.isEmpty else { return purchases }

@@ -179,7 +179,7 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
         resolvingOneTimePurchases(
             resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.entitlements, catalog: context.catalog,
             asOf: asOf),
-        asOf: asOf, enabled: false)
+        asOf: asOf)
     var evidence = Evidence.sort(purchases, context: context)
     if !conflicts.isEmpty { evidence.drift.insert(.sourceConflict) }
 

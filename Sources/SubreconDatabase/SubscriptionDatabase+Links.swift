@@ -11,8 +11,9 @@ extension SubscriptionDatabase {
     /// other account exactly, whatever it looks like. An account more than one row claims maps to all of them (ids
     /// sorted); an account no row claims is absent.
     public func owners(ofAccounts accounts: [BuyerAccount]) async throws -> [BuyerAccount: [String]] {
-        let exact = Array(Set(accounts.filter { !$0.ignoresCase }.map(\.value))).sorted()
-        let folded = Array(Set(accounts.filter(\.ignoresCase).map(\.value))).sorted()
+        let held = accounts.filter { normalisedIdentifier($0.value) != nil }  // '' or whitespace is no account
+        let exact = Array(Set(held.filter { !$0.ignoresCase }.map(\.value))).sorted()
+        let folded = Array(Set(held.filter(\.ignoresCase).map(\.value))).sorted()
         guard !exact.isEmpty || !folded.isEmpty else { return [:] }
         var branches = [
             "select a.v, false, u.id from unnest($1::text[]) as a(v) join users u on u.id = a.v",

@@ -42,7 +42,9 @@ struct Input {
                         kind: g.pick([.subscription, .subscription, .nonRenewing, .nonExpiring]), isSandbox: g.pick([false, true, nil]),
                         purchaseDate: date(&g), expiresDate: date(&g), gracePeriodExpiresDate: date(&g, 0.3),
                         refundedAt: date(&g, 0.1), autoRenew: g.pick([true, false, nil]), storeState: state,
-                        originalTransactionID: "a\(index)", storeTransactionID: "a\(index)", line: nil, buyer: .unstated)))
+                        // Sometimes a second transaction of the first line (a restore of a lifetime purchase).
+                        originalTransactionID: index > 0 && g.chance(0.3) ? "a0" : "a\(index)", storeTransactionID: "a\(index)",
+                        line: nil, buyer: .unstated)))
         }
         var entitlements: [EntitlementFact] = []
         for name in ["premium", "pro"] where g.chance(0.6) {
@@ -82,6 +84,7 @@ struct Input {
     /// Some source positively shows the end of this purchase at T: expiry at or before T with no grace, a refund
     /// or revocation, a pause, or an expired store state.
     func positivelyEnded(_ p: PurchaseFact) -> Bool {
+        if lineRevoked(p) { return true }
         if let state = p.storeState, [.revoked, .expired, .paused, .pending].contains(state) || refundApplies(p) { return true }
         if refundApplies(p) { return true }
         if p.origin == .revenueCat, p.kind == .unstated {
@@ -104,6 +107,15 @@ struct Input {
         return p.gracePeriodExpiresDate.map { $0 <= asOf } ?? true
     }
 
+    /// A one-time line ends for every fact of it when any fact of it states a revocation or a refund that applies
+    /// (CONTRACT "Deciding the truth"): a restore transaction of a revoked lifetime purchase is revoked too.
+    func lineRevoked(_ p: PurchaseFact) -> Bool {
+        guard p.kind == .nonExpiring else { return false }
+        return effectivePurchases.contains { q in
+            q.kind == .nonExpiring && q.isSameLine(as: p) && (q.storeState == .revoked || refundApplies(q))
+        }
+    }
+
     /// The purchase is stated to be non-expiring (a lifetime purchase).
     func statedNonExpiring(_ p: PurchaseFact) -> Bool {
         if p.kind == .nonExpiring { return true }
@@ -116,7 +128,7 @@ struct Input {
     func positivelyEntitled(_ p: PurchaseFact) -> Bool {
         if context.environment == .production && p.isSandbox != false { return false }
         if let state = p.storeState, [.revoked, .expired, .paused, .pending].contains(state) { return false }
-        if refundApplies(p) { return false }
+        if refundApplies(p) || lineRevoked(p) { return false }
         if statedNonExpiring(p) { return true }
         var expires = p.expiresDate
         var grace = p.gracePeriodExpiresDate

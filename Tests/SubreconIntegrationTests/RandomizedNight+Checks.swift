@@ -137,6 +137,9 @@ extension RandomizedNightTests {
         let rows = [
             "('n-poison-0', 1, null, '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
             "('n-poison-1', null, 'billing_issue', '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+            // A timestamp no instant can carry: one user's row_error, never the night's.
+            "('n-poison-2', 1, 'active', '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', 'infinity')",
+            "('n-poison-3', 1, 'active', '-infinity', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
         ].prefix(count)
         try await h.client.query(
             PostgresQuery(
@@ -158,9 +161,12 @@ extension RandomizedNightTests {
     static func poisonedUntouched(_ ids: [String], harness h: Harness) async throws -> Bool {
         let same = try await h.count(
             """
-            select count(*)::int from users where updated_at = '2026-05-01T00:00:00Z' and \
+            select count(*)::int from users where \
+            (updated_at = '2026-05-01T00:00:00Z' and \
             ((id = 'n-poison-0' and current_tier = 1 and subscription_status is null) or \
-            (id = 'n-poison-1' and current_tier is null and subscription_status = 'billing_issue'))
+            (id = 'n-poison-1' and current_tier is null and subscription_status = 'billing_issue') or \
+            (id = 'n-poison-3' and current_tier = 1 and subscription_end_date = '-infinity'))) or \
+            (id = 'n-poison-2' and updated_at = 'infinity' and current_tier = 1 and subscription_status = 'active')
             """)
         return same == ids.count
     }

@@ -84,7 +84,7 @@ struct RandomizedNightTests {
             let users = try await Self.generateUsers(&rng, night: night, harness: h, stripe: stripe, google: google)
             let racing = Set(users.keys.sorted().filter { _ in rng.chance(0.15) })
             if night.stripeDown { await stripe.setDown(status: 503) }
-            let poisoned = try await Self.poisonRows(count: rng.int(1...2), harness: h)
+            let poisoned = try await Self.poisonRows(count: rng.int(1...4), harness: h)
             print("randomized night: \(night), poisoned rows \(poisoned)")
 
             // The webhook writer: while the job runs, each racing user's row is rewritten once, at a random moment.
@@ -199,6 +199,10 @@ struct RandomizedNightTests {
         if let token = generated.accountToken {
             // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
             try await h.client.query("update users set account_token = \(token) where id = \(id)")
+        }
+        if generated.row.originalTransactionID == nil, id.hasSuffix("3") || id.hasSuffix("7") {
+            // An app that writes "none" as '' (CONTRACT "Whose purchase it is"): it reads, and is judged, as none.
+            try await h.client.query("update users set iap_original_transaction_id = '' where id = \(id)")
         }
         generated.row = try #require(try await h.user(id))  // as stored, updated_at included
     }
