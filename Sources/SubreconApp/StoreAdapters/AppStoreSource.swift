@@ -121,7 +121,10 @@ struct AppStoreSource: StoreSource {
     /// another row's identifier never blocks its owner.
     func checkBindings(row: UserRow, facts: inout SourceFacts) async {
         guard let receipts, facts.errors.isEmpty else { return }
-        let attributed = facts.purchases.filter { $0.store.isApple }.compactMap(\.purchaseLine)
+        // Lines RevenueCat itself states (its store transaction id): the receipt bridge's guess of an original
+        // transaction for an entry that states none is no attribution.
+        let attributed = facts.purchases.filter { $0.origin == .revenueCat && $0.store.isApple && $0.storeTransactionID != nil }
+            .compactMap(\.purchaseLine)
         let revealed = Set(
             facts.stores.filter { $0.purchase.store.isApple }
                 .filter { fact in !attributed.contains { line in fact.line.map(line.isSame) ?? false } }
