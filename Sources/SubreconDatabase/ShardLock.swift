@@ -2,14 +2,15 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// The advisory lock that keeps two runs off the same users (SPEC 5.5), on a connection of its own held for the
-/// whole run.
+/// The advisory lock that keeps two runs off the same users (docs/CONTRACT.md, "Applying"), on a connection of its own
+/// held for the whole run.
 ///
-/// Two session locks, both keyed by `current_schema()`: a shared lock on the shard *count* N and an exclusive lock
-/// on the shard `I/N`. Runs of one layout (`0/4` beside `1/4`) coexist; a second `1/4` finds its shard taken; a run
-/// whose count differs (`0/1` or `0/2` beside any `I/4`) would overlap users and finds the layout taken. A short
-/// transaction-scoped gate makes the check and the taking one step. When the lock's connection closes (server
-/// restart, `pg_terminate_backend`, network) the lock is gone with it, and `onLost` is told so the run stops (exit 75).
+/// Two transaction-scoped locks, both keyed by `current_schema()`, held by a transaction left open for the whole run
+/// (so they hold behind a pooler in transaction mode as on a direct connection): a shared lock on the shard *count*
+/// N and an exclusive lock on the shard `I/N`. Runs of one layout (`0/4` beside `1/4`) coexist; a second `1/4` finds
+/// its shard taken; a run whose count differs (`0/1` or `0/2` beside any `I/4`) would overlap users and finds the
+/// layout taken. When the lock's connection closes (server restart, `pg_terminate_backend`, network, a pooler
+/// closing it) the lock is gone with it, and `onLost` is told so the run stops (exit 75).
 public enum ShardLock {
     /// Runs `body` holding the lock of `shard`; nil at once, without running `body`, when another run holds this
     /// shard or one overlapping it.
@@ -118,39 +119,46 @@ public enum ShardLock {
         }
     }
 
-    /// Checks for an overlapping layout and takes the shard's locks, in one short transaction behind a gate.
+    /// Opens the transaction the lock lives in and takes the shard's locks in it; the transaction stays open (and the
+    /// locks held) until `release` ends it. Transaction-scoped locks in an open transaction hold the same way on a
+    /// direct connection and behind a pooler in session or transaction mode, which keeps a client's server
+    /// connection for as long as its transaction is open (docs/CONTRACT.md, "Database"). The open transaction takes
+    /// no snapshot between statements and writes nothing, so it holds back no vacuum; its idle timeout is off.
+    ///
+    /// The layout's shared lock is taken first, then other layouts are looked for: two runs of different layouts
+    /// starting at the same instant may both find the other and both be turned away, never both run.
     static func take(_ shard: ShardSpec, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let key = "subrecon.shard.\(shard.index)/\(shard.count)"
         let count = shard.count
         try await connection.query("begin", logger: logger)
         do {
             try await connection.query(
-                "select pg_advisory_xact_lock(hashtext('subrecon.shards:' || current_schema()), 0)", logger: logger)
-            var overlapping = false
-            let others = try await connection.query(
-                """
-                select exists (select 1 from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid() \
-                and database = (select oid from pg_database where datname = current_database()) \
-                and classid = (hashtext('subrecon.shards:' || current_schema())::bigint & 4294967295)::oid \
-                and objsubid = 2 and objid <> 0::oid and objid <> \(count)::int4::oid)
-                """, logger: logger)
-            for try await flag in others.decode(Bool.self) { overlapping = flag }
+                "select set_config('idle_in_transaction_session_timeout', '0', true), set_config('statement_timeout', '0', true)",
+                logger: logger)
             var acquired = false
-            if !overlapping {
-                try await connection.query(
-                    "select pg_advisory_lock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",
-                    logger: logger)
-                let rows = try await connection.query(
-                    "select pg_try_advisory_lock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))",
-                    logger: logger)
-                for try await flag in rows.decode(Bool.self) { acquired = flag }
-                if !acquired {
-                    try await connection.query(
-                        "select pg_advisory_unlock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",
+            let shared = try await connection.query(
+                "select pg_try_advisory_xact_lock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",
+                logger: logger)
+            for try await flag in shared.decode(Bool.self) { acquired = flag }
+            if acquired {
+                var overlapping = false
+                let others = try await connection.query(
+                    """
+                    select exists (select 1 from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid() \
+                    and database = (select oid from pg_database where datname = current_database()) \
+                    and classid = (hashtext('subrecon.shards:' || current_schema())::bigint & 4294967295)::oid \
+                    and objsubid = 2 and objid <> 0::oid and objid <> \(count)::int4::oid)
+                    """, logger: logger)
+                for try await flag in others.decode(Bool.self) { overlapping = flag }
+                acquired = false
+                if !overlapping {
+                    let rows = try await connection.query(
+                        "select pg_try_advisory_xact_lock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))",
                         logger: logger)
+                    for try await flag in rows.decode(Bool.self) { acquired = flag }
                 }
             }
-            try await connection.query("commit", logger: logger)
+            if !acquired { try await connection.query("rollback", logger: logger) }
             return acquired
         } catch {
             _ = try? await connection.query("rollback", logger: logger)
@@ -158,11 +166,8 @@ public enum ShardLock {
         }
     }
 
+    /// Ends the lock's transaction: its locks go with it.
     static func unlock(_ shard: ShardSpec) -> PostgresQuery {
-        let key = "subrecon.shard.\(shard.index)/\(shard.count)"
-        return """
-            select pg_advisory_unlock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key))), \
-            pg_advisory_unlock_shared(hashtext('subrecon.shards:' || current_schema()), \(shard.count)::int4)
-            """
+        "rollback"
     }
 }

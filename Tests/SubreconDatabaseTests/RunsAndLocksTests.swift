@@ -85,6 +85,24 @@ struct RunsAndLocksTests {
         }
     }
 
+    @Test("the lock lives in a transaction its connection keeps open (so a pooler in transaction mode keeps it), ended at release")
+    func lockIsTransactionScoped() async throws {
+        try await TestDatabase.withDatabase { store, client in
+            // This schema's shard locks, held by a backend idle in an open transaction.
+            let held = """
+                select count(*)::int from pg_locks l join pg_stat_activity a on a.pid = l.pid where l.locktype = 'advisory' \
+                and l.granted and a.state = 'idle in transaction' \
+                and l.classid = (hashtext('subrecon.shard:' || current_schema())::bigint & 4294967295)::oid
+                """
+            let during: Int? = try await store.withShardLock(shard: ShardSpec(index: 1, count: 3)) {
+                try await TestDatabase.scalar(client, PostgresQuery(unsafeSQL: held), as: Int.self) ?? -1
+            }
+            #expect(during == 1, "the lock's connection is idle in its open transaction")
+            let after = try await TestDatabase.scalar(client, PostgresQuery(unsafeSQL: held), as: Int.self)
+            #expect(after == 0, "nothing outlives the release")
+        }
+    }
+
     @Test("shard locks in different schemas do not collide")
     func schemasIsolated() async throws {
         try await TestDatabase.withDatabase { first, _ in
