@@ -9,7 +9,7 @@ import SubreconJob
 import SubreconReports
 
 struct Run: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Scan candidates, re-validate, apply, report (SPEC 5).")
+    static let configuration = CommandConfiguration(abstract: "Scan candidates, re-validate, apply, report.")
 
     @Option(help: "The instant the job judges \"now\" by (ISO 8601).") var asOf: String?
     @Flag(help: "Decide and report; change nothing in the database, emit no intents.") var dryRun = false
@@ -56,7 +56,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     // Issue 19: the store feeds' own deadline.
-    @Option(help: "Seconds the store feeds get, all of them together (0 < S <= 3600); a feed cut off by it is reported failed.")
+    @Option(help: "Seconds each store feed's read may take (0 < S <= 3600); a feed cut off by it is reported failed.")
     var feedTimeout: Double = 300
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
