@@ -1,4 +1,4 @@
--- subrecon on a Supabase-shaped app that keeps its own tables (SPEC section 4, docs/own-tables.md).
+-- subrecon on a Supabase-shaped app that keeps its own tables (docs/CONTRACT.md, Database; docs/own-tables.md).
 --
 -- The app keeps its users in public.profiles (a `subscription` enum free|monthly|annual|lifetime and its
 -- expiry) and its StoreKit purchases in public.ios_subscriptions. Nothing is moved: subrecon gets a schema of its
@@ -61,7 +61,7 @@ create table if not exists subrecon.user_state (
 );
 
 -- ---------------------------------------------------------------------------------------------------------------
--- Part 3. The view: subrecon's contract columns (SPEC section 4) over the app's tables.
+-- Part 3. The view: subrecon's contract columns (docs/CONTRACT.md, Database) over the app's tables.
 -- ---------------------------------------------------------------------------------------------------------------
 create or replace view subrecon.users as
 select
@@ -111,7 +111,7 @@ from (
 -- ---------------------------------------------------------------------------------------------------------------
 -- Part 4. Writing through the view: subrecon only ever UPDATEs users (never inserts or deletes).
 -- ---------------------------------------------------------------------------------------------------------------
--- subrecon's update is a compare-and-set on updated_at (SPEC 5.4): it writes only rows whose updated_at is still the
+-- subrecon's update is a compare-and-set on updated_at (docs/CONTRACT.md, Applying): it writes only rows whose updated_at is still the
 -- one it read, and a row another writer holds is left for the next run, never waited for. On a view PostgreSQL
 -- cannot lock rows through outer joins, so subrecon leaves both duties to this trigger:
 --   * lock the app's rows with FOR UPDATE SKIP LOCKED (a webhook's open transaction: skip, never wait);
