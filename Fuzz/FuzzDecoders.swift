@@ -156,7 +156,7 @@ private func revenueCatError(_ body: Data) {
     }
 #endif
 // Without RATE_LIMIT_WAIT_V2 (before the saturating 429 parse), `RevenueCatErrorBody` and `rateLimitWait` are known
-// to trap on `backoff_ms: 1e19` / `Retry-After: inf` (issue 8, bullet 3, fixed with RequestedWait): the error body
+// to trap on `backoff_ms: 1e19` / `Retry-After: inf` (bullet 3, fixed with RequestedWait): the error body
 // branch is then skipped so the other decoders are still fuzzed.
 
 private func appStoreStatus(_ body: Data) {

@@ -1,5 +1,5 @@
 // 'T': an App Store transaction history page (`HistoryResponse`) -> its continuation rule; 'I': a Google Play
-// `ProductPurchase` (a one-time product) -> its fact (SPEC 5.3). Never traps; decoded text holds no NUL, dates lie in
+// `ProductPurchase` (a one-time product) -> its fact (CONTRACT "Sources and the decision"). Never traps; decoded text holds no NUL, dates lie in
 // 1970...2200, and a Google one-time fact is never anything but a non-expiring (or consumed: unstated) Play purchase.
 import Foundation
 import SubreconCore

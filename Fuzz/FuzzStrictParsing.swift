@@ -1,4 +1,4 @@
-// The strict parsers of issue 19 (SPEC 5.11) under the fuzzer: 'D' and 'M' of the table in FuzzDecoders.swift.
+// The strict parsers (CONTRACT "Hostile answers and bounded work") under the fuzzer: 'D' and 'M' of the table in FuzzDecoders.swift.
 import Foundation
 import SubreconCore
 

@@ -1,4 +1,4 @@
-// 'O': a Stripe checkout sessions list (line items expanded) -> one-time purchase facts (SPEC 5.3), and the body as a
+// 'O': a Stripe checkout sessions list (line items expanded) -> one-time purchase facts (CONTRACT "Sources and the decision"), and the body as a
 // line items list. Never traps; decoded text holds no NUL, dates lie in 1970...2200, prices are not negative, and a
 // fact is only ever non-expiring from Stripe.
 import Foundation

@@ -1,5 +1,5 @@
 // 'I': one page of the Stripe inventory (`GET /v1/subscriptions?status=…&expand[]=data.customer`), decoded strictly
-// (`StripeInventoryPage`) -> the purchases it states, with their customers and accounts (SPEC 5.1, 5.10). Never
+// (`StripeInventoryPage`) -> the purchases it states, with their customers and accounts (CONTRACT "Which users a run asks about", "Whose purchase it is"). Never
 // traps; a page that decodes has an id and a customer on every element; every stated purchase names a listed customer;
 // an account is 1...500 characters; decoded text holds no NUL.
 import Foundation

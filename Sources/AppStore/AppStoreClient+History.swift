@@ -12,7 +12,7 @@ extension AppStoreClient {
     }
 
     /// Apple's verified non-consumable purchases of the customer `transactionID` (any of their transaction ids)
-    /// belongs to (SPEC 5.3), as non-expiring facts (`AppleNonConsumableMapping`).
+    /// belongs to (CONTRACT "Sources and the decision"), as non-expiring facts (`AppleNonConsumableMapping`).
     ///
     /// `GET /inApps/v2/history/{transactionId}?productType=NON_CONSUMABLE`, every page (`revision` while `hasMore`,
     /// the same query repeated), at most `HistoryResponse.maxPages`; production first and sandbox on 4040010 as the

@@ -5,7 +5,7 @@ import NIOHTTP1
 import SourceHTTP
 import SubreconCore
 
-/// One verified notification from Apple's history that names a purchase (SPEC 5.1 store feeds).
+/// One verified notification from Apple's history that names a purchase (CONTRACT "Which users a run asks about" store feeds).
 public struct AppleNotificationEntry: Sendable, Hashable {
     public var notificationUUID: String
     public var notificationType: String
@@ -15,7 +15,7 @@ public struct AppleNotificationEntry: Sendable, Hashable {
     /// The verified signed transaction inside (`signedTransactionInfo`).
     public var transaction: JWSTransactionDecodedPayload? = nil
 
-    /// The notification types that state a refunded or revoked purchase (SPEC 5.7). `REFUND_REVERSED` is not one,
+    /// The notification types that state a refunded or revoked purchase (CONTRACT "Finance figures"). `REFUND_REVERSED` is not one,
     /// and it removes nothing: `refunds_seen` is a history of the refunds seen, not a state.
     public static let refundTypes: Set<String> = ["REFUND", "REVOKE"]
 
@@ -38,7 +38,7 @@ public struct AppleNotificationFeed: Sendable, Hashable {
     /// Pages read.
     public var pages = 0
 
-    /// The purchases the entries state (SPEC 5.10: `FeedEntries.purchases`): for each original transaction, the
+    /// The purchases the entries state (CONTRACT "Whose purchase it is": `FeedEntries.purchases`): for each original transaction, the
     /// signed transaction Apple signed last (ties: the later read), mapped as a lookup maps it
     /// (`AppleSubscriptionMapping.purchaseFact`, `appAccountToken` included; no status: the history carries none),
     /// keyed by the original transaction id.
@@ -70,7 +70,7 @@ extension AppStoreClient {
     /// of an annual plan, Family Sharing revoked), refunds reversed (reinstate), expiries and grace expiries
     /// (missed downgrades), failures to renew (billing issue entered), renewals (missed renewals and billing
     /// recoveries), and renewal status changes (auto-renew off: `canceled`); and the types that start or restart a
-    /// purchase line (SPEC 5.1, 5.10): a first purchase or a resubscription (`SUBSCRIBED`), an offer redeemed or an
+    /// purchase line (CONTRACT "Which users a run asks about", "Whose purchase it is"): a first purchase or a resubscription (`SUBSCRIBED`), an offer redeemed or an
     /// immediate upgrade (`OFFER_REDEEMED`, `DID_CHANGE_RENEWAL_PREF`), a renewal date extended (`RENEWAL_EXTENDED`):
     /// so a lapsed user who resubscribed is found whatever the lookback.
     public static let entitlementNotificationTypes = [
@@ -78,14 +78,14 @@ extension AppStoreClient {
         "DID_CHANGE_RENEWAL_STATUS", "SUBSCRIBED", "OFFER_REDEEMED", "DID_CHANGE_RENEWAL_PREF", "RENEWAL_EXTENDED",
     ]
     /// Pages read per query at most (20 records each): beyond it the list ends as incomplete (the feed fails)
-    /// rather than run unbounded (SPEC 5.11).
+    /// rather than run unbounded (CONTRACT "Hostile answers and bounded work").
     public static let maxNotificationPages = 500
 
     /// Reads Apple's notification history for `[since, until)` in the run's environment: once for the notifications
     /// Apple failed to deliver, once per type of `entitlementNotificationTypes`. Every `signedPayload` and the
     /// transaction inside are verified like any JWS (bundle id, environment); a notification that fails is counted
     /// in `rejected`. Entries are deduplicated by `notificationUUID`. Any request failing fails the feed, and so does
-    /// a list that ends incomplete (SPEC 5.11): a page without `hasMore`, `hasMore` without a `paginationToken`, a
+    /// a list that ends incomplete (CONTRACT "Hostile answers and bounded work"): a page without `hasMore`, `hasMore` without a `paginationToken`, a
     /// `paginationToken` seen before in the same query, or more than `maxNotificationPages` pages.
     public func notificationHistory(since: Date, until: Date) async -> Result<AppleNotificationFeed, SourceError> {
         let environment: StoreEnvironment = configuration.environment
@@ -134,7 +134,7 @@ extension AppStoreClient {
         return .success(feed)
     }
 
-    /// Where a history query goes after a page (SPEC 5.11): nil at its end (`hasMore: false`), the next token, or an
+    /// Where a history query goes after a page (CONTRACT "Hostile answers and bounded work"): nil at its end (`hasMore: false`), the next token, or an
     /// error when the list cannot be known complete: `hasMore` missing, `hasMore` without a token, a token seen
     /// before (inserted into `seen`).
     static func nextToken(hasMore: Bool?, paginationToken: String?, seen: inout Set<String>) -> Result<String?, SourceError> {

@@ -45,7 +45,7 @@ public struct AppStoreClient: Sendable {
     ///
     /// Returns the entry whose original transaction id (or decoded transaction id) is `transactionID`, or every
     /// entry when none matches. An id Apple does not know in any environment asked (4040010) is an empty answer:
-    /// absence, not evidence (SPEC 5.2) — it never ends a purchase on its own.
+    /// absence, not evidence (CONTRACT "Sources and the decision") — it never ends a purchase on its own.
     public func subscriptionFacts(transactionID: String) async -> Result<[StoreFact], SourceError> {
         let production = configuration.baseURL(for: .production)
         let sandbox = configuration.baseURL(for: .sandbox)

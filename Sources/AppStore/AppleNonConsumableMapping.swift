@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-/// Apple's verified history transactions → non-expiring facts (SPEC 5.3: an Apple transaction of `type`
+/// Apple's verified history transactions → non-expiring facts (CONTRACT "Sources and the decision": an Apple transaction of `type`
 /// `Non-Consumable`). Pure; the verification happens before (`AppStoreClient.nonConsumableFacts`).
 ///
 /// | transaction                                   | fact                                                       |

@@ -62,7 +62,7 @@ public enum AppleSubscriptionMapping {
 
     /// What was paid (the transaction's `price`, an offer or introductory price when that was charged) and the next
     /// renewal's price (`signedRenewalInfo.renewalPrice`), each in milliunits of its own `currency`; each nil when
-    /// Apple did not state it with a currency. Neither stands in for the other (SPEC 5.7).
+    /// Apple did not state it with a currency. Neither stands in for the other (CONTRACT "Finance figures").
     public static func prices(
         transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
     ) -> (paid: Money?, renewal: Money?) {

@@ -37,7 +37,7 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
     public var appTransactionId: String?
     public var revocationType: String?
     public var revocationPercentage: Int?
-    /// The buyer's account the app handed Apple (SPEC 5.10); read strictly (`AppAccountToken`).
+    /// The buyer's account the app handed Apple (CONTRACT "Whose purchase it is"); read strictly (`AppAccountToken`).
     public var appAccountToken: AppAccountToken?
 
     public init(
@@ -63,7 +63,7 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
 }
 
 /// `appAccountToken`: a UUID the app set at purchase. Only a well-formed UUID string (8-4-4-4-12 hexadecimal digits,
-/// either case) is an account, kept exactly as Apple signed it (SPEC 5.10 compares it case-insensitively). Anything
+/// either case) is an account, kept exactly as Apple signed it (CONTRACT "Whose purchase it is" compares it case-insensitively). Anything
 /// else (a number, an object, an empty or malformed string) is "not stated": `uuid` is nil, and the payload still
 /// decodes: the account decides ownership only, and an unreadable one must neither name a buyer nor fail the user.
 public struct AppAccountToken: Sendable, Hashable, Codable {
@@ -143,7 +143,7 @@ struct JWSSignedDate: Decodable {
 
 extension JSONDecoder {
     /// Decoder for Apple payloads and bodies: dates are Unix milliseconds, 1970 to 2200 (`StrictDate`; anything else,
-    /// huge, out of range, not finite, a string, is a decoding error that makes the payload unusable, SPEC 5.11).
+    /// huge, out of range, not finite, a string, is a decoding error that makes the payload unusable, CONTRACT "Hostile answers and bounded work").
     static var appStore: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in

@@ -142,7 +142,7 @@ enum ReceiptMapping {
     /// The date fields read from a receipt answer.
     static let dateFields = ["purchase_date_ms", "expires_date_ms", "cancellation_date_ms", "grace_period_expires_date_ms"]
 
-    /// The first date field of `response` that is present but unusable (SPEC 5.11: the answer is then not evidence),
+    /// The first date field of `response` that is present but unusable (CONTRACT "Hostile answers and bounded work": the answer is then not evidence),
     /// nil when every stated date is readable.
     static func unusableDate(_ response: VerifyReceiptResponse) -> String? {
         for entry in (response.latestReceiptInfo ?? []) + (response.pendingRenewalInfo ?? []) {

@@ -3,7 +3,7 @@ import SubreconCore
 
 /// Body of `GET /inApps/v2/history/{transactionId}` (`HistoryResponse`, apple.md §1.4): at most 20 signed
 /// transactions a page, continued by `revision` while `hasMore`. Decoded strictly: a field of the wrong type fails
-/// the page (SPEC 5.11: a malformed page is a fetch error, never an empty one). Pure Foundation + SubreconCore (the
+/// the page (CONTRACT "Hostile answers and bounded work": a malformed page is a fetch error, never an empty one). Pure Foundation + SubreconCore (the
 /// fuzz target compiles it).
 public struct HistoryResponse: Decodable, Sendable, Hashable {
     public var revision: String?
@@ -28,11 +28,11 @@ public struct HistoryResponse: Decodable, Sendable, Hashable {
     /// The page in `body` (sanitized first: no decoded text holds a NUL).
     public static func decode(body: Data) throws -> HistoryResponse { try AppStoreJSON.decode(HistoryResponse.self, from: body) }
 
-    /// Pages of one history query read at most: beyond it the list ends as incomplete (SPEC 5.11). A customer's
+    /// Pages of one history query read at most: beyond it the list ends as incomplete (CONTRACT "Hostile answers and bounded work"). A customer's
     /// non-consumables fit in one page of 20 almost always; 25 pages is 500 of them.
     public static let maxPages = 25
 
-    /// Where the query goes after this page (SPEC 5.11): nil at its end (`hasMore: false`), the next revision, or an
+    /// Where the query goes after this page (CONTRACT "Hostile answers and bounded work"): nil at its end (`hasMore: false`), the next revision, or an
     /// error naming why the list cannot be known complete: `hasMore` or `signedTransactions` missing, another app's
     /// bundle id, `hasMore` without a revision, a revision seen before (inserted into `seen`).
     public func next(bundleID: String, seen: inout Set<String>) -> Result<String?, SourceError> {

@@ -12,7 +12,7 @@ extension GooglePlayClient {
             + "/purchases/products/" + encode(productID) + "/tokens/" + encode(token)
     }
 
-    /// Google's view of purchase token `token` as a purchase of the one-time product `productID` (SPEC 5.3):
+    /// Google's view of purchase token `token` as a purchase of the one-time product `productID` (CONTRACT "Sources and the decision"):
     /// `GET …/purchases/products/{productId}/tokens/{token}`, mapped by `GooglePlayProductMapping`. Empty when Google
     /// does not know it (404, absence); one expired fact of `productID` for a 410, as the subscription path; an
     /// error (fetch) for anything unanswerable, malformed or out of range: the user is left untouched. Deadlines,

@@ -5,7 +5,7 @@ import NIOHTTP1
 import SourceHTTP
 import SubreconCore
 
-/// What reading Google's voided purchases over a window gave (SPEC 5.1 store feeds).
+/// What reading Google's voided purchases over a window gave (CONTRACT "Which users a run asks about" store feeds).
 public struct GoogleVoidedFeed: Sendable, Hashable {
     /// Voided purchases with a purchase token, one per order id (or per token when the entry has no order id), in
     /// the order read.

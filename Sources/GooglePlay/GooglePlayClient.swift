@@ -5,7 +5,7 @@ import NIOHTTP1
 import SourceHTTP
 import SubreconCore
 
-/// Google Play Developer API client: `purchases.subscriptionsv2.get` → `StoreFact`s (SPEC 5.2).
+/// Google Play Developer API client: `purchases.subscriptionsv2.get` → `StoreFact`s (CONTRACT "Sources and the decision").
 ///
 /// Every request carries `Authorization: Bearer <access token>` from a service-account token cached for the run
 /// (`GoogleAccessTokens`). Answers: 200 decoded and mapped; 404 absence (no facts); 410 evidence the purchase has

@@ -7,12 +7,12 @@ public struct GooglePlayMappingError: Error, Sendable, Hashable, CustomStringCon
     public init(_ description: String) { self.description = description }
 }
 
-/// `SubscriptionPurchaseV2` → `StoreFact`s (SPEC 5.2, 5.3, 5.7). Pure, table-tested; Foundation + SubreconCore only.
+/// `SubscriptionPurchaseV2` → `StoreFact`s (CONTRACT "Sources and the decision", "Finance figures"). Pure, table-tested; Foundation + SubreconCore only.
 ///
 /// One fact per line item: origin `.googlePlay`, store `.playStore`, kind `.subscription` (auto-renewing plan) or
 /// `.nonRenewing` (prepaid plan), `expiresDate` = `expiryTime`, `purchaseDate` = `startTime`, `storeTransactionID`
 /// = the item's `latestSuccessfulOrderId` (aliases: the order id without its `..N` renewal suffix), `lookupID` =
-/// the purchase token, `line` = the token, the token it links to (`linkedPurchaseToken`, SPEC 5.10: one line) and
+/// the purchase token, `line` = the token, the token it links to (`linkedPurchaseToken`, CONTRACT "Whose purchase it is": one line) and
 /// the order ids, `isSandbox` = `testPurchase` present, `renewalPrice` = `autoRenewingPlan.recurringPrice` (the next renewal's price; what was paid is not stated).
 ///
 /// `subscriptionState`:
@@ -77,8 +77,8 @@ public enum GooglePlayMapping {
     }
 
     /// A 410 (Gone: "no longer available for query because it has been expired for too long") is evidence the
-    /// purchase is over (SPEC 5.2): an expired subscription of `productID` (the row's product), no dates, about the
-    /// line of `token` alone (SPEC 5.10).
+    /// purchase is over (CONTRACT "Sources and the decision"): an expired subscription of `productID` (the row's product), no dates, about the
+    /// line of `token` alone (CONTRACT "Whose purchase it is").
     public static func expiredEvidence(token: String, productID: String) -> StoreFact {
         StoreFact(
             lookupID: token,
@@ -92,7 +92,7 @@ public enum GooglePlayMapping {
 
     /// `units` + `nanos` / 1e9 as an exact decimal in `currencyCode`; nil (unknown, never guessed) when a part is
     /// missing or malformed: no currency, units not an integer, nanos unreadable or outside 0...999,999,999, or
-    /// a negative amount (SPEC 5.11: never revenue).
+    /// a negative amount (CONTRACT "Hostile answers and bounded work": never revenue).
     public static func price(_ money: GoogleMoney?) -> Money? {
         guard let money, let currency = money.currencyCode, currency.count == 3,
             currency.allSatisfy({ $0.isASCII && $0.isLetter }), let unitsText = money.units, !money.nanosUnreadable
@@ -109,7 +109,7 @@ public enum GooglePlayMapping {
     /// (`StrictDate.parse`); nil when absent or unusable.
     public static func date(_ text: String?) -> Date? { text.flatMap(StrictDate.parse) }
 
-    /// The instant `text` states; nil when absent; an error naming `field` when present but unusable (SPEC 5.11:
+    /// The instant `text` states; nil when absent; an error naming `field` when present but unusable (CONTRACT "Hostile answers and bounded work":
     /// the user's evidence is then unusable, never read as absent).
     static func statedDate(_ text: String?, _ field: String) throws(GooglePlayMappingError) -> Date? {
         guard let text else { return nil }
@@ -141,7 +141,7 @@ public struct GoogleVoid: Sendable, Hashable {
 }
 
 extension GooglePlayMapping {
-    /// The facts of one answer with the voids Google listed for their lines (SPEC 5.3: a refund is a fact about its
+    /// The facts of one answer with the voids Google listed for their lines (CONTRACT "Sources and the decision": a refund is a fact about its
     /// line; Google's own answer then says only `EXPIRED`). A void of the line item's current order
     /// (`latestSuccessfulOrderId`) refunds it; a void of another order or of a token of the line refunds it only
     /// when Google no longer entitles it (`EXPIRED`, `ON_HOLD`): an earlier period's void never ends a live period.

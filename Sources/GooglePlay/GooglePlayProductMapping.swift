@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-/// `ProductPurchase` (a one-time product) → a non-expiring `StoreFact` (SPEC 5.3: a Google Play one-time product).
+/// `ProductPurchase` (a one-time product) → a non-expiring `StoreFact` (CONTRACT "Sources and the decision": a Google Play one-time product).
 /// Pure, table-tested; Foundation + SubreconCore only.
 ///
 /// | field | fact |

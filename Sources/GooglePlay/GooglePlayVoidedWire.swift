@@ -116,7 +116,7 @@ public struct VoidedPurchase: Decodable, Sendable, Hashable {
     /// When the purchase was voided; nil when missing or outside 1970...9999.
     public var voidedTime: Date? { voidedTimeMillis.flatMap { SourceNumber.date(unixMilliseconds: $0) } }
 
-    /// The refunded purchase this void states (SPEC 5.7), keyed as the Google lookup keys it: store `play_store`,
+    /// The refunded purchase this void states (CONTRACT "Finance figures"), keyed as the Google lookup keys it: store `play_store`,
     /// transaction id = `orderId` (the lookup's `storeTransactionID` is the line item's `latestSuccessfulOrderId`,
     /// renewal suffix `..N` included, which is the id Google voids), refunded at `voidedTimeMillis`. Google's list
     /// states no price (the amount is unknown, never guessed) and no environment (`isSandbox` unknown). nil when the

@@ -17,7 +17,7 @@ public struct SubscriptionPurchaseV2: Codable, Sendable, Hashable {
     /// Present (an empty object) only for a test purchase: its presence is the signal.
     public var testPurchase: TestPurchase?
     public var lineItems: [SubscriptionLineItem]?
-    /// The buyer's account the app handed Google at purchase (SPEC 5.10); nil when not sent.
+    /// The buyer's account the app handed Google at purchase (CONTRACT "Whose purchase it is"); nil when not sent.
     public var externalAccountIdentifiers: ExternalAccountIdentifiers?
 
     /// `testPurchase{}`: no fields; any object counts.
@@ -95,7 +95,7 @@ public struct SubscriptionLineItem: Codable, Sendable, Hashable {
 
     public struct AutoRenewingPlan: Codable, Sendable, Hashable {
         public var autoRenewEnabled: Bool?
-        /// The price of the next renewal (SPEC 5.7: revenue at risk, restored value).
+        /// The price of the next renewal (CONTRACT "Finance figures": revenue at risk, restored value).
         public var recurringPrice: GoogleMoney?
         public init(autoRenewEnabled: Bool? = nil, recurringPrice: GoogleMoney? = nil) {
             self.autoRenewEnabled = autoRenewEnabled

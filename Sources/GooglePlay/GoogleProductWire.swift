@@ -4,7 +4,7 @@ import SubreconCore
 /// `purchases.products.get`'s answer (`ProductPurchase`) as Google sends it: a one-time product's purchase. Decoded
 /// strictly: an int64 (`purchaseTimeMillis`) is a JSON string of digits or a JSON integer, read whole; an int32 a
 /// JSON integer (or a string of digits, as proto3 JSON may write it); a value of another type, a fraction or a
-/// number out of range fails the whole answer (SPEC 5.11: a malformed answer is a fetch error). Ranges are the
+/// number out of range fails the whole answer (CONTRACT "Hostile answers and bounded work": a malformed answer is a fetch error). Ranges are the
 /// mapping's (`GooglePlayProductMapping`). Pure Foundation + SubreconCore (the fuzz target compiles it).
 public struct ProductPurchase: Decodable, Sendable, Hashable {
     public var kind: String?

@@ -88,7 +88,7 @@ extension RevenueCatSubscriber {
     }
 
     /// `period_type`: `normal`, `trial` or `intro` (any case); nil for anything else (`prepaid`, missing).
-    /// Only a `normal` period's price is the next renewal's price (SPEC 5.7).
+    /// Only a `normal` period's price is the next renewal's price (CONTRACT "Finance figures").
     static func periodType(_ text: String?) -> PeriodType? {
         switch text?.lowercased() {
         case "normal": .normal

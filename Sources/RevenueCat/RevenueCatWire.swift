@@ -135,7 +135,7 @@ public struct RevenueCatPrice: Decodable, Sendable, Hashable {
         self.currency = currency
     }
 
-    /// The largest amount believed: a price beyond it, below zero (SPEC 5.11) or NaN is not a price.
+    /// The largest amount believed: a price beyond it, below zero (CONTRACT "Hostile answers and bounded work") or NaN is not a price.
     static let maxAmount = Decimal(1_000_000_000_000)
 
     enum CodingKeys: String, CodingKey { case amount, currency }
@@ -327,7 +327,7 @@ extension RevenueCatErrorBody {
 
 extension KeyedDecodingContainer {
     /// A whole RFC 3339 instant in 1970...2200 (`StrictDate.parse`); nil when absent or null; an error when present but
-    /// anything else (trailing bytes, an impossible date, out of range): the body is then unusable (SPEC 5.11).
+    /// anything else (trailing bytes, an impossible date, out of range): the body is then unusable (CONTRACT "Hostile answers and bounded work").
     func decodeStrictDate(forKey key: Key) throws -> Date? {
         guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }
         guard let date = StrictDate.parse(text) else {

@@ -33,7 +33,7 @@ public struct AppStoreScenario: Sendable, Hashable {
     public var offerType: Int?
     /// The transaction's `offerDiscountType` (`FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`); nil: none.
     public var offerDiscountType: String?
-    /// The transaction's `appAccountToken` (the buyer's account the app handed Apple, SPEC 5.10), written as given
+    /// The transaction's `appAccountToken` (the buyer's account the app handed Apple, CONTRACT "Whose purchase it is"), written as given
     /// (a hostile test may give a non-UUID); nil: the key is left out.
     public var appAccountToken: String?
 

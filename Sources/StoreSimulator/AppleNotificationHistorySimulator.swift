@@ -55,7 +55,7 @@ public struct AppleHistoryNotification: Sendable, Hashable {
     }
 }
 
-/// A scripted pagination fault of the simulated notification history (SPEC 5.11).
+/// A scripted pagination fault of the simulated notification history (CONTRACT "Hostile answers and bounded work").
 public enum HistoryPageFault: Sendable, Hashable {
     /// Every page leaves `hasMore` out (the `paginationToken` is still there when more follows).
     case omitHasMore

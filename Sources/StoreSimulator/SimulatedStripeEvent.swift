@@ -25,7 +25,7 @@ public struct SimulatedStripeEvent: Sendable, Hashable {
     public var currency: String
     public var paymentIntent: String?
     public var refundCreated: Date?
-    /// For subscription events: the snapshot's `metadata` (`user_id`: the buyer's account, SPEC 5.10), and one item
+    /// For subscription events: the snapshot's `metadata` (`user_id`: the buyer's account, CONTRACT "Whose purchase it is"), and one item
     /// of this product until `periodEnd` (nil: no items, as before).
     public var metadata: [String: String] = [:]
     public var productID: String?

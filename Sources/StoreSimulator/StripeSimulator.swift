@@ -46,7 +46,7 @@ public struct SimulatedStripeSubscription: Sendable, Hashable {
     public var items: [SimulatedStripeItem]
     /// nil: `latest_invoice` is `null`.
     public var latestInvoice: SimulatedStripeInvoice?
-    /// The subscription's `metadata` (`user_id`: the buyer's account, SPEC 5.10).
+    /// The subscription's `metadata` (`user_id`: the buyer's account, CONTRACT "Whose purchase it is").
     public var metadata: [String: String] = [:]
 
     public init(
@@ -150,7 +150,7 @@ public actor StripeSimulator: SimulatorRoute {
         customers[customerID] = subscriptions
     }
 
-    /// Sets the customer's `metadata` (`user_id`: the buyer's account, SPEC 5.10).
+    /// Sets the customer's `metadata` (`user_id`: the buyer's account, CONTRACT "Whose purchase it is").
     public func setCustomerMetadata(_ metadata: [String: String], forCustomer customerID: String) {
         customerMetadata[customerID] = metadata
     }

@@ -216,7 +216,7 @@ public struct StripeRefund: Decodable, Sendable, Hashable {
     public var id: String?
     public var amount: Int64?
     public var created: Date?
-    /// True when `created` was sent but is not a whole Unix time in 1970...2200 (SPEC 5.11): never a date, never
+    /// True when `created` was sent but is not a whole Unix time in 1970...2200 (CONTRACT "Hostile answers and bounded work"): never a date, never
     /// read as absent.
     public var createdUnusable = false
     /// `pending`, `requires_action`, `succeeded`, `failed` or `canceled`.

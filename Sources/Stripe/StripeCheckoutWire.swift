@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 
 // Stripe's Checkout Sessions (`GET /v1/checkout/sessions?customer=…`, `expand[]=data.line_items`) and their line
-// items (`GET /v1/checkout/sessions/{id}/line_items`): how a customer paid for a one-time price (SPEC 5.3). Decoded
+// items (`GET /v1/checkout/sessions/{id}/line_items`): how a customer paid for a one-time price (CONTRACT "Sources and the decision"). Decoded
 // leniently like every Stripe object (`StripeWire.swift`): a missing, null or mistyped field is nil, timestamps are
 // strict (`unusableDates`). Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target.
 

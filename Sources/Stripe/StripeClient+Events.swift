@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 
-/// What reading Stripe's events over a window gave (SPEC 5.1 store feeds).
+/// What reading Stripe's events over a window gave (CONTRACT "Which users a run asks about" store feeds).
 public struct StripeEventFeed: Sendable, Hashable {
     /// The customer id of each event that names one, one per event id, in the order read (newest first).
     public var customerIDs: [String] = []

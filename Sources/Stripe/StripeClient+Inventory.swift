@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 
-/// What reading Stripe's inventory gave (SPEC 5.1): every subscription listed `active`, `trialing` or `past_due`.
+/// What reading Stripe's inventory gave (CONTRACT "Which users a run asks about"): every subscription listed `active`, `trialing` or `past_due`.
 public struct StripeInventory: Sendable, Hashable {
     /// The subscriptions, once each by id, in the order read (status by status).
     public var subscriptions: [StripeSubscription] = []
@@ -25,7 +25,7 @@ extension StripeClient {
     /// The statuses the inventory lists, one list call each (Stripe's `status` filter takes one value).
     public static let inventoryStatuses = ["active", "trialing", "past_due"]
 
-    /// Every live subscription (SPEC 5.1): `GET /v1/subscriptions?status=<s>&limit=100&expand[]=data.customer` for
+    /// Every live subscription (CONTRACT "Which users a run asks about"): `GET /v1/subscriptions?status=<s>&limit=100&expand[]=data.customer` for
     /// each of `inventoryStatuses`, every page by `has_more` and `starting_after` (at most `maxInventoryPages` a
     /// status), each page strictly decoded (`StripeInventoryPage`). Any request failing, any malformed page, any list
     /// ending incomplete (`everyPage`) fails the whole inventory: it is used whole or not at all. Each request runs

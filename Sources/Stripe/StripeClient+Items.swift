@@ -1,7 +1,7 @@
 import Foundation
 
 extension StripeClient {
-    /// `subscription` with every item it has (SPEC 5.11). A subscription embeds the first page of its items; when
+    /// `subscription` with every item it has (CONTRACT "Hostile answers and bounded work"). A subscription embeds the first page of its items; when
     /// that list says `has_more: true` (or does not say), the items are read from
     /// `GET /v1/subscription_items?subscription=sub_…` instead, every page by the same rules as every Stripe list
     /// (`everyPage`): an incomplete list is an error for the user, never a tier judged on some of its items.

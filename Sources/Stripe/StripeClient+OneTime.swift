@@ -6,7 +6,7 @@ extension StripeClient {
     static let checkoutExpansion =
         "\(encoded("expand[]"))=\(encoded("data.line_items"))&\(encoded("expand[]"))=\(encoded("data.customer"))"
 
-    /// The one-time prices `customerID` paid for (SPEC 5.3), as non-expiring facts (`StripeOneTimeMapping`).
+    /// The one-time prices `customerID` paid for (CONTRACT "Sources and the decision"), as non-expiring facts (`StripeOneTimeMapping`).
     ///
     /// `GET /v1/checkout/sessions?customer=…&status=complete&limit=100&expand[]=data.line_items`, every page by the
     /// rules of every Stripe list (`everyPage`: a page without `has_more`, or a cursor seen before, is an error); a

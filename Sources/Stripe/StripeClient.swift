@@ -72,7 +72,7 @@ public struct StripeClient: Sendable {
     /// an error, except Stripe's `resource_missing` on the first page when `absenceOnFirstPage` (then the list is
     /// empty; further on, the cursor vanished). A page without `has_more`, or with `has_more` and no last id to
     /// continue after, or a last id already continued after (a cursor seen before), ends the list as incomplete: an
-    /// error, at once; a list is never taken in part (SPEC 5.11).
+    /// error, at once; a list is never taken in part (CONTRACT "Hostile answers and bounded work").
     func everyPage<Element>(
         base: String, id: String, what: String, decode: (Data) throws -> StripeList<Element>, elementID: KeyPath<Element, String?>,
         maxPages: Int? = nil, absenceOnFirstPage: Bool = false, tooMany: StripeError? = nil, onPage: ([Element]) -> Void

@@ -20,7 +20,7 @@ public struct StripeConfiguration: Sendable, CustomStringConvertible {
     /// error (the feed is reported failed, never read in part).
     public var maxEventPages: Int
     /// Most pages of `GET /v1/subscriptions?status=…` (100 subscriptions a page) the inventory reads per status
-    /// (SPEC 5.1); more fails the inventory (never used in part).
+    /// (CONTRACT "Which users a run asks about"); more fails the inventory (never used in part).
     public var maxInventoryPages: Int
 
     public static let defaultBaseURL = "https://api.stripe.com"

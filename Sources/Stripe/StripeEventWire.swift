@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-// Stripe's events list (`GET /v1/events`), decoded leniently for the store feed (SPEC 5.1).
+// Stripe's events list (`GET /v1/events`), decoded leniently for the store feed (CONTRACT "Which users a run asks about").
 //
 // Only what finds the user is read: the event's `id` (deduplication), `type`, `created`, `livemode`, and from
 // `data.object` its `object`, `id` and `customer` (a `cus_…` string, or an expanded customer's `id`); a charge is
@@ -24,7 +24,7 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
     /// `customer.subscription.updated`, `charge.refunded`, …
     public var type: String?
     public var created: Date?
-    /// True when `created` was sent but is not a whole Unix time in 1970...2200 (SPEC 5.11).
+    /// True when `created` was sent but is not a whole Unix time in 1970...2200 (CONTRACT "Hostile answers and bounded work").
     public var createdUnusable = false
     public var livemode: Bool?
     /// `data.object.object`: `subscription`, `charge`, `dispute`, …
@@ -85,7 +85,7 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
             : nil
     }
 
-    /// The purchases a subscription event's snapshot states (SPEC 5.10: `FeedEntries.purchases`), mapped as a lookup
+    /// The purchases a subscription event's snapshot states (CONTRACT "Whose purchase it is": `FeedEntries.purchases`), mapped as a lookup
     /// maps the subscription (`StripeInventoryPage.purchases`), with the customer it names; empty for other events.
     public var statedPurchases: [StripeCustomerPurchase] {
         guard let subscription else { return [] }
@@ -94,7 +94,7 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
         return StripeInventoryPage.purchases([named])
     }
 
-    /// The refunded purchase a `charge.refunded` event states (SPEC 5.7), or nil. Only a fully refunded charge
+    /// The refunded purchase a `charge.refunded` event states (CONTRACT "Finance figures"), or nil. Only a fully refunded charge
     /// (`refunded: true`) is a refunded purchase: a partial refund is not. Keyed by the charge's payment intent
     /// (`pi_…`), else the charge (`ch_…`), the id the Stripe lookup keys the same refund by (`refundTransactionID`);
     /// refunded at the latest `created` of its `succeeded` refunds, else the event's `created`; the amount is
@@ -106,7 +106,7 @@ public struct StripeEvent: Decodable, Sendable, Hashable {
         let chargeID = (charge.id ?? objectID).flatMap { $0.isEmpty ? nil : $0 }
         guard let key = charge.paymentIntent.flatMap({ $0.isEmpty ? nil : $0 }) ?? chargeID else { return nil }
         let succeeded = (charge.refunds ?? []).filter { $0.status == "succeeded" }
-        // A date sent but unusable is never replaced by another (SPEC 5.11): no refund is read from this event.
+        // A date sent but unusable is never replaced by another (CONTRACT "Hostile answers and bounded work"): no refund is read from this event.
         guard !createdUnusable, !succeeded.contains(where: \.createdUnusable) else { return nil }
         guard let refundedAt = succeeded.compactMap(\.created).max() ?? created else { return nil }
         let price = StripeRefundMapping.price(of: [charge])

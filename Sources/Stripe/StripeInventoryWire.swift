@@ -1,11 +1,11 @@
 import Foundation
 import SubreconCore
 
-// The Stripe inventory's pages (SPEC 5.1: `GET /v1/subscriptions?status=…&expand[]=data.customer`), decoded
+// The Stripe inventory's pages (CONTRACT "Which users a run asks about": `GET /v1/subscriptions?status=…&expand[]=data.customer`), decoded
 // strictly: a page is the usual list (`StripeList`: `data` an array of objects, `has_more` read by the client), and
 // every element must be a subscription with a non-empty `id` (the cursor) and a customer (an id string or an expanded
 // customer's `id`: the value of the row's `stripe_customer_id`). An element without either makes the page malformed
-// and the whole inventory unused: a list read in part is never taken for the whole (SPEC 5.11).
+// and the whole inventory unused: a list read in part is never taken for the whole (CONTRACT "Hostile answers and bounded work").
 //
 // Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target ('I').
 

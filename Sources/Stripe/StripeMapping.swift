@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-// From a Stripe subscription to the core's facts (SPEC 5.2, 5.3, 5.7). Pure; imports Foundation and SubreconCore
+// From a Stripe subscription to the core's facts (CONTRACT "Sources and the decision", "Finance figures"). Pure; imports Foundation and SubreconCore
 // only (`scripts/fuzz` compiles it into the fuzz target).
 
 /// How one Stripe subscription becomes `StoreFact`s: one per item.
@@ -23,13 +23,13 @@ import SubreconCore
 /// - `autoRenew` is `!cancel_at_period_end` (nil when not stated), false when `cancel_at` falls in the period.
 /// - `livemode: false` is a sandbox purchase, `true` a live one, missing unknown.
 /// - Ended (`canceled`, …) with `cancellation_details.reason` = `payment_disputed`: refunded at `ended_at` (else
-///   `canceled_at`), SPEC 5.3.
-/// - The renewal price (SPEC 5.7; what was paid is not stated here) is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
+///   `canceled_at`), CONTRACT "Sources and the decision".
+/// - The renewal price (CONTRACT "Finance figures"; what was paid is not stated here) is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
 ///   either is missing or the currency is not a known ISO code.
-/// - `accountToken` (SPEC 5.10) is the subscription's `metadata.user_id`, else its expanded customer's
+/// - `accountToken` (CONTRACT "Whose purchase it is") is the subscription's `metadata.user_id`, else its expanded customer's
 ///   (`StripeSubscription.accountToken`).
 /// - `originalTransactionID` and `storeTransactionID` are the subscription id (`sub_…`); the item ids (`si_…`) are
-///   aliases; the line (SPEC 5.10) is the subscription id and the item id. The subscription id is a line key, never
+///   aliases; the line (CONTRACT "Whose purchase it is") is the subscription id and the item id. The subscription id is a line key, never
 ///   written into a `users` column.
 public enum StripeMapping {
     public static func storeState(status: String?) -> StoreState? {
@@ -60,7 +60,7 @@ public enum StripeMapping {
         if let field = (subscription.unusableDates + items.flatMap(\.unusableDates)).first {
             return failure("Stripe subscription \(name) states a \(field) that is not a Unix time in 1970...2200")
         }
-        // Judged on some of its items, a subscription could lose (or gain) a tier it does not (SPEC 5.11).
+        // Judged on some of its items, a subscription could lose (or gain) a tier it does not (CONTRACT "Hostile answers and bounded work").
         guard subscription.itemsHaveMore != true else {
             return failure("Stripe subscription \(name) lists only part of its items (items.has_more)")
         }
@@ -104,7 +104,7 @@ public enum StripeMapping {
     }
 
     /// Canceled because the payment was disputed: the line ends refunded at `ended_at` (else `canceled_at`), never
-    /// expired (SPEC 5.3); nil otherwise.
+    /// expired (CONTRACT "Sources and the decision"); nil otherwise.
     static func disputedAt(_ subscription: StripeSubscription, _ state: StoreState) -> Date? {
         guard state == .expired, subscription.cancellationReason == "payment_disputed" else { return nil }
         return subscription.endedAt ?? subscription.canceledAt

@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-// From a Stripe Checkout Session to the core's facts for one-time prices (SPEC 5.3). Pure; Foundation and
+// From a Stripe Checkout Session to the core's facts for one-time prices (CONTRACT "Sources and the decision"). Pure; Foundation and
 // SubreconCore only (`scripts/fuzz` compiles it into the fuzz target).
 
 /// How a customer's paid one-time prices become non-expiring `StoreFact`s.

@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 
 // From a subscription's latest invoice, its payments and their charges to a full refund of the current period
-// (SPEC 5.3, 5.7). Pure; imports Foundation and SubreconCore only (`scripts/fuzz` compiles it into the fuzz target).
+// (CONTRACT "Sources and the decision", "Finance figures"). Pure; imports Foundation and SubreconCore only (`scripts/fuzz` compiles it into the fuzz target).
 
 /// One paid payment of a latest invoice (`status: paid`, `amount_paid` > 0 or unknown) and the charges Stripe lists
 /// for it (empty when the payment names neither a payment intent nor a charge, e.g. an out-of-band payment).
@@ -164,7 +164,7 @@ public enum StripeRefundMapping {
     }
 
     /// `facts` with the refund stated on each fact of subscription `subscriptionID` (`lookupID`): `refundedAt`,
-    /// `price` (what was paid, SPEC 5.7) and `refundTransactionID`. The core judges the period refunded when the
+    /// `price` (what was paid, CONTRACT "Finance figures") and `refundTransactionID`. The core judges the period refunded when the
     /// refund is at or after the period's start.
     public static func apply(_ refund: StripePeriodRefund, subscriptionID: String, to facts: [StoreFact]) -> [StoreFact] {
         facts.map { fact in

@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-// The buyer's account as Stripe states it (SPEC 5.10): `metadata.user_id` on the subscription, else on its customer
+// The buyer's account as Stripe states it (CONTRACT "Whose purchase it is"): `metadata.user_id` on the subscription, else on its customer
 // when the customer object is expanded (`expand[]=data.customer`). Strict: only a JSON string of 1...500 characters
 // (Stripe's own limit for a metadata value) is an account; a number, a boolean, an object, null, an empty or longer
 // string is "not stated" (nil), never a guess, and never a failure of the user (the account only decides ownership).
@@ -37,7 +37,7 @@ public enum StripeAccount {
 }
 
 extension StripeSubscription {
-    /// The buyer's account Stripe states for this subscription (SPEC 5.10): its own `metadata.user_id`, else its
+    /// The buyer's account Stripe states for this subscription (CONTRACT "Whose purchase it is"): its own `metadata.user_id`, else its
     /// expanded customer's; nil when neither states one.
     public var accountToken: String? { metadataUserID ?? customerUserID }
 }

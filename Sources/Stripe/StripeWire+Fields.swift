@@ -92,7 +92,7 @@ extension KeyedDecodingContainer {
     }
 }
 
-/// A Stripe timestamp field as sent: absent (missing or null), an instant, or present but unusable (SPEC 5.11).
+/// A Stripe timestamp field as sent: absent (missing or null), an instant, or present but unusable (CONTRACT "Hostile answers and bounded work").
 public enum StripeTimestamp: Sendable, Hashable {
     case absent
     case at(Date)

@@ -55,7 +55,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var object: String?
     /// The customer id (`cus_…`), or the `id` of an expanded customer object.
     public var customer: String?
-    /// The buyer's account the subscription's own `metadata.user_id` states (SPEC 5.10, `StripeAccount`); nil when
+    /// The buyer's account the subscription's own `metadata.user_id` states (CONTRACT "Whose purchase it is", `StripeAccount`); nil when
     /// not stated.
     public var metadataUserID: String?
     /// The buyer's account the expanded customer's `metadata.user_id` states; nil when the customer is an id string
@@ -85,7 +85,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     public var itemsHaveMore: Bool? = false
     /// `latest_invoice`: an id, or the expanded invoice; nil when missing, null or unreadable.
     public var latestInvoice: StripeInvoice?
-    /// The timestamp fields sent but unusable (not a whole Unix time in 1970...2200, SPEC 5.11): the mapping then
+    /// The timestamp fields sent but unusable (not a whole Unix time in 1970...2200, CONTRACT "Hostile answers and bounded work"): the mapping then
     /// fails the user closed rather than read them as absent.
     public var unusableDates: [String] = []
 
@@ -176,7 +176,7 @@ public struct StripeSubscriptionItem: Decodable, Sendable, Hashable {
     /// nil when missing or not a whole number in `Int64`.
     public var quantity: Int64?
     public var price: StripePrice?
-    /// The period fields sent but unusable (SPEC 5.11), as for `StripeSubscription.unusableDates`.
+    /// The period fields sent but unusable (CONTRACT "Hostile answers and bounded work"), as for `StripeSubscription.unusableDates`.
     public var unusableDates: [String] = []
 
     public init(

@@ -6,7 +6,7 @@ import SubreconDatabase
 import SubreconJob
 
 extension Commands {
-    /// `subrecon explain USER_ID` (SPEC 5.9): reads the user's row, asks every configured source exactly as a run
+    /// `subrecon explain USER_ID` (CONTRACT "Commands"): reads the user's row, asks every configured source exactly as a run
     /// would (same clients, same verification; the receipt bridge reads stored receipts), and explains the verdict at
     /// `asOf`. Changes nothing, queues nothing. Throws `CommandFailure(.noInput)` when the user has no row.
     /// The sources get `deadline` for all their requests together (`--timeout`): past it they are a fetch error.

@@ -5,7 +5,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconJob
 
-/// Everything `subrecon` reads from the environment (SPEC 3), validated once, before anything is touched.
+/// Everything `subrecon` reads from the environment (CONTRACT "Environment"), validated once, before anything is touched.
 /// `description` never shows a secret.
 public struct SubreconConfiguration: Sendable, CustomStringConvertible {
     public var database: DatabaseSettings
@@ -31,7 +31,7 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
             + storeTexts.joined(separator: ", ") + ", environment: \(environment.rawValue))"
     }
 
-    /// True when at least one source is configured (SPEC 3: `run` needs one).
+    /// True when at least one source is configured (CONTRACT "Environment": `run` needs one).
     public var hasSource: Bool { revenueCat != nil || !stores.isEmpty }
 
     /// Reads and validates the configuration. `requireSource` is true for `run` and `explain`: at least one source

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why a user was a candidate of a run (SPEC 5.6 `candidate_reason`).
+/// Why a user was a candidate of a run (CONTRACT "Reports" `candidate_reason`).
 ///
 /// The rule reasons are named here; a store feed's reason (`apple_notification`, `google_voided`, `stripe_event`) is
 /// declared by the store's adapter with `feed(_:)`. Reasons sort rules first, then feeds (by name), then the sweep,
@@ -19,17 +19,17 @@ public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Co
 
     private init(known: String) { rawValue = known }
 
-    /// SPEC 5.1 rule 1: a tier whose paid period is over by the database's own account.
+    /// CONTRACT "Which users a run asks about" rule 1: a tier whose paid period is over by the database's own account.
     public static let expired = CandidateReason(known: "expired")
-    /// SPEC 5.1 rule 2: `subscription_status = 'billing_issue'`.
+    /// CONTRACT "Which users a run asks about" rule 2: `subscription_status = 'billing_issue'`.
     public static let billingIssue = CandidateReason(known: "billing_issue")
-    /// SPEC 5.1 rule 3: recently lapsed (`expired`, `canceled`, `refunded` within the lookback).
+    /// CONTRACT "Which users a run asks about" rule 3: recently lapsed (`expired`, `canceled`, `refunded` within the lookback).
     public static let lapsed = CandidateReason(known: "lapsed")
     /// The rolling sweep's share of tier holders tonight.
     public static let sweep = CandidateReason(known: "sweep")
-    /// The sweep of rows holding no tier tonight (`--sweep-free-days`, SPEC 5.1, 5.10).
+    /// The sweep of rows holding no tier tonight (`--sweep-free-days`, CONTRACT "Which users a run asks about", "Whose purchase it is").
     public static let sweepFree = CandidateReason(known: "sweep_free")
-    /// A purchase no row named, whose store named this user's account (SPEC 5.10 linking).
+    /// A purchase no row named, whose store named this user's account (CONTRACT "Whose purchase it is" linking).
     public static let linkedPurchase = CandidateReason(known: "linked_purchase")
     /// Listed in `--users-file`.
     public static let usersFile = CandidateReason(known: "users_file")
@@ -60,7 +60,7 @@ public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Co
 
     public var description: String { rawValue }
 
-    /// The SPEC 5.1 rules `row` meets at `asOf` (the database's own account), in rule order.
+    /// The CONTRACT "Which users a run asks about" rules `row` meets at `asOf` (the database's own account), in rule order.
     public static func nightlyRules(row: UserRow, asOf: Date, lookbackDays: Int) -> [CandidateReason] {
         var reasons: [CandidateReason] = []
         if row.currentTier > 0, let end = row.endDate, end < asOf, !(row.graceEndsAt.map { $0 > asOf } ?? false) {

@@ -1,8 +1,8 @@
 import Foundation
 
-// The absence rule per purchase line (SPEC 5.10): which facts may end the tier a row states.
+// The absence rule per purchase line (CONTRACT "Whose purchase it is"): which facts may end the tier a row states.
 
-/// The absence rule per line (SPEC 5.10): without RevenueCat's full answer, a truth below the row's tier stands only
+/// The absence rule per line (CONTRACT "Whose purchase it is"): without RevenueCat's full answer, a truth below the row's tier stands only
 /// when a store stated the end of the row's own line; otherwise the user is `unknown_at_source`, untouched.
 func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evidence, conflicts: [SourceConflict]) -> Verdict? {
     guard truth.tier < row.currentTier, !facts.subscriberKnown,
@@ -63,7 +63,7 @@ func applyingLineRefunds(_ purchases: [PurchaseFact], asOf: Date) -> [PurchaseFa
     }
 }
 
-/// The `iap_original_transaction_id` a change writes (SPEC 4, 5.10: columns keep their meaning): an App Store
+/// The `iap_original_transaction_id` a change writes (CONTRACT "Database", "Whose purchase it is": columns keep their meaning): an App Store
 /// purchase's original transaction id; for any other store the row's value.
 func appleOriginalTransactionID(_ purchase: PurchaseFact, row: UserRow) -> String? {
     guard purchase.store.isApple else { return row.originalTransactionID }

@@ -1,6 +1,6 @@
 import Foundation
 
-// Whose purchase it is (SPEC 5.10): ownership, linking and stale identifiers, pure.
+// Whose purchase it is (CONTRACT "Whose purchase it is"): ownership, linking and stale identifiers, pure.
 
 /// True when `stated`, the buyer's account a store named, is this row's: its user id or its `account_token`. An
 /// Apple `appAccountToken` is a UUID, compared case-insensitively; the other stores' values exactly (`BuyerAccount`).
@@ -13,7 +13,7 @@ func rowIdentifier(_ origin: FactOrigin, row: UserRow) -> String? {
     origin.authorityStore?.isApple == true ? row.originalTransactionID : row.identifiers[origin]
 }
 
-/// The verdict for a row a store's answer does not belong to (SPEC 5.10), or nil: a store fact naming a buyer's
+/// The verdict for a row a store's answer does not belong to (CONTRACT "Whose purchase it is"), or nil: a store fact naming a buyer's
 /// account that is neither the user's id nor the row's `account_token`, or a purchase linked tonight whose
 /// identifier would overwrite a different one in the row (not a newer identifier of the same line). Untouched,
 /// `ownership_conflict`, listed for a person, whatever else the sources say.
@@ -47,7 +47,7 @@ func ownershipConflict(row: UserRow, facts: SourceFacts) -> Verdict? {
         error: reasons.joined(separator: "; ") + "; row left as it was")
 }
 
-/// Sets `truth`'s store identifiers to the row's, writes into them the identifiers SPEC 5.10 has the change write, and returns their drift kinds: a purchase
+/// Sets `truth`'s store identifiers to the row's, writes into them the identifiers CONTRACT "Whose purchase it is" has the change write, and returns their drift kinds: a purchase
 /// linked tonight that its store answered about (`linked_purchase` into an empty column, `stale_identifier` over an
 /// older identifier of the same line), and the App Store original transaction of the line that entitles now when the
 /// row names an older one (`stale_identifier`). Each identifier goes only into its own store's column; a production

@@ -31,7 +31,7 @@ public enum Judged: Sendable, Hashable {
     }
 }
 
-/// Judges one purchase at `asOf` (SPEC 5.3, per subscription) from what its source stated, and nothing else.
+/// Judges one purchase at `asOf` (CONTRACT "Sources and the decision", per subscription) from what its source stated, and nothing else.
 ///
 /// A subscription or non-renewing purchase without a stated end is unknown, never lifetime; only a purchase the
 /// source states is non-expiring entitles without an end. A refund counts only for the period it falls in (at or
@@ -89,7 +89,7 @@ public func judge(_ purchase: PurchaseFact, asOf: Date) -> Judged {
     return known(false, .expired, expires)
 }
 
-/// RevenueCat's one-time purchases (`non_subscriptions`) with the kind their entitlements state (SPEC 5.3): an
+/// RevenueCat's one-time purchases (`non_subscriptions`) with the kind their entitlements state (CONTRACT "Sources and the decision"): an
 /// entitlement naming the product with `expires_date: null` makes it non-expiring; with a date, the latest purchase
 /// of the product is a non-renewing pass ending then, and earlier ones ended no later (RevenueCat names the purchase
 /// with the furthest-out expiry). A product no entitlement names keeps an unstated kind, unless the entitlement the
@@ -140,7 +140,7 @@ func resolvingOneTimePurchases(
     return resolved
 }
 
-/// Decides the truth for one user at `context.asOf` and compares it with the row (SPEC 5.3–5.4).
+/// Decides the truth for one user at `context.asOf` and compares it with the row (CONTRACT "Sources and the decision", "Applying").
 ///
 /// Pure: no clock, no I/O. The verdict says what to write and what to report; the caller applies it.
 /// Fails closed: an error from any source, an active entitlement no product is named for, or a purchase whose
@@ -218,7 +218,7 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
 }
 
 /// The verdict's finance price (of its first finance category, from the purchase the truth is about) and the refunds
-/// seen among `purchases`; a production run counts no sandbox refund (SPEC 5.3).
+/// seen among `purchases`; a production run counts no sandbox refund (CONTRACT "Sources and the decision").
 func addFinance(to verdict: inout Verdict, price about: PurchaseFact?, purchases: [PurchaseFact], context: DecisionContext) {
     let categories = FinanceCategory.of(
         dbTier: verdict.row.currentTier, truthTier: verdict.truth?.tier, truthStatus: verdict.truth?.status.rawValue,
@@ -314,7 +314,7 @@ struct Evidence {
     }
 }
 
-/// The truth at T (SPEC 5.3, per user) and the purchase it is about: the granting purchase; with nothing entitled,
+/// The truth at T (CONTRACT "Sources and the decision", per user) and the purchase it is about: the granting purchase; with nothing entitled,
 /// the most recent purchase (`refunded` or `paused` when it is, else `expired`); with no purchase at all, tier 0.
 func truthAndPurchase(
     row: UserRow, granting: Granting?, considered: [(purchase: PurchaseFact, judgement: PurchaseJudgement)], asOf: Date
@@ -367,8 +367,8 @@ func unknownText(_ facts: SourceFacts) -> String {
     return parts.joined(separator: "; ")
 }
 
-/// Replaces RevenueCat's view of a store's purchase with the store's own (SPEC 5.2: each store is the authority for
-/// its own purchases), recording disagreements, about the same purchase line only (SPEC 5.10): a store's purchase
+/// Replaces RevenueCat's view of a store's purchase with the store's own (CONTRACT "Sources and the decision": each store is the authority for
+/// its own purchases), recording disagreements, about the same purchase line only (CONTRACT "Whose purchase it is"): a store's purchase
 /// matches a RevenueCat purchase of the same store whose line shares a key (of the same product when several do).
 /// A store's answer about another line (an older token, another original transaction) stands beside RevenueCat's
 /// entries as evidence about that line alone; a RevenueCat entry naming no line is matched by nothing.

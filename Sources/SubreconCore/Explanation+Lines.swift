@@ -1,6 +1,6 @@
 import Foundation
 
-// `explain`'s purchase lines (SPEC 5.9, 5.10): each line, its keys, the sources that spoke about it, whose it is
+// `explain`'s purchase lines (CONTRACT "Commands", "Whose purchase it is"): each line, its keys, the sources that spoke about it, whose it is
 // and why, and whether it was linked tonight, names a newer identifier than the row's, or is in conflict.
 
 extension Explanation {

@@ -4,7 +4,7 @@ import Foundation
 // every exhaustive switch over it, all in this file). Everything else about a store (its `users` column, feed,
 // request budget, configuration) is declared by its adapter in the composition root's `StoreRegistry`.
 
-/// Which system a fact came from; the raw values are the names of SPEC 5.6's `sources` column.
+/// Which system a fact came from; the raw values are the names of CONTRACT "Reports"'s `sources` column.
 public enum FactOrigin: String, Sendable, Codable, Hashable, CaseIterable {
     case revenueCat = "revenuecat"
     /// The App Store Server API.
@@ -14,7 +14,7 @@ public enum FactOrigin: String, Sendable, Codable, Hashable, CaseIterable {
     case stripe
     case googlePlay = "google_play"
 
-    /// The store whose purchases this source is the authority for (SPEC 5.2); nil for RevenueCat, which aggregates.
+    /// The store whose purchases this source is the authority for (CONTRACT "Sources and the decision"); nil for RevenueCat, which aggregates.
     public var authorityStore: StoreKind? {
         switch self {
         case .revenueCat: nil
@@ -58,7 +58,7 @@ public struct StoreKind: RawRepresentable, Sendable, Hashable, Codable, CustomSt
 
     public var isApple: Bool { self == .appStore || self == .macAppStore }
 
-    /// The `users.subscription_source` value for this store (SPEC section 4); other stores keep their own name.
+    /// The `users.subscription_source` value for this store (CONTRACT "Database"); other stores keep their own name.
     public var subscriptionSource: String {
         switch self {
         case .appStore, .macAppStore: "apple_iap"
@@ -71,7 +71,7 @@ public struct StoreKind: RawRepresentable, Sendable, Hashable, Codable, CustomSt
 
     public var description: String { rawValue }
 
-    /// The forms an id of this store takes for the same purchase line (SPEC 5.10): the id itself, and for Google Play
+    /// The forms an id of this store takes for the same purchase line (CONTRACT "Whose purchase it is"): the id itself, and for Google Play
     /// an order id without its renewal suffix (`GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`).
     public func lineKeys(of id: String) -> [String] {
         guard self == .playStore, let range = id.range(of: "..", options: .backwards) else { return [id] }
@@ -90,7 +90,7 @@ public struct StoreKind: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     }
 }
 
-/// A `users` column that holds one store's identifiers (SPEC section 4), as the store's adapter declares it in the
+/// A `users` column that holds one store's identifiers (CONTRACT "Database"), as the store's adapter declares it in the
 /// registry: the database selects it into `UserRow.identifiers[origin]`, a feed finds rows by it, `explain` shows it.
 public struct IdentifierColumn: Sendable, Hashable {
     /// The source that asks by this identifier.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One recorded attempt to read a store feed over `[since, until)` (SPEC 5.11).
+/// One recorded attempt to read a store feed over `[since, until)` (CONTRACT "Hostile answers and bounded work").
 public struct FeedAttempt: Sendable, Hashable {
     public var since: Date
     public var until: Date
@@ -29,7 +29,7 @@ public struct FeedWindow: Sendable, Hashable {
     public var isEmpty: Bool { since >= until }
 }
 
-/// Where a nightly run starts and ends reading a store feed (SPEC 5.1, 5.11). Pure: the attempts come from the
+/// Where a nightly run starts and ends reading a store feed (CONTRACT "Which users a run asks about", "Hostile answers and bounded work"). Pure: the attempts come from the
 /// database, the instant of the read from the caller's clock.
 public enum FeedWindowRule {
     /// A feed never read looks this many days back from as-of.

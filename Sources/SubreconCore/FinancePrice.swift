@@ -4,7 +4,7 @@ import Foundation
 public enum Ownership: String, Sendable, Codable, Hashable, CaseIterable {
     /// Bought by the account that holds it.
     case purchased
-    /// Shared through Family Sharing: grants the tier, but nobody in the household paid for it (SPEC 5.7).
+    /// Shared through Family Sharing: grants the tier, but nobody in the household paid for it (CONTRACT "Finance figures").
     case familyShared = "family_shared"
 }
 
@@ -19,7 +19,7 @@ public enum PeriodType: String, Sendable, Codable, Hashable, CaseIterable {
     case intro
 }
 
-/// Which price a finance figure carries (SPEC 5.7 `price_basis`).
+/// Which price a finance figure carries (CONTRACT "Finance figures" `price_basis`).
 public enum PriceBasis: String, Sendable, Codable, Hashable, CaseIterable {
     /// What was paid for the period (refunded value).
     case paid
@@ -33,7 +33,7 @@ public enum PriceBasis: String, Sendable, Codable, Hashable, CaseIterable {
     case unknown
 }
 
-/// The finance figure a verdict belongs to (SPEC 5.7). A user is in at most one refund figure, and may be both in
+/// The finance figure a verdict belongs to (CONTRACT "Finance figures"). A user is in at most one refund figure, and may be both in
 /// billing issue and restored (both priced at the next renewal).
 public enum FinanceCategory: String, Sendable, Codable, Hashable, CaseIterable {
     /// A tier revoked by a refund or revocation.
@@ -46,7 +46,7 @@ public enum FinanceCategory: String, Sendable, Codable, Hashable, CaseIterable {
     /// Whether the figure is priced at the next renewal (else at what was paid).
     public var usesRenewalPrice: Bool { self != .refund }
 
-    /// The categories of a reported user, from the row as read, the truth and the action (SPEC 5.7); empty for a
+    /// The categories of a reported user, from the row as read, the truth and the action (CONTRACT "Finance figures"); empty for a
     /// user in none (and for a skipped user, who has no truth).
     public static func of(dbTier: Int, truthTier: Int?, truthStatus: String?, action: String) -> [FinanceCategory] {
         guard let truthTier, let truthStatus else { return [] }
@@ -73,7 +73,7 @@ public struct FinancePrice: Sendable, Codable, Hashable {
 
     public static let unknown = FinancePrice(amount: nil, currency: nil, basis: .unknown)
 
-    /// The price of `purchase` for a figure (SPEC 5.7):
+    /// The price of `purchase` for a figure (CONTRACT "Finance figures"):
     /// - family shared: 0 (`family_shared`), in the currency the source stated, if any;
     /// - refund: the purchase's own paid price (`paid`), 0 for a free trial (`trial`);
     /// - billing issue and restored: the next renewal's price as stated (`renewal`); without one, 0 for a free trial
@@ -111,7 +111,7 @@ extension Money {
     }
 }
 
-/// A refunded or revoked purchase seen in a source's answer (SPEC 5.7 refund review): kept once per store
+/// A refunded or revoked purchase seen in a source's answer (CONTRACT "Finance figures" refund review): kept once per store
 /// transaction. Never a tier action.
 public struct SeenRefund: Sendable, Codable, Hashable {
     /// The store the purchase was made in (`app_store`, `play_store`, `stripe`, ...).
@@ -152,7 +152,7 @@ public struct SeenRefund: Sendable, Codable, Hashable {
     }
 }
 
-/// One user on the refund review list (SPEC 5.7): how many refunds were seen in the window, in which stores, and
+/// One user on the refund review list (CONTRACT "Finance figures"): how many refunds were seen in the window, in which stores, and
 /// when the first and last were. A list for a person to look at, never a tier action.
 public struct RefundReviewEntry: Sendable, Hashable {
     public var userID: String

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The purchase line a fact is about (SPEC 5.10): one store's purchase, keyed by the store's stable ids. Two facts
+/// The purchase line a fact is about (CONTRACT "Whose purchase it is"): one store's purchase, keyed by the store's stable ids. Two facts
 /// are about the same line when they are of the same store and share a key. App Store: the original transaction id
 /// (and the transaction ids RevenueCat or a lookup used); Google Play: the purchase token, the token it links to
 /// (`linkedPurchaseToken`) and its order ids without their `..N` renewal suffix; Stripe: the subscription id (and its

@@ -100,13 +100,13 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// Trial, introductory/offer or normal period; nil when the source did not say.
     public var periodType: PeriodType?
     /// Other ids the same product is known by, tried in order when `productID` is not in `product_tiers` (Stripe:
-    /// the price id `price_…` after the product id `prod_…`, SPEC 5.2).
+    /// the price id `price_…` after the product id `prod_…`, CONTRACT "Sources and the decision").
     public var alternateProductIDs: [String] = []
     /// The store's id of the refunded payment when it is not the purchase's own transaction id (Stripe: the
     /// refunded payment intent `pi_…`, else charge `ch_…`, of the period's invoice); the refund review keys the
-    /// refund by it (SPEC 5.7), so a refund seen in a feed and in a lookup is one row.
+    /// refund by it (CONTRACT "Finance figures"), so a refund seen in a feed and in a lookup is one row.
     public var refundTransactionID: String?
-    /// The purchase line this fact is about (SPEC 5.10); nil when its source named none (then no other fact is
+    /// The purchase line this fact is about (CONTRACT "Whose purchase it is"); nil when its source named none (then no other fact is
     /// known to be about the same purchase).
     public var line: PurchaseLine?
     /// Who bought it, as the source states it (`Buyer`): required, so no mapping can forget it.
@@ -197,7 +197,7 @@ extension PurchaseFact {
 }
 
 /// A store's own view of one of its purchases (Apple, Stripe, Google Play), fetched with `lookupID`. The store is
-/// the authority for it over RevenueCat's view of the same purchase (SPEC 5.2).
+/// the authority for it over RevenueCat's view of the same purchase (CONTRACT "Sources and the decision").
 public struct StoreFact: Sendable, Hashable, Codable {
     /// The identifier the store was asked about (Apple transaction id, Stripe customer or subscription id, Google
     /// purchase token).
@@ -257,7 +257,7 @@ public struct SourceFacts: Sendable, Hashable {
     /// Sources asked that answered they do not know the user's identifier (Apple's 4040010, Stripe's or Google's
     /// 404): absence, not evidence.
     public var unknownTo: [FactOrigin] = []
-    /// Every source asked for this user, in the order asked (SPEC 5.6 `sources`).
+    /// Every source asked for this user, in the order asked (CONTRACT "Reports" `sources`).
     public var asked: [FactOrigin] = []
     public var errors: [SourceError]
     /// Lines RevenueCat lists for this user that other rows name (a transfer): this user owns them.

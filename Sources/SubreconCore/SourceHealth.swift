@@ -1,4 +1,4 @@
-/// Whether a source still answers, judged from the outcomes of the requests made to it (SPEC 5.11): a source that
+/// Whether a source still answers, judged from the outcomes of the requests made to it (CONTRACT "Hostile answers and bounded work"): a source that
 /// answered nothing but 429s, 5xx, timeouts or network errors for a whole `window` (no success since its first
 /// failure of that stretch, and a failure at least `window` after it) is declared down for the rest of the run;
 /// one success before that resets it. Pure and clock-free: instants are durations since any fixed origin the caller

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The one reader of instants that come from outside (SPEC 5.11): a whole RFC 3339 value, or Unix milliseconds or
+/// The one reader of instants that come from outside (CONTRACT "Hostile answers and bounded work"): a whole RFC 3339 value, or Unix milliseconds or
 /// seconds, from 1970-01-01T00:00:00Z to 2200-12-31T23:59:59.999Z. Anything else (bytes after a valid value, an
 /// impossible calendar date, a year outside 1970–2200, a leap second, a missing offset) is nil: the caller decides
 /// whether that makes the user's evidence unusable (a field present but unusable) or not (a field absent).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A purchase a store feed or inventory named whose identifier no `users` row holds (SPEC 5.10): linked to the user
+/// A purchase a store feed or inventory named whose identifier no `users` row holds (CONTRACT "Whose purchase it is"): linked to the user
 /// its store names as the buyer, else, when it entitles today, listed in `orphans.csv` and never acted on.
 public struct UnlinkedPurchase: Sendable, Hashable {
     /// The source whose column would hold `identifier` (`FactOrigin.appStore` for `iap_original_transaction_id`).
@@ -27,7 +27,7 @@ public struct UnlinkedPurchase: Sendable, Hashable {
     }
 }
 
-/// A paying purchase no row names and whose store names no known account (SPEC 5.6 `orphans.csv`): a list for a
+/// A paying purchase no row names and whose store names no known account (CONTRACT "Reports" `orphans.csv`): a list for a
 /// person, never acted on. Kept across nights (`reconcile_orphans`), first and last night seen.
 public struct Orphan: Sendable, Hashable, Codable {
     public var origin: FactOrigin
@@ -58,7 +58,7 @@ public struct Orphan: Sendable, Hashable, Codable {
     }
 }
 
-/// A purchase linked to a user tonight (SPEC 5.10): the user whose id or `account_token` its store named.
+/// A purchase linked to a user tonight (CONTRACT "Whose purchase it is"): the user whose id or `account_token` its store named.
 public struct PurchaseLink: Sendable, Hashable, Codable {
     public var userID: String
     public var origin: FactOrigin

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `subscription_status` values of SPEC section 4.
+/// The `subscription_status` values of CONTRACT "Database".
 public enum SubscriptionStatus: String, Sendable, Codable, CaseIterable, Hashable {
     case none
     case active
@@ -18,7 +18,7 @@ public enum SubscriptionStatus: String, Sendable, Codable, CaseIterable, Hashabl
 public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var id: String
     public var currentTier: Int
-    /// The raw status text; `status` is its typed view (nil for a value outside SPEC section 4).
+    /// The raw status text; `status` is its typed view (nil for a value outside CONTRACT "Database").
     public var statusText: String
     public var endDate: Date?
     public var graceEndsAt: Date?
@@ -33,12 +33,12 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     public var identifiers: [FactOrigin: String]
     /// Why the row could not be read (a NULL where the contract says not null, through an app's view), naming the
     /// column; nil for a readable row. An unreadable row is that user's `row_error`: reported, never asked about,
-    /// never written (SPEC 5.11). Its other fields are then placeholders and mean nothing.
+    /// never written (CONTRACT "Hostile answers and bounded work"). Its other fields are then placeholders and mean nothing.
     public var rowError: String?
-    /// The row's optional `account_token` (SPEC 4, 5.10): what the app hands the stores as the buyer's account when it
+    /// The row's optional `account_token` (CONTRACT "Database", "Whose purchase it is"): what the app hands the stores as the buyer's account when it
     /// is not the user id; nil when the column is absent, NULL, empty or whitespace only.
     public var accountToken: String?
-    /// Store identifiers linked to this user tonight and not (yet) in the row (SPEC 5.10 linking: a feed entry or an
+    /// Store identifiers linked to this user tonight and not (yet) in the row (CONTRACT "Whose purchase it is" linking: a feed entry or an
     /// inventory subscription whose store named the user's account), by the source that asks with them.
     public var links: [FactOrigin: String] = [:]
 
@@ -82,7 +82,7 @@ public struct Entitlement: Sendable, Equatable, Hashable, Codable {
     public var originalTransactionID: String?
     public var autoRenew: Bool?
     /// The stores' identifier columns other than Apple's (`UserRow.identifiers`), as they are (the row) or will be
-    /// (a truth: the row's, with a linked or newer identifier of the same store written over it, SPEC 5.10).
+    /// (a truth: the row's, with a linked or newer identifier of the same store written over it, CONTRACT "Whose purchase it is").
     public var storeIdentifiers: [FactOrigin: String] = [:]
 
     public init(

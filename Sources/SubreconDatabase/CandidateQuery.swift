@@ -2,9 +2,9 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 
-/// Which users a run looks at (SPEC 5.1 and the `run` options), turned into SQL by the store.
+/// Which users a run looks at (CONTRACT "Which users a run asks about" and the `run` options), turned into SQL by the store.
 public struct CandidateQuery: Sendable, Hashable {
-    /// `nightly` is the candidate scan of SPEC 5.1; `backfill` is every user with a subscription row.
+    /// `nightly` is the candidate scan of CONTRACT "Which users a run asks about"; `backfill` is every user with a subscription row.
     public enum Mode: String, Sendable, Hashable, CaseIterable, Codable {
         case nightly
         case backfill
@@ -23,11 +23,11 @@ public struct CandidateQuery: Sendable, Hashable {
     public var endBefore: Date?
     public var shard: ShardSpec
     /// Nightly: the rolling sweep's period D in nights (`--sweep-days`; 0 = off). Tier holders whose sweep bucket
-    /// (`ShardSpec.hash(of: "sweep:" + id) mod D`) equals the night's index join the candidates (SPEC 5.1): recorded
+    /// (`ShardSpec.hash(of: "sweep:" + id) mod D`) equals the night's index join the candidates (CONTRACT "Which users a run asks about"): recorded
     /// once per run in `reconcile_run_candidates` when the run has `runCandidatesID` (one pass over `users` a night),
     /// else (a `--users-file` run, a job without feeds) tested inline on each page.
     public var sweepDays: Int = 0
-    /// Nightly: the sweep of rows holding no tier (`--sweep-free-days`; 0 = off; SPEC 5.1, 5.10): rows with
+    /// Nightly: the sweep of rows holding no tier (`--sweep-free-days`; 0 = off; CONTRACT "Which users a run asks about", "Whose purchase it is"): rows with
     /// `current_tier <= 0` whose bucket (`hash("sweep_free:" + id) mod D`, a hash of its own) equals the night's index
     /// (mod D) join the candidates, so a paying user the database never recorded is found within D nights.
     public var sweepFreeDays: Int = 0
@@ -85,7 +85,7 @@ public struct CandidateQuery: Sendable, Hashable {
         sql(after: lastID, limit: max(1, limit), users: users)
     }
 
-    /// The sweep's night index: whole UTC days of `asOf` since 1970-01-01, mod `days` (SPEC 5.1).
+    /// The sweep's night index: whole UTC days of `asOf` since 1970-01-01, mod `days` (CONTRACT "Which users a run asks about").
     public static func sweepNight(asOf: Date, days: Int) -> Int {
         guard days > 0 else { return 0 }
         let day = Int((asOf.timeIntervalSince1970 / 86_400).rounded(.down))
@@ -142,7 +142,7 @@ public struct CandidateQuery: Sendable, Hashable {
         sql(after: nil, limit: nil, users: .subreconTable([]))
     }
 
-    /// The nightly selection's rules (SPEC 5.1), one branch each: the three database rules, the users feeds named
+    /// The nightly selection's rules (CONTRACT "Which users a run asks about"), one branch each: the three database rules, the users feeds named
     /// (a dry run's), and the sweeps tested inline when no run records its candidates.
     private func nightlyRules(_ binds: inout PostgresBindings) -> [String] {
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
@@ -176,7 +176,7 @@ public struct CandidateQuery: Sendable, Hashable {
 
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
     ///
-    /// A nightly page is a union of one ordered index scan per SPEC 5.1 rule (each `id > last order by id limit N`
+    /// A nightly page is a union of one ordered index scan per CONTRACT "Which users a run asks about" rule (each `id > last order by id limit N`
     /// on the partial index matching the rule), merged with `union all`, de-duplicated by id (`distinct on`, not a
     /// whole-row hash) and cut to N, so a page costs O(N) however large the table is; one `or` of the three rules
     /// would gather and sort every matching user per page.

@@ -34,7 +34,7 @@ public enum DemoRunner {
     /// The second run's database, beside `postgres` in the same throwaway cluster.
     static let secondDatabase = "subrecon_demo_no_revenuecat"
 
-    /// The user the rolling sweep catches on the night of `asOf` (its id depends on the night, SPEC 5.1).
+    /// The user the rolling sweep catches on the night of `asOf` (its id depends on the night, CONTRACT "Which users a run asks about").
     public static func sweptUserID(asOf: Date) -> String { DemoScenario.sweptUserID(asOf: asOf) }
 
     /// The simulators of both runs, on one loopback server.
@@ -87,7 +87,7 @@ public enum DemoRunner {
     /// Starts the throwaway database and the simulators, runs the job with every source, then again without
     /// RevenueCat in a second database, and says what each user shows after each run.
     /// - Parameter environment: the process environment, as the executable read it (only `SUBRECON_PG_BIN` is used).
-    /// - Parameter explain: a sample user to explain (`subrecon explain`, SPEC 5.9) after seeding, before the run that
+    /// - Parameter explain: a sample user to explain (`subrecon explain`, CONTRACT "Commands") after seeding, before the run that
     ///   holds it; nil explains nobody. An id no run holds fails the demo with exit 66, before any run.
     /// - Parameter say: receives the demo's lines: start-up, each run's story and terminal summary.
     public static func run(

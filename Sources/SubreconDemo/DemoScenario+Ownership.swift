@@ -2,7 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 
-/// The demo's users of SPEC 5.10 (whose purchase it is): a Google resubscription the old token would have downgraded,
+/// The demo's users of CONTRACT "Whose purchase it is" (whose purchase it is): a Google resubscription the old token would have downgraded,
 /// an App Store purchase newer than the row's, a purchase transferred to another account, a lost first purchase the
 /// Apple feed links through `appAccountToken`, a web subscriber no row names linked through Stripe's metadata, and an
 /// orphan no account claims.

@@ -3,7 +3,7 @@ import StoreSimulator
 import SubreconCore
 
 /// The demo's users for the stores asked directly (Stripe, Google Play), Apple's notification history and the
-/// rolling sweep (issues 10 and 11), and the second run's users, which no RevenueCat knows.
+/// rolling sweep, and the second run's users, which no RevenueCat knows.
 extension DemoScenario {
     /// Dates, rows and store answers relative to the demo's as-of.
     struct Make {
@@ -112,7 +112,7 @@ extension DemoScenario {
                             productID: "pro_monthly", purchaseDate: d(-2), expiresDate: d(28),
                             price: SimulatedPrice(amount: 19.99, currency: "USD")),
                     ]),
-                shows: "upgraded to pro mid-period, webhook lost; no SPEC 5.1 rule, tonight's sweep share → upgrade"),
+                shows: "upgraded to pro mid-period, webhook lost; no candidate rule names it, tonight's sweep share → upgrade"),
         ]
         users.append(
             DemoUser(
@@ -186,7 +186,7 @@ extension DemoScenario {
         ]
     }
 
-    /// A web subscriber whose renewal Stripe charged and then refunded in full (SPEC 5.7: `amount_refunded`): the
+    /// A web subscriber whose renewal Stripe charged and then refunded in full (CONTRACT "Finance figures": `amount_refunded`): the
     /// subscription is still `active` in Stripe, the period's invoice payment's charge says `refunded`.
     static func stripeRefund(_ m: Make) -> DemoUser {
         var subscription = m.stripe("sub_demo55", "active", from: -1, to: 29, product: "prod_web_pro", amount: 2400)
@@ -203,7 +203,7 @@ extension DemoScenario {
             shows: "web renewal charged, then refunded in full (Stripe still says active) → downgrade, refunded value 24.00 USD")
     }
 
-    /// The finance figures' own cases (SPEC 5.7): a family member's refund (revoked, never revenue), a trial whose
+    /// The finance figures' own cases (CONTRACT "Finance figures"): a family member's refund (revoked, never revenue), a trial whose
     /// tier comes back (restored, never revenue), and a user with three refunds across two stores (the review list).
     static func financeUsers(_ m: Make) -> [DemoUser] {
         let d = m.d

@@ -70,7 +70,7 @@ enum DemoScenario {
         .init(productID: "pro_lifetime", tier: 2, entitlement: "pro"),
         .init(productID: "gp_premium", tier: 1, entitlement: "premium"),
         .init(productID: "stripe_pro", tier: 2, entitlement: "pro"),
-        // Stripe maps by its own product id (`prod_…`, SPEC 5.2).
+        // Stripe maps by its own product id (`prod_…`, CONTRACT "Sources and the decision").
         .init(productID: "prod_web_premium", tier: 1, entitlement: "premium"),
         .init(productID: "prod_web_pro", tier: 2, entitlement: "pro"),
     ]
@@ -81,7 +81,7 @@ enum DemoScenario {
     static let sweepDays = 30
 
     /// The id of the user the sweep catches on the night of `asOf`: the first `demo-40-sweep-N` whose sweep bucket
-    /// (SPEC 5.1) is that night's index, so the demo shows the sweep whatever day it runs.
+    /// (CONTRACT "Which users a run asks about") is that night's index, so the demo shows the sweep whatever day it runs.
     static func sweptUserID(asOf: Date) -> String {
         let night = CandidateQuery.sweepNight(asOf: asOf, days: sweepDays)
         // The hash spreads ids evenly: every night's index is met within a few dozen tries (DemoTests checks all D).
@@ -274,7 +274,7 @@ enum DemoScenario {
                             price: n % 3 == 0 ? usd(19.99) : usd(9.99))),
                     shows: "missed renewal → extend", folded: true))
         }
-        // Stripe and Google Play asked directly, Apple's notification history, and the rolling sweep (issues 10, 11).
+        // Stripe and Google Play asked directly, Apple's notification history, and the rolling sweep.
         users += storeAndFeedUsers(asOf: t)
         users += ownershipUsers(asOf: t)
         return users

@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 
-/// The apply phase (SPEC 5.4): writes every ledger entry not applied yet, in scan order, `applyBatchSize` rows per
+/// The apply phase (CONTRACT "Applying"): writes every ledger entry not applied yet, in scan order, `applyBatchSize` rows per
 /// transaction; each row compare-and-set and atomic with its audit row, intents and ledger outcome. Stops between
 /// batches when asked (the batch in progress commits).
 struct ApplyPhase: Sendable {

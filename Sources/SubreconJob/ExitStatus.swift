@@ -11,7 +11,7 @@ public struct CommandFailure: Error, CustomStringConvertible, Sendable {
 }
 
 extension ExitStatus {
-    /// The one map from a failure to its exit status and operator line (SPEC 5.8), used by every command.
+    /// The one map from a failure to its exit status and operator line (CONTRACT "Exit codes"), used by every command.
     ///
     /// Typed failures keep their status; configuration 78; a database unreachable at start 69 (`withDatabase` turns
     /// it into a `CommandFailure` before anything is touched); a stop (signal, lost lock, cancellation) 75; any

@@ -18,7 +18,7 @@ struct FeedHarvest: Sendable {
 
 extension FeedPhase {
     /// Links the purchases no row holds to the users their stores named (recorded as candidates of the run, or kept
-    /// in `harvest` by a dry run), and keeps the orphans among them in `harvest` (SPEC 5.10).
+    /// in `harvest` by a dry run), and keeps the orphans among them in `harvest` (CONTRACT "Whose purchase it is").
     func link(_ purchases: [UnlinkedPurchase], column: FeedColumn, line: inout RunSummary.Feed, into harvest: inout FeedHarvest)
         async throws
     {
@@ -37,7 +37,7 @@ extension FeedPhase {
         }
     }
 
-    /// Reads every store inventory (SPEC 5.1: Stripe's live subscriptions) under the feeds' deadline: the rows
+    /// Reads every store inventory (CONTRACT "Which users a run asks about": Stripe's live subscriptions) under the feeds' deadline: the rows
     /// holding a listed identifier and no tier become candidates, the identifiers no row holds are linked or
     /// listed. An inventory that fails is reported like a failed feed (exit 1 at most); it has no window.
     func readInventories(into harvest: inout FeedHarvest, report: inout [String: RunSummary.Feed]) async throws {

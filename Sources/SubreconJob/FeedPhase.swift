@@ -5,18 +5,18 @@ import SubreconCore
 import SubreconDatabase
 import SubreconReports
 
-/// Reads the store feeds of a nightly run (SPEC 5.1) and records the users they name as candidates of the run
-/// (`reconcile_run_candidates`), which the keyset scan unions with the SPEC 5.1 rules and the sweep: one stream,
+/// Reads the store feeds of a nightly run (CONTRACT "Which users a run asks about") and records the users they name as candidates of the run
+/// (`reconcile_run_candidates`), which the keyset scan unions with the CONTRACT "Which users a run asks about" rules and the sweep: one stream,
 /// each user asked once. A feed that fails or ends incomplete is reported in the summary, its window stays
 /// uncovered (the next nightly run reads it again), and the run goes on (exit 1 at most).
-/// The refunds a feed's entries state are kept in `refunds_seen` like those a lookup states (SPEC 5.7): for every
+/// The refunds a feed's entries state are kept in `refunds_seen` like those a lookup states (CONTRACT "Finance figures"): for every
 /// user of this shard whose row holds the entry's identifier, never a sandbox refund in a production run, never in
 /// a dry run, never from a failing feed.
 struct FeedPhase: Sendable {
     var feeds: any FeedCandidates
-    /// Where the feeds' refunds are kept (`refunds_seen`, SPEC 5.7); nil: not kept.
+    /// Where the feeds' refunds are kept (`refunds_seen`, CONTRACT "Finance figures"); nil: not kept.
     var refunds: (any RefundRecords)?
-    /// Where links and orphans are kept (SPEC 5.10); nil: unlinked purchases are only counted.
+    /// Where links and orphans are kept (CONTRACT "Whose purchase it is"); nil: unlinked purchases are only counted.
     var links: (any PurchaseLinks)? = nil
     var source: any FactSource
     var options: RunOptions
@@ -43,7 +43,7 @@ struct FeedPhase: Sendable {
     /// Reads every feed over its own window and records its candidates (a dry run keeps them in `named` instead:
     /// it writes nothing, not even the window); returns the summary's feed lines. A non-dry run records each
     /// window before reading it and marks it complete only once the feed was read to its end and its users and
-    /// refunds recorded: a failed, incomplete or interrupted read leaves the window uncovered (SPEC 5.11).
+    /// refunds recorded: a failed, incomplete or interrupted read leaves the window uncovered (CONTRACT "Hostile answers and bounded work").
     func run(into harvest: inout FeedHarvest) async throws -> [String: RunSummary.Feed] {
         var report: [String: RunSummary.Feed] = [:]
         for origin in source.feedOrigins {

@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 
-/// SPEC 5.10 linking: of the purchases a feed or an inventory stated, those whose identifier no row holds are linked
+/// CONTRACT "Whose purchase it is" linking: of the purchases a feed or an inventory stated, those whose identifier no row holds are linked
 /// to the user whose id or `account_token` their store named as the buyer (that user becomes a candidate,
 /// `linked_purchase`, and the identifier is written with the change); those naming no known account (or an account
 /// more than one row claims) are orphans when they entitle today: listed, never acted on.

@@ -59,7 +59,7 @@ public enum MetricsPublisher {
     }
 
     /// Publishes the exposition a finished run wrote to its folder. Failures are logged, never thrown: metrics
-    /// must not change the run's exit code (SPEC 5.8). Returns false when something could not be published.
+    /// must not change the run's exit code (CONTRACT "Exit codes"). Returns false when something could not be published.
     @discardableResult
     public static func publish(
         runFolder: URL, shard: ShardSpec, metricsFile: String?, pushgatewayURL: String?,

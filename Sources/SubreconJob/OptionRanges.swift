@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-/// The documented range of every numeric and date option of the commands (README "Options", SPEC 5.11). The
+/// The documented range of every numeric and date option of the commands (README "Options", CONTRACT "Hostile answers and bounded work"). The
 /// executable checks them in `validate()`, before anything is touched: outside its range an option is exit 64 with
 /// one line naming it. Pure.
 public enum OptionRanges {

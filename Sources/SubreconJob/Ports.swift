@@ -5,7 +5,7 @@ import SubreconDatabase
 // The job's ports: small protocols it owns, one per thing it needs from the outside, passed in explicitly.
 // Production: PostgreSQL (`SubscriptionDatabase`) for the database ones, `StoreFactSource` for the sources.
 
-/// The candidates of a run, in id order (SPEC 5.1).
+/// The candidates of a run, in id order (CONTRACT "Which users a run asks about").
 public protocol CandidateSource: Sendable {
     func countCandidates(_ query: CandidateQuery) async throws -> Int
     func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow]
@@ -65,10 +65,10 @@ public protocol RunHistory: Sendable {
     func recentRunSummaries(shard: ShardSpec?, limit: Int) async throws -> [RunHistoryEntry]
 }
 
-/// Users named by store feeds, kept per run so the keyset scan unions them with the SPEC 5.1 rules
+/// Users named by store feeds, kept per run so the keyset scan unions them with the CONTRACT "Which users a run asks about" rules
 /// (`reconcile_run_candidates`), and the default start of the feeds' window.
 public protocol FeedCandidates: Sendable {
-    /// With `freeOnly`, only rows holding no tier (an inventory's live purchases: SPEC 5.1).
+    /// With `freeOnly`, only rows holding no tier (an inventory's live purchases: CONTRACT "Which users a run asks about").
     func addFeedCandidates(
         runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason, freeOnly: Bool
     ) async throws -> FeedMatch
@@ -78,17 +78,17 @@ public protocol FeedCandidates: Sendable {
     /// The users whose `column` holds each identifier (read only): whom a feed's refunds belong to.
     func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]]
     func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date?
-    /// This shard's recorded attempts at a feed (SPEC 5.11, `FeedWindowRule`); nil when never attempted.
+    /// This shard's recorded attempts at a feed (CONTRACT "Hostile answers and bounded work", `FeedWindowRule`); nil when never attempted.
     func feedAttempts(feed: String, shard: ShardSpec, asOf: Date, days: Double) async throws -> [FeedAttempt]?
     /// Records the window a run starts reading a feed over: not covered until `completeFeedWindow`.
     func beginFeedWindow(runID: String, feed: String, shard: ShardSpec, since: Date, until: Date) async throws
     /// Marks a run's window of a feed as read to its end.
     func completeFeedWindow(runID: String, feed: String) async throws
-    /// Records tonight's sweep share (SPEC 5.1) as candidates of `runID`; idempotent.
+    /// Records tonight's sweep share (CONTRACT "Which users a run asks about") as candidates of `runID`; idempotent.
     func recordSweep(_ query: CandidateQuery, runID: String) async throws
 }
 
-/// Linking and orphans (SPEC 5.10): whose account a store named, the links a run made, the orphans kept across nights.
+/// Linking and orphans (CONTRACT "Whose purchase it is"): whose account a store named, the links a run made, the orphans kept across nights.
 public protocol PurchaseLinks: Sendable {
     /// The users whose `id`, or optional `account_token`, is each account (an Apple `appAccountToken` compared
     /// case-insensitively); an account more than one row claims maps to all of them.
@@ -116,7 +116,7 @@ public struct JobPorts: Sendable {
     public var verdicts: any VerdictRecords
     /// nil: the charts show this run only.
     public var history: (any RunHistory)?
-    /// nil: no store feeds (the SPEC 5.1 rules and the sweep only).
+    /// nil: no store feeds (the CONTRACT "Which users a run asks about" rules and the sweep only).
     public var feeds: (any FeedCandidates)?
     /// nil: no refund review (`refunds_seen`, `refund_review.csv`).
     public var refunds: (any RefundRecords)?
@@ -149,11 +149,11 @@ extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, Verd
 /// The sources of truth as the job needs them: everything known about one user.
 public protocol FactSource: Sendable {
     func facts(for row: UserRow) async -> SourceFacts
-    /// The configured store feeds (SPEC 5.1), in the order they are read.
+    /// The configured store feeds (CONTRACT "Which users a run asks about"), in the order they are read.
     var feedOrigins: [FactOrigin] { get }
     /// One configured store feed read over `[since, until)`; nil when `origin` has none.
     func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead?
-    /// The configured store inventories (SPEC 5.1: Stripe's live subscriptions), in the order they are read.
+    /// The configured store inventories (CONTRACT "Which users a run asks about": Stripe's live subscriptions), in the order they are read.
     var inventoryOrigins: [FactOrigin] { get }
     /// One store's inventory at the time of the read: every live purchase, as `FeedEntries.purchases` (each also in
     /// `identifiers`); nil when `origin` has none.
@@ -191,10 +191,10 @@ public struct FeedEntries: Sendable {
     public var entries: Int
     /// Entries that failed verification (forged, another app's): counted and ignored.
     public var rejected: Int
-    /// The refunds the believed entries state (SPEC 5.7: a refund seen in a feed is kept like one seen in a lookup).
+    /// The refunds the believed entries state (CONTRACT "Finance figures": a refund seen in a feed is kept like one seen in a lookup).
     public var refunds: [FeedRefund]
     /// The purchases the believed entries state, each with the identifier its row would hold: those no row holds are
-    /// linked to the account their store names, or listed as orphans (SPEC 5.10). Empty for a feed that states none
+    /// linked to the account their store names, or listed as orphans (CONTRACT "Whose purchase it is"). Empty for a feed that states none
     /// (Google's voided purchases).
     public var purchases: [UnlinkedPurchase]
 
@@ -246,7 +246,7 @@ public protocol ReceiptLookup: Sendable {
 
 extension SubscriptionDatabase: ReceiptLookup {}
 
-/// The refunds kept on earlier nights (`refunds_seen`, SPEC 5.7), for a store adapter whose store states a refund
+/// The refunds kept on earlier nights (`refunds_seen`, CONTRACT "Finance figures"), for a store adapter whose store states a refund
 /// only once, in a feed (Google's voided purchases): a lookup on a later night still knows the line was refunded.
 /// Production: `SubscriptionDatabase`.
 public protocol RefundsSeenLookup: Sendable {

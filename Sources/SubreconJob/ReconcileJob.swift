@@ -4,7 +4,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconReports
 
-/// The job of SPEC 5, in phases with one job each: validate (scan, ask the sources, decide, append to the ledger),
+/// The job of CONTRACT "Sources and the decision", in phases with one job each: validate (scan, ask the sources, decide, append to the ledger),
 /// the safety valve (a pure decision in `SubreconCore`), apply, and report; `RunLifecycle` owns the run's record,
 /// its clock and the mapping of failures to exit codes.
 ///
@@ -98,7 +98,7 @@ public struct ReconcileJob: Sendable {
                 try await RefundReviewStep(records: refunds, options: options, logger: logger).run(
                     ledger: ledger, runID: runID, folder: folder, into: &summary)
             }
-            // A failed feed is reported and the run goes on: exit 1 at most (SPEC 5.1).
+            // A failed feed is reported and the run goes on: exit 1 at most (CONTRACT "Which users a run asks about").
             let failedFeeds = (summary.feeds ?? [:]).values.filter { $0.error != nil }.count
             let down = reportSourcesDown(into: &summary, logger: logger)
             let end = RunEnd(
@@ -113,7 +113,7 @@ public struct ReconcileJob: Sendable {
         }
     }
 
-    /// The night's orphans (SPEC 5.10) into `orphans.csv` (header only when none) and `summary.json`. A resumed run
+    /// The night's orphans (CONTRACT "Whose purchase it is") into `orphans.csv` (header only when none) and `summary.json`. A resumed run
     /// reads no feed again: it lists those its first attempt kept (`reconcile_orphans`).
     static func report(orphans: [Orphan], folder: RunFolder, into summary: inout RunSummary) throws {
         try folder.writeOrphans(orphans)

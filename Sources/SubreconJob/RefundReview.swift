@@ -4,7 +4,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconReports
 
-/// The refunds seen across runs (`refunds_seen`, SPEC 5.7), once per store transaction.
+/// The refunds seen across runs (`refunds_seen`, CONTRACT "Finance figures"), once per store transaction.
 public protocol RefundRecords: Sendable {
     /// Keeps each refund once per store transaction; returns how many were new.
     func recordRefunds(runID: String, _ refunds: [(userID: String, refund: SeenRefund)]) async throws -> Int
@@ -14,7 +14,7 @@ public protocol RefundRecords: Sendable {
 
 extension SubscriptionDatabase: RefundRecords {}
 
-/// The refund review step (SPEC 5.7): keeps every refund the run's verdicts carry in `refunds_seen` (not in a dry
+/// The refund review step (CONTRACT "Finance figures"): keeps every refund the run's verdicts carry in `refunds_seen` (not in a dry
 /// run), then lists the users with at least `--refund-review-count` refunds within `--refund-review-days` in
 /// `refund_review.csv` and counts them in the summary. Reads the ledger, so a rerun or a resumed run records
 /// nothing twice. Never changes a tier and never queues an intent.

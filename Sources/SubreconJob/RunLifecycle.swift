@@ -5,7 +5,7 @@ import SubreconDatabase
 import SubreconReports
 
 /// The life of one run's record: its folder, its row in `reconcile_runs` (started or resumed, finished, failed),
-/// its clock, and the one place a failure after start becomes an exit status (SPEC 5.8).
+/// its clock, and the one place a failure after start becomes an exit status (CONTRACT "Exit codes").
 ///
 /// The clock is injected: the instants written (`finished_at`) are read from it when they happen, never derived
 /// from the start (a resumed run finishes long after its first start).

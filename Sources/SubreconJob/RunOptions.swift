@@ -17,15 +17,15 @@ public struct RunOptions: Sendable {
     public var shard: ShardSpec = .all
     public var reportDirectory: URL
     public var maxDowngradeRatio = 0.5
-    /// Refund review (SPEC 5.7): a user with at least this many refunds seen within `refundReviewDays` days is
+    /// Refund review (CONTRACT "Finance figures"): a user with at least this many refunds seen within `refundReviewDays` days is
     /// listed in `refund_review.csv` (`--refund-review-count`, `--refund-review-days`).
     public var refundReviewCount = 3
     public var refundReviewDays = 365
     public var lookbackDays = 60
-    /// The rolling sweep's period in nights (`--sweep-days`, SPEC 5.1): every tier holder is re-validated at least
+    /// The rolling sweep's period in nights (`--sweep-days`, CONTRACT "Which users a run asks about"): every tier holder is re-validated at least
     /// once every D nights; 0 = off.
     public var sweepDays = 30
-    /// The free-row sweep's period in nights (`--sweep-free-days`, SPEC 5.1, 5.10): every row holding no tier is
+    /// The free-row sweep's period in nights (`--sweep-free-days`, CONTRACT "Which users a run asks about", "Whose purchase it is"): every row holding no tier is
     /// re-validated at least once every D nights; 0 = off. The command's default is 90; a job built without the
     /// command (tests, the bench) sweeps no free rows unless it says so.
     public var sweepFreeDays = 0
@@ -52,12 +52,12 @@ public struct RunOptions: Sendable {
     public var ledgerBatchSize = 200
     /// Apply even if the safety valve trips (`--accept-downgrades RUN_ID`, after an operator reviewed the run).
     public var acceptDowngrades = false
-    /// Apply the truth of an `asOf` far from now (`--apply-past`: deliberate replays and tests; SPEC 5.8).
+    /// Apply the truth of an `asOf` far from now (`--apply-past`: deliberate replays and tests; CONTRACT "Exit codes").
     public var applyPast = false
     /// Time a user gets for all its requests together; past it the user is `fetch_error` tonight.
     public var userDeadline: Duration = RunOptions.defaultUserDeadline
     public static let defaultUserDeadline: Duration = .seconds(120)
-    /// Time `explain` and the store feeds get (see `LookupDeadline`): their own deadlines (issue 19).
+    /// Time `explain` and the store feeds get (see `LookupDeadline`): their own deadlines.
     public var feedDeadline: Duration = RunOptions.defaultFeedDeadline
     public static let defaultFeedDeadline: Duration = .seconds(300)
     public static let defaultExplainDeadline: Duration = .seconds(120)
@@ -74,7 +74,7 @@ public struct RunOptions: Sendable {
         self.reportDirectory = reportDirectory
     }
 
-    /// Why `row` is a candidate of this run (SPEC 5.6 `candidate_reason`); `feeds` are the feed reasons by user.
+    /// Why `row` is a candidate of this run (CONTRACT "Reports" `candidate_reason`); `feeds` are the feed reasons by user.
     func candidateReasons(for row: UserRow, feeds: [String: [CandidateReason]] = [:]) -> [CandidateReason] {
         var reasons: [CandidateReason] =
             switch mode {

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Every source's `SourceHealth` during one run, fed by every HTTP attempt (through `RequestStats`) and asked before
 /// every attempt: a source declared down is not asked again this run; its lookups fail at once naming it, so a
-/// night with one dead source finishes instead of asking it for every user (SPEC 5.11).
+/// night with one dead source finishes instead of asking it for every user (CONTRACT "Hostile answers and bounded work").
 public final class SourceHealthBoard: Sendable {
     private struct Entry {
         var health: SourceHealth

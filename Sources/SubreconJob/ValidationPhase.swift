@@ -3,7 +3,7 @@ import SourceHTTP
 import SubreconCore
 import SubreconDatabase
 
-/// The validate phase (SPEC 5.1–5.3): streams candidates after the run's resume point, asks the sources about up to
+/// The validate phase (CONTRACT "Which users a run asks about", "Sources and the decision"): streams candidates after the run's resume point, asks the sources about up to
 /// `concurrency` users at once, decides, and appends each verdict to the ledger as soon as it is known.
 ///
 /// A verdict's `seq` is its position in the scan, so the ledger reads in scan order whatever order answers came in;
@@ -20,7 +20,7 @@ package struct ValidationPhase: Sendable {
     var progress: (@Sendable (ProgressSnapshot) -> Void)?
     /// The feed reasons of the run's feed candidates, by user id.
     var feedReasons: [String: [CandidateReason]] = [:]
-    /// Tonight's links (SPEC 5.10), by user: identifiers a feed or inventory linked to the user, asked with and
+    /// Tonight's links (CONTRACT "Whose purchase it is"), by user: identifiers a feed or inventory linked to the user, asked with and
     /// written with the change.
     var links: [String: [FactOrigin: String]] = [:]
 
@@ -93,7 +93,7 @@ package struct ValidationPhase: Sendable {
                 let (source, context, deadline) = (source, context, options.userDeadline)
                 let reasons = options.candidateReasons(for: row, feeds: feedReasons)
                 group.addTask {
-                    // An unreadable row (SPEC 5.11) is its user's row_error: no source is asked about it.
+                    // An unreadable row (CONTRACT "Hostile answers and bounded work") is its user's row_error: no source is asked about it.
                     let facts =
                         row.rowError == nil
                         ? await Self.facts(for: row, from: source, deadline: deadline) : SourceFacts(subscriberKnown: false, purchases: [])

@@ -1,14 +1,14 @@
 import Foundation
 import SubreconCore
 
-/// `finance.csv`: the finance figures of `summary.json` (SPEC 5.7) as one long table a spreadsheet can pivot.
+/// `finance.csv`: the finance figures of `summary.json` (CONTRACT "Finance figures") as one long table a spreadsheet can pivot.
 ///
 /// Columns: `run_id, section, store, currency, product_id, figure, count, value, unknown_price`.
 /// - `section` `store_currency`: one line per store, currency and figure (`refunds`, `billing_issue_at_risk`,
 ///   `restored`); `value` is the sum of the source prices in that currency, `unknown_price` how many of the
 ///   `count` users had no price at the source (their currency is `unknown`). `product_id` is empty.
 /// - `section` `family_shared` / `trial`: the same lines for family-shared purchases and free trials, which grant a
-///   tier but are never revenue (SPEC 5.7): `value` is always 0, `unknown_price` 0.
+///   tier but are never revenue (CONTRACT "Finance figures"): `value` is always 0, `unknown_price` 0.
 /// - `section` `product_drift`: one line per product and drift kind; `figure` is the drift kind, `count` the users;
 ///   `store`, `currency`, `value`, `unknown_price` are empty.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-/// `orphans.csv` (SPEC 5.6, 5.10): the unlinked purchases that entitle today and name no known account, as kept
+/// `orphans.csv` (CONTRACT "Reports", "Whose purchase it is"): the unlinked purchases that entitle today and name no known account, as kept
 /// across nights: `store, identifier, product_id, status, end_date, account_token, price, currency, first_seen,
 /// last_seen`, one line per store and identifier in that order. Every value exact (RFC 4180 with CRLF line ends: a
 /// comma, quote, CR or LF in an identifier or token is quoted, never changed); dates ISO 8601 UTC; an unknown end

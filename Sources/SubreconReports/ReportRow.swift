@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-/// One line of `drift.csv` / `drift.json` (SPEC 5.6). Column order is the contract.
+/// One line of `drift.csv` / `drift.json` (CONTRACT "Reports"). Column order is the contract.
 public struct ReportRow: Sendable, Hashable, Codable {
     public static let columns = [
         "run_id", "user_id", "store", "product_id", "db_tier", "db_status", "db_end_date", "truth_tier", "truth_status",
@@ -29,7 +29,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
     public var candidateReason: [String]
     /// Both views when RevenueCat and a store disagree (drift.json only).
     public var conflicts: [SourceConflict]
-    /// The exact price of the row's finance figure (SPEC 5.7; drift.json only): a plain decimal string (`9.99`,
+    /// The exact price of the row's finance figure (CONTRACT "Finance figures"; drift.json only): a plain decimal string (`9.99`,
     /// `1200`, `3.500`), nil when unknown or when the row is in no finance figure.
     public var priceAmount: String?
     /// The currency of `priceAmount` (ISO 4217), nil when no source stated one.
@@ -91,7 +91,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
         }
     }
 
-    /// The finance figures this row counts in (SPEC 5.7), read from the row itself.
+    /// The finance figures this row counts in (CONTRACT "Finance figures"), read from the row itself.
     public var financeCategories: [FinanceCategory] {
         FinanceCategory.of(dbTier: dbTier, truthTier: truthTier, truthStatus: truthStatus, action: action)
     }

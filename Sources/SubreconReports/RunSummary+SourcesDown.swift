@@ -1,5 +1,5 @@
 extension RunSummary {
-    /// A source that answered nothing but 429/5xx/timeouts for a whole minute (SPEC 5.11): declared down at `since`,
+    /// A source that answered nothing but 429/5xx/timeouts for a whole minute (CONTRACT "Hostile answers and bounded work"): declared down at `since`,
     /// its remaining users were `fetch_error` without being asked (`sources_down` in `summary.json`).
     public struct SourceDown: Sendable, Codable, Hashable {
         public var source: String

@@ -127,7 +127,7 @@ public enum SummaryMarkdown {
     /// A table cell: inline text (`|` escaped with the rest).
     static func cell(_ text: String) -> String { inline(text) }
 
-    /// Text from a source or a row, on one line, that renders as itself (SPEC 5.11): no link, emphasis, code, HTML,
+    /// Text from a source or a row, on one line, that renders as itself (CONTRACT "Hostile answers and bounded work"): no link, emphasis, code, HTML,
     /// heading or autolink. Every ASCII character that can start Markdown markup is backslash-escaped (CommonMark
     /// lets any ASCII punctuation be escaped); `:` and `@` so no URL or address autolinks, the dot of `www.` too.
     /// An `_` between two ASCII letters or digits is left as is: it cannot open or close emphasis.

@@ -5,7 +5,7 @@ import SubreconCore
 import SubreconJob
 import SubreconReports
 
-/// `subrecon explain USER_ID` (SPEC 5.9).
+/// `subrecon explain USER_ID` (CONTRACT "Commands").
 struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask every configured source about one user, exactly as a run would, and explain the verdict (changes nothing).",

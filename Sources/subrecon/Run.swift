@@ -55,7 +55,7 @@ struct Run: AsyncParsableCommand {
     var refundReviewCount: Int = 3
     @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
-    // Issue 19: the store feeds' own deadline.
+    // The store feeds' own deadline.
     @Option(help: "Seconds each store feed's read may take (0 < S <= 3600); a feed cut off by it is reported failed.")
     var feedTimeout: Double = 300
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?

@@ -17,7 +17,7 @@ struct SubreconCommand: AsyncParsableCommand {
     )
 }
 
-/// Shared start-up: environment, logging, and turning failures into SPEC 5.8 exit codes.
+/// Shared start-up: environment, logging, and turning failures into CONTRACT "Exit codes" exit codes.
 enum Startup {
     static func environment() -> ProcessEnvironment { ProcessEnvironment(ProcessInfo.processInfo.environment) }
 

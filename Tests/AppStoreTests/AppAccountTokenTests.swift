@@ -6,7 +6,7 @@ import Testing
 
 @testable import AppStore
 
-/// `appAccountToken` in the verified signed transaction (SPEC 5.10): only a well-formed UUID is an account, kept as
+/// `appAccountToken` in the verified signed transaction (CONTRACT "Whose purchase it is"): only a well-formed UUID is an account, kept as
 /// signed; anything else is not stated, and the payload is still read.
 @Suite("App Store: appAccountToken, strictly", .serialized)
 struct AppAccountTokenTests {

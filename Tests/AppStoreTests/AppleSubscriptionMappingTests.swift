@@ -31,7 +31,7 @@ struct AppleSubscriptionMappingTests {
         Case(status: 5, expiresIn: 20 * day, revokedAgo: 2 * day, autoRenew: 0, billingRetry: false, entitled: false, judged: .refunded),
     ]
 
-    @Test("each Apple status is judged as SPEC 5.3 says", arguments: cases)
+    @Test("each Apple status is judged as CONTRACT 'Sources and the decision' says", arguments: cases)
     func statuses(_ testCase: Case) throws {
         let expires = Self.asOf.addingTimeInterval(testCase.expiresIn)
         var transaction = JWSTransactionDecodedPayload(
@@ -147,7 +147,7 @@ struct AppleSubscriptionMappingTests {
     }
 }
 
-@Suite("Apple prices, ownership and offers (SPEC 5.7)")
+@Suite("Apple prices, ownership and offers (CONTRACT 'Finance figures')")
 struct AppleFinanceMappingTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String

@@ -6,7 +6,7 @@ import Testing
 
 @testable import AppStore
 
-/// Issue 22 (SPEC 5.3, 5.11): Apple's non-consumables come from `GET /inApps/v2/history/{id}?productType=NON_CONSUMABLE`,
+/// (CONTRACT "Sources and the decision", "Hostile answers and bounded work") Apple's non-consumables come from `GET /inApps/v2/history/{id}?productType=NON_CONSUMABLE`,
 /// every page verified like the subscription path's payloads; a cut-off or malformed page is an error, never an
 /// empty history.
 @Suite("Apple transaction history: non-consumables, paging, hostile pages", .serialized)

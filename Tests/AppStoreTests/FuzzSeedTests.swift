@@ -5,7 +5,7 @@ import X509
 
 @testable import AppStore
 
-/// Issue 22: the committed seeds of the JWS/x5c fuzz entries ('J', 'K' in Fuzz/FuzzAppleSigned.swift) verify under
+/// The committed seeds of the JWS/x5c fuzz entries ('J', 'K' in Fuzz/FuzzAppleSigned.swift) verify under
 /// the fuzz root at the harness's fixed time, so the fuzzer starts past the signature and mutates certificates,
 /// headers and payloads that are otherwise believed.
 @Suite("The JWS fuzz seeds verify under the fuzz root")

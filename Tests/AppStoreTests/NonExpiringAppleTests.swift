@@ -3,11 +3,11 @@ import Foundation
 import SubreconCore
 import Testing
 
-/// Issue 22, SPEC 5.3: which Apple purchases are non-expiring is what Apple's transaction `type` says, with no extra
+/// (CONTRACT "Sources and the decision") Which Apple purchases are non-expiring is what Apple's transaction `type` says, with no extra
 /// setup in product_tiers: only `Non-Consumable` is; an auto-renewable or non-renewing transaction without an
 /// `expiresDate` is unknown (never lifetime), and a consumable entitles nothing. From the verified payload through
 /// `AppleSubscriptionMapping` to `decide`.
-@Suite("Apple non-expiring purchases: mapping and decision (SPEC 5.3)")
+@Suite("Apple non-expiring purchases: mapping and decision (CONTRACT 'Sources and the decision')")
 struct NonExpiringAppleTests {
     static let asOf = Date(timeIntervalSince1970: 1_780_282_800)  // 2026-06-01T03:00:00Z
     static let context = DecisionContext(

@@ -5,7 +5,7 @@ import Testing
 
 @testable import AppStore
 
-/// Every list is bounded and ends incomplete, never complete (SPEC 5.11, issue 19): Apple's notification history
+/// Every list is bounded and ends incomplete, never complete (CONTRACT "Hostile answers and bounded work"): Apple's notification history
 /// over loopback with a page missing `hasMore` and a `paginationToken` repeated forever.
 @Suite("App Store notification history pagination ends incomplete, never complete", .serialized)
 struct NotificationHistoryPaginationTests {

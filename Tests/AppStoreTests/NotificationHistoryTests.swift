@@ -5,7 +5,7 @@ import Testing
 
 @testable import AppStore
 
-/// Apple's notification history as a store feed (issue 11, SPEC 5.1): pages, verification, dedupe, failure.
+/// Apple's notification history as a store feed (CONTRACT "Which users a run asks about"): pages, verification, dedupe, failure.
 @Suite("App Store notification history feed over loopback", .serialized)
 struct NotificationHistoryTests {
     static let since = Date().addingTimeInterval(-3 * 86_400)
@@ -62,7 +62,7 @@ struct NotificationHistoryTests {
         #expect(error.message.contains("notification history"))
     }
 
-    // MARK: Refunds the feed states (SPEC 5.7)
+    // MARK: Refunds the feed states (CONTRACT "Finance figures")
 
     /// A refunded transaction as both Apple's history and a status lookup carry it.
     static func refundedTransaction(ownership: String = "PURCHASED", trial: Bool = false) -> JWSTransactionDecodedPayload {

@@ -4,11 +4,11 @@ import Testing
 
 @testable import AppStore
 
-/// Issue 19 (SPEC 5.11): Apple's epoch-millisecond dates (JWS payloads, notification history, verifyReceipt) are
+/// (CONTRACT "Hostile answers and bounded work") Apple's epoch-millisecond dates (JWS payloads, notification history, verifyReceipt) are
 /// evidence only in 1970...2200; a negative price is unknown, never revenue.
 @Suite("Apple strict parsing: dates beyond 2200 make the payload unusable; negative prices are unknown")
 struct StrictAppleParsingTests {
-    /// 3000-01-01T00:00:00Z and 2201-01-01T00:00:00Z in Unix milliseconds: before issue 19 both were believed.
+    /// 3000-01-01T00:00:00Z and 2201-01-01T00:00:00Z in Unix milliseconds: both used to be believed.
     static let far = ["32503680000000", "7289654400000"]
 
     @Test("a transaction payload date after 2200 is a decoding error", arguments: far)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import AppStore
 
-/// Issue 19 (SPEC 5.11): a verifyReceipt `*_date_ms` present but not epoch milliseconds in 1970...2200 makes the
+/// (CONTRACT "Hostile answers and bounded work") A verifyReceipt `*_date_ms` present but not epoch milliseconds in 1970...2200 makes the
 /// answer unusable (`ReceiptVerifier` fails the user closed), never a date read as absent.
 @Suite("verifyReceipt strict dates")
 struct StrictReceiptParsingTests {

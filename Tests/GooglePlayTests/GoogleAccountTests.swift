@@ -6,7 +6,7 @@ import Testing
 
 @testable import GooglePlay
 
-/// `externalAccountIdentifiers.obfuscatedExternalAccountId` (SPEC 5.10): the buyer's account, strictly a string of
+/// `externalAccountIdentifiers.obfuscatedExternalAccountId` (CONTRACT "Whose purchase it is"): the buyer's account, strictly a string of
 /// 1...64 characters; anything else not stated, never a failure of the answer.
 @Suite("Google Play: obfuscatedExternalAccountId, strictly")
 struct GoogleAccountTests {

@@ -5,7 +5,7 @@ import SubreconCore
 import Testing
 
 /// Properties of Google's `Money` as the wire sends it (proto3 JSON: `units` an int64, usually as a string; `nanos` an
-/// int32, as a number or, from some encoders, a string) read into an exact price (SPEC 5.7, 5.11).
+/// int32, as a number or, from some encoders, a string) read into an exact price (CONTRACT "Finance figures", "Hostile answers and bounded work").
 @Suite("Google Money: properties over both encodings")
 struct GoogleMoneyPropertyTests {
     static let checks = 1_000

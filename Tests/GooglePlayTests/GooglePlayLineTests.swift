@@ -3,7 +3,7 @@ import GooglePlay
 import SubreconCore
 import Testing
 
-@Suite("Google Play: purchase lines (linkedPurchaseToken) and voids as facts about their line (SPEC 5.3, 5.10)")
+@Suite("Google Play: purchase lines (linkedPurchaseToken) and voids as facts about their line (CONTRACT 'Whose purchase it is')")
 struct GooglePlayLineTests {
     static func answer(_ state: String, linked: String?, order: String = "GPA.7777-new..1") -> SubscriptionPurchaseV2 {
         SubscriptionPurchaseV2(

@@ -70,7 +70,7 @@ struct GooglePlayMappingTests {
         ("SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED", .pending, true, false, .expired, .expired),
     ]
 
-    @Test("every subscriptionState maps to a store state, and judge decides as SPEC 5.3 says", arguments: stateTable)
+    @Test("every subscriptionState maps to a store state, and judge decides as CONTRACT says", arguments: stateTable)
     func states(
         state: String, storeState: StoreState?, autoRenew: Bool?, entitledBefore: Bool, statusBefore: SubscriptionStatus,
         statusAfter: SubscriptionStatus?

@@ -4,7 +4,7 @@ import PropertyBased
 import SubreconCore
 import Testing
 
-/// Issue 22 (SPEC 5.3, 5.11): a Google Play one-time product (`purchases.products.get`, `ProductPurchase`) is a
+/// (CONTRACT "Sources and the decision", "Hostile answers and bounded work") A Google Play one-time product (`purchases.products.get`, `ProductPurchase`) is a
 /// non-expiring purchase: purchased entitles without an end, canceled is refunded, pending never entitles, a test
 /// purchase is a sandbox one; every field is read strictly and a value outside Google's documented range fails the
 /// user closed.

@@ -3,7 +3,7 @@ import GooglePlay
 import SourceHTTP
 import Testing
 
-/// Issue 19: the shared Google token refresh that several users wait on never holds one of them past its own
+/// The shared Google token refresh that several users wait on never holds one of them past its own
 /// deadline.
 @Suite("Google OAuth: waiting on the shared refresh is bounded", .timeLimit(.minutes(1)))
 struct GoogleTokenDeadlineTests {

@@ -3,7 +3,7 @@ import GooglePlay
 import SubreconCore
 import Testing
 
-/// Issue 19 (SPEC 5.11): Google's RFC 3339 times are read whole (a time present but unusable fails the user
+/// (CONTRACT "Hostile answers and bounded work") Google's RFC 3339 times are read whole (a time present but unusable fails the user
 /// closed, never read as absent); `Money.nanos` is read as a JSON number or a string; a negative price is unknown.
 @Suite("Google Play strict parsing: times, nanos as number or string, negative prices")
 struct StrictGoogleParsingTests {

@@ -5,7 +5,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// Google's voided purchases as a store feed (issue 11, SPEC 5.1): pages, filters, dedupe, failures.
+/// Google's voided purchases as a store feed (CONTRACT "Which users a run asks about"): pages, filters, dedupe, failures.
 @Suite("Google Play voided purchases feed over loopback")
 struct VoidedPurchasesTests {
     static func voided(_ token: String, order: String?, at: Date, subscription: Bool = true) -> SimulatedVoidedPurchase {
@@ -219,7 +219,7 @@ struct VoidedPurchasesTests {
         }
     }
 
-    // MARK: Refunds the feed states (SPEC 5.7)
+    // MARK: Refunds the feed states (CONTRACT "Finance figures")
 
     static func decoded(_ json: String) throws -> [VoidedPurchase] {
         try GoogleJSON.voidedPurchases(Data(json.utf8)).voidedPurchases ?? []

@@ -4,7 +4,7 @@ import Testing
 
 @testable import RevenueCat
 
-@Suite("RevenueCat prices, ownership and period type (SPEC 5.7)")
+@Suite("RevenueCat prices, ownership and period type (CONTRACT 'Finance figures')")
 struct RevenueCatFinanceMappingTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String

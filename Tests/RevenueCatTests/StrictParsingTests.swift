@@ -4,7 +4,7 @@ import Testing
 
 @testable import RevenueCat
 
-/// Issue 19 (SPEC 5.11): a RevenueCat date is a whole RFC 3339 value in 1970...2200, or the body is unusable (the
+/// (CONTRACT "Hostile answers and bounded work") A RevenueCat date is a whole RFC 3339 value in 1970...2200, or the body is unusable (the
 /// user ends `fetch_error`); a negative price is unknown, never revenue.
 @Suite("RevenueCat strict parsing: dates with trailing bytes, impossible or far dates fail the body; negative prices are unknown")
 struct RevenueCatStrictParsingTests {

@@ -95,7 +95,7 @@ struct SharedRateLimiterTests {
     }
 }
 
-@Suite("Shared rate limiter: never holds a lookup past its deadline (issue 19)")
+@Suite("Shared rate limiter: never holds a lookup past its deadline")
 struct SharedRateLimiterDeadlineTests {
     @Test("a 429 pause longer than the time left is refused at once, reserving nothing; within the time left it is waited")
     func pauseBeyondDeadline() async throws {

@@ -7,7 +7,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// Issue 19: no wait a source asks for outlives the lookup's deadline (`LookupDeadline`), and a source declared
+/// No wait a source asks for outlives the lookup's deadline (`LookupDeadline`), and a source declared
 /// down is not asked at all.
 @Suite("SourceTransport: bounded by the lookup's deadline", .timeLimit(.minutes(1)))
 struct TransportDeadlineTests {

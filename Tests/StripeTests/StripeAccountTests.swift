@@ -5,7 +5,7 @@ import Testing
 
 @testable import Stripe
 
-/// The buyer's account as Stripe states it (SPEC 5.10): `metadata.user_id` on the subscription, else on its expanded
+/// The buyer's account as Stripe states it (CONTRACT "Whose purchase it is"): `metadata.user_id` on the subscription, else on its expanded
 /// customer; strictly a string of 1...500 characters, anything else not stated.
 @Suite("Stripe: metadata.user_id, strictly")
 struct StripeAccountTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Stripe
 
-@Suite("Stripe: a subscription canceled for a disputed payment ends refunded (SPEC 5.3)")
+@Suite("Stripe: a subscription canceled for a disputed payment ends refunded (CONTRACT 'Sources and the decision')")
 struct StripeDisputeTests {
     static func body(reason: String?) -> Data {
         let details = reason.map { #","cancellation_details":{"reason":"\#($0)","comment":null,"feedback":null}"# } ?? ""

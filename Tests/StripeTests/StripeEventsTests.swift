@@ -183,7 +183,7 @@ struct StripeEventsTests {
     }
 }
 
-/// `charge.refunded` events as refunds the feed states (SPEC 5.7).
+/// `charge.refunded` events as refunds the feed states (CONTRACT "Finance figures").
 @Suite("Stripe charge.refunded events state refunds")
 struct StripeChargeRefundedTests {
     /// One `charge.refunded` event whose `data.object` is `charge` (JSON object text).

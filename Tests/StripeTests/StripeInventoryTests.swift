@@ -5,7 +5,7 @@ import Testing
 
 @testable import Stripe
 
-/// Stripe's inventory (SPEC 5.1): every `active`, `trialing` and `past_due` subscription, paged, strictly decoded,
+/// Stripe's inventory (CONTRACT "Which users a run asks about"): every `active`, `trialing` and `past_due` subscription, paged, strictly decoded,
 /// used whole or not at all.
 @Suite("Stripe inventory against the loopback simulator")
 struct StripeInventoryTests {
@@ -36,7 +36,7 @@ struct StripeInventoryTests {
             #expect(requests.allSatisfy { $0.query["limit"] == "100" && $0.query["expand[]"] == "data.customer" })
             #expect(requests.allSatisfy { $0.query["customer"] == nil })
             #expect(requests.map { $0.query["starting_after"] } == [nil, "sub_a100", "sub_a200", nil, nil])
-            // The expanded customer's metadata names the buyer (SPEC 5.10).
+            // The expanded customer's metadata names the buyer (CONTRACT "Whose purchase it is").
             let pastDue = inventory.purchases.filter { $0.customer == "cus_p" }
             #expect(pastDue.map(\.purchase.accountToken) == ["user-p"])
             #expect(inventory.purchases.count == 232)

@@ -38,7 +38,7 @@ struct StripeMappingTests {
     }
 
     @Test(
-        "every Stripe status maps to a store state, and the core judges it as SPEC 5.2 says",
+        "every Stripe status maps to a store state, and the core judges it as CONTRACT 'Sources and the decision' says",
         arguments: [
             StatusRow(status: "active", state: .active, entitled: true, judged: .active),
             StatusRow(status: "trialing", state: .active, entitled: true, judged: .active),

@@ -3,7 +3,7 @@ import Stripe
 import SubreconCore
 import Testing
 
-/// Stripe one-time prices (Checkout Sessions) as non-expiring purchases (SPEC 5.3): decode, map, judge.
+/// Stripe one-time prices (Checkout Sessions) as non-expiring purchases (CONTRACT "Sources and the decision"): decode, map, judge.
 @Suite("Stripe one-time purchases")
 struct StripeOneTimeTests {
     static let created = Date(timeIntervalSince1970: 1_750_000_000)

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Stripe
 
-/// Every Stripe list is bounded and ends incomplete, never complete (SPEC 5.11, issue 19): a cursor seen before ends
+/// Every Stripe list is bounded and ends incomplete, never complete (CONTRACT "Hostile answers and bounded work"): a cursor seen before ends
 /// it at once; a subscription's items are read in full (`items.has_more`) or the subscription is not judged.
 @Suite("Stripe lists end incomplete, never complete")
 struct StripePaginationTests {

@@ -93,7 +93,8 @@ struct StripeRefundDecodingTests {
         let huge = list.data[0]
         #expect(huge.amount == nil && huge.amountRefunded == nil && huge.refunded == nil && huge.refundsHaveMore == nil)
         var unusable = StripeRefund(id: "re", amount: nil, created: nil, status: nil)
-        unusable.createdUnusable = true  // `created: 1e300` is sent but unusable, never absent (SPEC 5.11)
+        // `created: 1e300` is sent but unusable, never absent (CONTRACT "Hostile answers and bounded work")
+        unusable.createdUnusable = true
         #expect(huge.refunds == [unusable])
         let text = list.data[1]
         #expect(text.amount == 1200 && text.amountRefunded == 1200 && text.refunded == nil)

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Stripe
 
-/// Issue 19 (SPEC 5.11): a Stripe timestamp is whole Unix seconds in 1970...2200; one sent but unusable makes the
+/// (CONTRACT "Hostile answers and bounded work") A Stripe timestamp is whole Unix seconds in 1970...2200; one sent but unusable makes the
 /// user's evidence unusable (never read as absent, never replaced by another date); a negative amount is unknown.
 @Suite("Stripe strict parsing: timestamps present but unusable fail the user closed; negative amounts are unknown")
 struct StripeStrictParsingTests {

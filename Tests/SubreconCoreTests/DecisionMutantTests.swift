@@ -3,7 +3,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// A plausible wrong `decide` (issue 22), written as a wrapper around the real one or a rewrite of its inputs or
+/// A plausible wrong `decide`, written as a wrapper around the real one or a rewrite of its inputs or
 /// outputs, and the properties expected to catch it.
 struct Mutant: Sendable, CustomTestStringConvertible {
     var name: String

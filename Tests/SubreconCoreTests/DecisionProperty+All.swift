@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconTestSupport
 
-/// The properties of `decide` (SPEC 5.3–5.4), each written from the rules on the *stated* facts, independently of
+/// The properties of `decide` (CONTRACT "Sources and the decision", "Applying"), each written from the rules on the *stated* facts, independently of
 /// `judge` (the oracles of `Input`).
 extension DecisionProperty {
     static let all: [DecisionProperty] = [

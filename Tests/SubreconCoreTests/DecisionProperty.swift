@@ -18,7 +18,7 @@ enum PropertyOutcome: Sendable, Equatable {
 }
 
 /// A property of `decide` over generated cases, as a function of the seed of the case and of the `decide` under test
-/// (issue 22: a property must be one that some plausible wrong `decide` violates; `DecisionMutantTests` shows it).
+/// (a property must be one that some plausible wrong `decide` violates; `DecisionMutantTests` shows it).
 struct DecisionProperty: Sendable, CustomTestStringConvertible {
     /// A short key, used by the mutant table.
     var key: String

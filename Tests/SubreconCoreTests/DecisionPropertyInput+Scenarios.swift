@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconTestSupport
 
-/// Inputs shaped so that the premise of a property holds often (issue 22: a property whose premise rarely holds
+/// Inputs shaped so that the premise of a property holds often (a property whose premise rarely holds
 /// proves little). Each is built from the generic `Input(seed:)`, then made decidable or given the shape a rule is about.
 extension Input {
     /// The mapped products, by tier.

@@ -74,7 +74,7 @@ struct Input {
         return (context.catalog.tier(for: p.productID) ?? Int.max) > tier
     }
 
-    /// A refund that applies to the period stated (SPEC 5.3 and the period rule).
+    /// A refund that applies to the period stated (CONTRACT "Sources and the decision" and the period rule).
     func refundApplies(_ p: PurchaseFact) -> Bool {
         guard let refunded = p.refundedAt, refunded <= asOf else { return false }
         guard let start = p.purchaseDate else { return statedNonExpiring(p) }

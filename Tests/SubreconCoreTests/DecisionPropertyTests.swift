@@ -7,7 +7,7 @@ import Testing
 /// Properties of `decide` over generated rows and evidence (issue: fail closed). Each input is built from one
 /// generated 64-bit seed, so a failure names the seed that replays it (`.fixedSeed` replays the whole run).
 ///
-/// The properties (`DecisionProperty.all`) are written from the rules of SPEC 5.3 on the *stated* facts,
+/// The properties (`DecisionProperty.all`) are written from the rules of CONTRACT "Sources and the decision" on the *stated* facts,
 /// independently of `judge`; `DecisionMutantTests` shows that each is one some plausible wrong `decide` violates.
 @Suite("decide: properties over generated evidence")
 struct DecisionPropertyTests {

@@ -35,7 +35,7 @@ func row(tier: Int, status: String, end: Double?, grace: Double? = nil, product:
         source: "apple_iap", productID: product, autoRenew: autoRenew, updatedAtMicros: 1)
 }
 
-@Suite("Per-purchase judgement at T (SPEC 5.3)")
+@Suite("Per-purchase judgement at T (CONTRACT 'Sources and the decision')")
 struct JudgeTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
@@ -128,7 +128,7 @@ struct JudgeTests {
     }
 }
 
-@Suite("Per-user decision and drift (SPEC 5.3, 5.4, 5.6)")
+@Suite("Per-user decision and drift (CONTRACT 'Sources and the decision', 'Applying', 'Reports')")
 struct DecideTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
@@ -317,7 +317,7 @@ struct DecideTests {
     }
 }
 
-@Suite("Apple overrides RevenueCat (SPEC 5.2)")
+@Suite("Apple overrides RevenueCat (CONTRACT 'Sources and the decision')")
 struct MergeTests {
     @Test("Apple's view replaces RevenueCat's and a disagreement is a source conflict")
     func appleOverrides() throws {
@@ -360,7 +360,7 @@ struct MergeTests {
     }
 }
 
-@Suite("RevenueCat entitlements as evidence (SPEC 5.3)")
+@Suite("RevenueCat entitlements as evidence (CONTRACT 'Sources and the decision')")
 struct EntitlementEvidenceTests {
     static func oneTime(_ product: String, purchased: Double, sandbox: Bool? = false) -> PurchaseFact {
         sub(product, purchased: purchased, expires: nil, autoRenew: nil, kind: .unstated)

@@ -3,7 +3,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// `subrecon explain` (SPEC 5.9): the text and JSON forms against golden files (`Golden/`). The test only compares;
+/// `subrecon explain` (CONTRACT "Commands"): the text and JSON forms against golden files (`Golden/`). The test only compares;
 /// a missing golden file fails. A deliberate change of the output is recorded explicitly with
 /// `UPDATE_GOLDEN=1 scripts/test --filter ExplanationGoldenTests` (or `SUBRECON_UPDATE_GOLDEN=1`) and reviewed in the diff.
 @Suite("explain: golden text and JSON")

@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import Testing
 
-@Suite("explain shows each purchase line: its keys, who spoke, whose it is and why (SPEC 5.9, 5.10)")
+@Suite("explain shows each purchase line: its keys, who spoke, whose it is and why (CONTRACT 'Commands', 'Whose purchase it is')")
 struct ExplanationLinesTests {
     @Test("RevenueCat's entry and the store's fact about one line are one line; a linked token and a foreign buyer say so")
     func lines() throws {

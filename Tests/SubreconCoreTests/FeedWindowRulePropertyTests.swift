@@ -4,7 +4,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// Properties of `FeedWindowRule.since` over generated attempts (SPEC 5.11, issue 19): no instant of the last 30 days
+/// Properties of `FeedWindowRule.since` over generated attempts (CONTRACT "Hostile answers and bounded work"): no instant of the last 30 days
 /// that was attempted and not covered is ever skipped, and the window stays within its bounds. Each input comes from
 /// one generated seed, which a failure names.
 @Suite("Feed window rule: properties over generated attempts")

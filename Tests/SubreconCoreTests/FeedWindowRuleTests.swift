@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import Testing
 
-/// Where a nightly run starts reading a store feed (SPEC 5.1, 5.11, issue 19): never after a window that was not
+/// Where a nightly run starts reading a store feed (CONTRACT "Which users a run asks about", "Hostile answers and bounded work"): never after a window that was not
 /// read to its end, at most 30 days back.
 @Suite("Feed window rule")
 struct FeedWindowRuleTests {

@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import Testing
 
-@Suite("Which price each finance figure carries (SPEC 5.7)")
+@Suite("Which price each finance figure carries (CONTRACT 'Finance figures')")
 struct FinancePriceTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
@@ -114,7 +114,7 @@ struct FinancePriceTests {
     }
 }
 
-@Suite("Verdicts carry their figure's price (SPEC 5.7)")
+@Suite("Verdicts carry their figure's price (CONTRACT 'Finance figures')")
 struct VerdictFinancePriceTests {
     static func purchase(
         expires: Double, refunded: Double? = nil, billingIssue: Double? = nil, grace: Double? = nil, ownership: Ownership? = nil,

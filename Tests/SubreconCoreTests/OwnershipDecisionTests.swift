@@ -10,7 +10,7 @@ private func owned(_ fact: StoreFact, by account: String?) -> StoreFact {
     return fact
 }
 
-@Suite("Whose purchase it is: ownership, linking and stale identifiers (SPEC 5.10)")
+@Suite("Whose purchase it is: ownership, linking and stale identifiers (CONTRACT 'Whose purchase it is')")
 struct OwnershipDecisionTests {
     let appleUUID = "6f1c1e0a-2b9d-4c1e-9a55-0f6f3d1c2b7a"
 
@@ -121,7 +121,7 @@ struct OwnershipDecisionTests {
     }
 }
 
-@Suite("Linking never writes a sandbox purchase's identifier in a production run (SPEC 5.10)")
+@Suite("Linking never writes a sandbox purchase's identifier in a production run (CONTRACT 'Whose purchase it is')")
 struct SandboxLinkTests {
     @Test("a linked sandbox (or unstated) Google token is not written; in a sandbox run it is")
     func sandboxLink() {

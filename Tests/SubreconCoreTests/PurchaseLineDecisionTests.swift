@@ -41,7 +41,7 @@ func lineRow(
         updatedAtMicros: Int64(days(updated).timeIntervalSince1970 * 1_000_000), identifiers: ids)
 }
 
-@Suite("Purchase lines: a store overrides RevenueCat about the same line only; absence holds per line (SPEC 5.10)")
+@Suite("Purchase lines: a store overrides RevenueCat about the same line only; absence holds per line (CONTRACT 'Whose purchase it is')")
 struct PurchaseLineDecisionTests {
     let googleRow = lineRow(source: "google_iap", ids: [.googlePlay: "tok-old"])
 

@@ -3,7 +3,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// A fact about line X never changes the outcome for a user whose only entitling line is Y (SPEC 5.10).
+/// A fact about line X never changes the outcome for a user whose only entitling line is Y (CONTRACT "Whose purchase it is").
 @Suite("Purchase lines: property over generated facts")
 struct PurchaseLinePropertyTests {
     static let stores: [(StoreKind, FactOrigin)] = [(.appStore, .appStore), (.playStore, .googlePlay), (.stripe, .stripe)]

@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import Testing
 
-/// `StrictDate`: the one reader of outside instants (SPEC 5.11). Table tests; `StrictDatePropertyTests` generates.
+/// `StrictDate`: the one reader of outside instants (CONTRACT "Hostile answers and bounded work"). Table tests; `StrictDatePropertyTests` generates.
 @Suite("StrictDate: a whole RFC 3339 value or epoch time in 1970...2200, anything else unusable")
 struct StrictDateTests {
     static let valid: [(String, Double)] = [

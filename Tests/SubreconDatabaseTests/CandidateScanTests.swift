@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Candidate scan (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct CandidateScanTests {
-    /// SPEC 5.1 at T = 2025-06-01, lookback 60 days: (row, nightly candidate?, backfill candidate?).
+    /// CONTRACT "Which users a run asks about" at T = 2025-06-01, lookback 60 days: (row, nightly candidate?, backfill candidate?).
     static let table: [(UserRow, Bool, Bool)] = [
         (UserRow(id: "a_paid_past_end", currentTier: 1, status: "active", endDate: Fixture.day(-1)), true, true),
         (UserRow(id: "b_paid_future_end", currentTier: 1, status: "active", endDate: Fixture.day(10)), false, true),
@@ -34,7 +34,7 @@ struct CandidateScanTests {
         return ids
     }
 
-    @Test("each SPEC 5.1 rule selects its users and leaves the others out, in id order")
+    @Test("each CONTRACT 'Which users a run asks about' rule selects its users and leaves the others out, in id order")
     func rules() async throws {
         try await TestDatabase.withDatabase { store, _ in
             try await store.insertUsers(Self.table.map(\.0))
@@ -164,7 +164,7 @@ struct CandidateScanTests {
         try await TestDatabase.withDatabase { store, _ in
             var rows: [UserRow] = []
             for n in 0..<300 {
-                // Tier holders with far end dates (no SPEC 5.1 rule), free users, and a few rule candidates.
+                // Tier holders with far end dates (no CONTRACT "Which users a run asks about" rule), free users, and a few rule candidates.
                 let tier = n % 3 == 0 ? 0 : 1
                 rows.append(
                     UserRow(

@@ -5,7 +5,7 @@ import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
-/// Whom a feed's refunds belong to (SPEC 5.7): the users whose row holds each identifier in the feed's column.
+/// Whom a feed's refunds belong to (CONTRACT "Finance figures"): the users whose row holds each identifier in the feed's column.
 @Suite("Feed identifiers to user ids (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct FeedUserIDsTests {
     @Test("each identifier maps to the users holding it, sorted; unmatched and empty identifiers are absent; nothing is written")

@@ -6,7 +6,7 @@ import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
-/// The windows each store feed was read over (`reconcile_feed_windows`, SPEC 5.11): a window is covered only when read
+/// The windows each store feed was read over (`reconcile_feed_windows`, CONTRACT "Hostile answers and bounded work"): a window is covered only when read
 /// to its end by a run that completed; attempts are per feed and per shard.
 @Suite("Feed windows (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct FeedWindowsTests {

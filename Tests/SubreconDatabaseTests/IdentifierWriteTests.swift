@@ -5,7 +5,7 @@ import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
-/// SPEC 5.10: a linked or newer store identifier is written into its own store's column by the change itself, under
+/// CONTRACT "Whose purchase it is": a linked or newer store identifier is written into its own store's column by the change itself, under
 /// the same compare-and-set, and audited like the tier.
 @Suite("Identifier writes under the CAS (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct IdentifierWriteTests {

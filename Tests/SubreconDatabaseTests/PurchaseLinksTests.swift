@@ -5,7 +5,7 @@ import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
-/// SPEC 4 `account_token`, 5.10 links and orphans: the database side.
+/// CONTRACT "Database" `account_token`, 5.10 links and orphans: the database side.
 @Suite(
     "Whose purchase it is: account_token, links, orphans (real PostgreSQL)", .serialized,
     .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))

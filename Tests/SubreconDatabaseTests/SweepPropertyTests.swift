@@ -3,7 +3,7 @@ import PropertyBased
 import SubreconDatabase
 import Testing
 
-/// The rolling sweep's schedule (SPEC 5.1), by properties over generated ids, periods and starting nights: over any D
+/// The rolling sweep's schedule (CONTRACT "Which users a run asks about"), by properties over generated ids, periods and starting nights: over any D
 /// consecutive nights every tier holder's bucket is tonight's index exactly once. (`FeedAndSweepTests` shows the
 /// same against PostgreSQL, whose SQL bucket `CandidateScanTests` checks against this one.)
 @Suite("The sweep's schedule: properties")

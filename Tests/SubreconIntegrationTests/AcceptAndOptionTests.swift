@@ -8,10 +8,10 @@ import SubreconReports
 import SubreconTestSupport
 import Testing
 
-/// Issue 19: `--accept-downgrades` accepts only a run that stopped at its valve after validating every candidate;
+/// `--accept-downgrades` accepts only a run that stopped at its valve after validating every candidate;
 /// every numeric and date option has a documented range, checked before anything is touched.
 @Suite(
-    "Accepting downgrades and option ranges (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3))
+    "Accepting downgrades and option ranges", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3))
 )
 struct AcceptAndOptionTests {
     @Test(

@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// An iOS app whose backend verifies receipts itself: no RevenueCat, Apple alone (issue 10, SPEC 3 and 5.2).
+/// An iOS app whose backend verifies receipts itself: no RevenueCat, Apple alone (CONTRACT "Environment", "Sources and the decision").
 @Suite("The job with Apple alone (no RevenueCat)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct AppleOnlyJobTests {
     @Test(

@@ -8,11 +8,11 @@ import Testing
 @testable import SubreconApp
 @testable import SubreconJob
 
-/// Issue 19: no wait a source asks for outlives the deadline it runs under (a user's, explain's, the feeds'), and a
+/// No wait a source asks for outlives the deadline it runs under (a user's, explain's, the feeds'), and a
 /// source that answers nothing but failures for a whole minute is declared down instead of being asked for every
 /// user.
 @Suite(
-    "Bounded waits and sources declared down (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    "Bounded waits and sources declared down", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
     .timeLimit(.minutes(2)))
 struct BoundedWaitTests {
     static func googleRows(_ prefix: String, count: Int) -> [UserRow] {

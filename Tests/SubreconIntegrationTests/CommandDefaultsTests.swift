@@ -9,11 +9,11 @@ import SubreconReports
 import SubreconTestSupport
 import Testing
 
-/// Issue 22: every command-line default is the documented one. `subrecon run` with no option at all is run for real
+/// Every command-line default is the documented one. `subrecon run` with no option at all is run for real
 /// (the binary, a real database) and what it stored is read back; every `(default: …)` in the commands' help is
 /// checked against `docs/CONTRACT.md`.
 @Suite(
-    "Command-line defaults are the documented ones (issue 22)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    "Command-line defaults are the documented ones", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
     .timeLimit(.minutes(3)))
 struct CommandDefaultsTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -7,7 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import Testing
 
-@Suite("Configuration from the environment (SPEC 3): one line naming the variable, exit 78, no secrets")
+@Suite("Configuration from the environment (CONTRACT 'Environment'): one line naming the variable, exit 78, no secrets")
 struct ConfigurationTests {
     let base = ["DATABASE_URL": "postgres://app:s3cret-pw@127.0.0.1:5432/app?sslmode=disable", "REVENUECAT_API_KEY": "sk_live_abc123"]
 

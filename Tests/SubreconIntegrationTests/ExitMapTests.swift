@@ -8,8 +8,8 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 8, bullets 6 and 9: a non-dry run judges the present, and every failure after start has one exit code.
-@Suite("As-of guard and the exit map (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
+/// A non-dry run judges the present, and every failure after start has one exit code.
+@Suite("As-of guard and the exit map", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct ExitMapTests {
     func runCount(_ h: Harness) async throws -> Int { try await h.count("select count(*)::int from reconcile_runs") }
 

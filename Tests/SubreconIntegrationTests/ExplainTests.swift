@@ -7,7 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import Testing
 
-/// `subrecon explain USER_ID` (SPEC 5.9): asks every configured source as a run would, changes nothing.
+/// `subrecon explain USER_ID` (CONTRACT "Commands"): asks every configured source as a run would, changes nothing.
 @Suite("subrecon explain", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct ExplainTests {
     @Test("explains each source's evidence, the verdict and the rule behind every drift kind, and changes nothing")

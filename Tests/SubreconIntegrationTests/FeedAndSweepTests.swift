@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Drift the database cannot see (issue 11, SPEC 5.1): Apple's notification history as a feed, and the rolling sweep.
+/// Drift the database cannot see (CONTRACT "Which users a run asks about"): Apple's notification history as a feed, and the rolling sweep.
 @Suite("Store feeds and the rolling sweep", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct FeedAndSweepTests {
     func summary(_ result: RunResult) throws -> RunSummary {
@@ -18,7 +18,7 @@ struct FeedAndSweepTests {
     @Test("a mid-period refund only Apple's notification history reports is downgraded by the next nightly run")
     func appleFeedFindsAMidPeriodRefund() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
-            // Annual plan, refunded in month 2: the row says active for ten more months, no SPEC 5.1 rule picks it.
+            // Annual plan, refunded in month 2: the row says active for ten more months, no CONTRACT "Which users a run asks about" rule picks it.
             try await h.store.insertUsers([h.row("f-refund", tier: 1, "active", end: 300, txn: "5001")])
             await h.appStore.setScenario(
                 AppStoreScenario(
@@ -107,7 +107,7 @@ struct FeedAndSweepTests {
     @Test("a lapsed user who resubscribed long after the lookback is found by Apple's SUBSCRIBED notification and restored")
     func resubscribedFoundByFeed() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
-            // Lapsed 200 days ago: outside the 60-day lookback, so no SPEC 5.1 rule picks the row.
+            // Lapsed 200 days ago: outside the 60-day lookback, so no CONTRACT "Which users a run asks about" rule picks the row.
             try await h.store.insertUsers([h.row("r-back", tier: 0, "expired", end: -200, txn: "7001")])
             await h.appStore.setScenario(
                 AppStoreScenario(

@@ -8,11 +8,11 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 22: the default feed window (no `--feeds-since`) as the code computes it now (`FeedWindowRule`, SPEC 5.11):
+/// The default feed window (no `--feeds-since`) as the code computes it now (`FeedWindowRule`, CONTRACT "Hostile answers and bounded work"):
 /// per feed and shard, 3 days back on a shard's first run, then from where the feed's last covered window ended; a
 /// feed never read on a shard that already completed nightly runs starts at the last completed nightly run's start
 /// (at most 7 days back, never after as-of).
-@Suite("The default feed window, per feed (issue 22)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
+@Suite("The default feed window, per feed", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct FeedDefaultWindowTests {
     @Test(
         "a shard's first run reads 3 days back; the next night starts where it ended; a feed configured later starts at the last completed nightly run"

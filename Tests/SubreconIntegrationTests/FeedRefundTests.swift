@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Refunds seen only in a store feed are kept in `refunds_seen` like those a lookup states (SPEC 5.7, issue 13): one
+/// Refunds seen only in a store feed are kept in `refunds_seen` like those a lookup states (CONTRACT "Finance figures"): one
 /// row per store transaction, for the shard's users, never in a dry run, never a sandbox refund in a production run.
 @Suite("Refunds the store feeds state, kept in refunds_seen", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct FeedRefundTests {

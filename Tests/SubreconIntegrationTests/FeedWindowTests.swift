@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// A feed window is never lost (SPEC 5.11, issue 19): a window not read to its end, or read by a run that never
+/// A feed window is never lost (CONTRACT "Hostile answers and bounded work"): a window not read to its end, or read by a run that never
 /// completed, is read again by the next nightly run (at most 30 days back); summary.json says what each feed covered.
 @Suite("Store feed windows are never lost", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct FeedWindowTests {

@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// One varied night over real PostgreSQL and the loopback RevenueCat and App Store simulators (SPEC 5.7): which
+/// One varied night over real PostgreSQL and the loopback RevenueCat and App Store simulators (CONTRACT "Finance figures"): which
 /// price each figure carries, family sharing and trials apart, exact JPY/KWD amounts, and the refund review.
 @Suite("Finance night: the right price per figure and the refund review", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct FinanceNightTests {

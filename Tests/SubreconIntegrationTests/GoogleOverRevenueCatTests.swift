@@ -7,10 +7,10 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 22: Google Play is the authority for its own purchases over RevenueCat's view of them (SPEC 5.2). When the
+/// Google Play is the authority for its own purchases over RevenueCat's view of them (CONTRACT "Sources and the decision"). When the
 /// two disagree, Google's answer decides and the row is reported `source_conflict`, both ways.
 @Suite(
-    "Google Play over RevenueCat: source_conflict (issue 22)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    "Google Play over RevenueCat: source_conflict", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
     .timeLimit(.minutes(3)))
 struct GoogleOverRevenueCatTests {
     static func withGoogleAndRevenueCat(_ body: (Harness, GooglePlaySimulator) async throws -> Void) async throws {
@@ -33,7 +33,7 @@ struct GoogleOverRevenueCatTests {
     }
 
     @Test(
-        "RevenueCat says active, Google says expired about the same line (matched by order id): Google wins, downgrade, source_conflict; an entry naming no order is no known line: kept (SPEC 5.10)"
+        "RevenueCat says active, Google says expired about the same line (matched by order id): Google wins, downgrade, source_conflict; an entry naming no order is no known line: kept (CONTRACT 'Whose purchase it is')"
     )
     func googleSaysExpired() async throws {
         try await Self.withGoogleAndRevenueCat { h, google in

@@ -8,7 +8,7 @@ import Testing
 @testable import SubreconApp
 @testable import SubreconJob
 
-/// Google's voided purchases as a store feed in the nightly run (issue 11, SPEC 5.1): the harness's first run reads
+/// Google's voided purchases as a store feed in the nightly run (CONTRACT "Which users a run asks about"): the harness's first run reads
 /// the window `[as-of − 3 days, as-of)`.
 @Suite("The Google Play voided purchases feed in the nightly run", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct GooglePlayFeedTests {
@@ -17,10 +17,10 @@ struct GooglePlayFeedTests {
             purchaseToken: token, orderID: order ?? "GPA.order-" + token, voidedTime: Harness.day(at), isSubscription: subscription)
     }
 
-    @Test("a refund inside a paid period reported only by the feed ends the line refunded (SPEC 5.3); a void matching no row is counted")
+    @Test("a refund inside a paid period reported only by the feed ends the line refunded; a void matching no row is counted")
     func refundInsidePaidPeriod() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
-            // Refunded in month 2 of an annual plan: the row says active for 10 more months (no SPEC 5.1 rule picks it).
+            // Refunded in month 2 of an annual plan: the row says active for 10 more months (no CONTRACT "Which users a run asks about" rule picks it).
             try await h.store.insertUsers([GooglePlayJobTests.row("v-refunded", end: 300)])
             await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -1, start: -60), token: "tok-v-refunded")
             await google.addVoided(Self.voided("tok-v-refunded", at: -1))

@@ -98,7 +98,7 @@ struct GooglePlayJobTests {
 
             #expect(rows["g-test"]?.drift.contains("sandbox_ignored") == true)
             let test = try #require(try await h.user("g-test"))
-            // A test purchase never entitles in production, nor is it evidence about the row's line (SPEC 5.10).
+            // A test purchase never entitles in production, nor is it evidence about the row's line (CONTRACT "Whose purchase it is").
             #expect(test.currentTier == 1 && rows["g-test"]?.action == "skipped", "untouched")
             #expect(rows["g-test"]?.drift.contains("unknown_at_source") == true)
 
@@ -206,7 +206,7 @@ struct GooglePlayJobTests {
             .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
     }
 
-    @Test("--google-play-rps defaults to 10/s (SPEC 2) and --resume carries it back to the resumed run")
+    @Test("--google-play-rps defaults to 10/s (CONTRACT 'Commands') and --resume carries it back to the resumed run")
     func storedBudget() throws {
         #expect(StoreRegistry.defaultRequestsPerSecond(.googlePlay) == 10)
         var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))

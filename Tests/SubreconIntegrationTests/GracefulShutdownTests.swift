@@ -9,11 +9,11 @@ import SubreconJob
 import SubreconTestSupport
 import Testing
 
-/// Issue 20: the job runs beside its PostgreSQL client in a swift-service-lifecycle `ServiceGroup`. A graceful
+/// The job runs beside its PostgreSQL client in a swift-service-lifecycle `ServiceGroup`. A graceful
 /// shutdown of a host's group around `Commands.run` (what SIGTERM is to the binary) stops the run between steps:
 /// exit 75, the verdicts already validated kept, and `--resume` asks only the rest.
 @Suite(
-    "Graceful shutdown through swift-service-lifecycle (issue 20)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    "Graceful shutdown through swift-service-lifecycle", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
     .timeLimit(.minutes(3)))
 struct GracefulShutdownTests {
     @Test("a host's graceful shutdown while validating: stopped (75), validated verdicts kept, --resume asks only the rest")

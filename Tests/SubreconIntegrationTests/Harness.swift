@@ -47,7 +47,7 @@ struct Harness {
     ///   - revenueCat: false leaves RevenueCat unconfigured (an app without RevenueCat).
     ///   - routes: more simulators served on the same loopback server (Stripe, Google Play); their variables go in
     ///     `extra` (use `{base}` for the server's base URL).
-    ///   - setUp: runs in the fresh schema before `subrecon migrate` (an app's own `users`, SPEC 4).
+    ///   - setUp: runs in the fresh schema before `subrecon migrate` (an app's own `users`, CONTRACT "Database").
     static func with(
         apple: Bool = false, receipts useReceipts: Bool = false, revenueCat: Bool = true, routes: [any SimulatorRoute] = [],
         extra: [String: String] = [:], setUp: (TestSchema) async throws -> Void = { _ in }, _ body: (Harness) async throws -> Void
@@ -120,7 +120,7 @@ struct Harness {
     func options(_ configure: (inout RunOptions) -> Void = { _ in }) -> RunOptions {
         var options = RunOptions(asOf: Self.asOf, reportDirectory: reportDirectory)
         options.concurrency = 4
-        options.applyPast = true  // the fixed past instant the tests seed is a deliberate replay (SPEC 5.8)
+        options.applyPast = true  // the fixed past instant the tests seed is a deliberate replay (CONTRACT "Exit codes")
         options.sweepDays = 0  // the sweep's own tests turn it on: elsewhere a tier holder is a candidate by rule only
         configure(&options)
         return options

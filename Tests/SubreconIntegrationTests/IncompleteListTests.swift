@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Lists end as incomplete, never as complete (SPEC 5.11, issue 19): an incomplete feed is a failed, uncovered
+/// Lists end as incomplete, never as complete (CONTRACT "Hostile answers and bounded work"): an incomplete feed is a failed, uncovered
 /// window (exit 1 at most); an incomplete list in a lookup is that user's `fetch_error`, untouched.
 @Suite("Lists end as incomplete, never as complete", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct IncompleteListTests {

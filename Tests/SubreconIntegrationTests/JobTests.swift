@@ -72,7 +72,7 @@ struct JobTests {
             #expect(rows["u-unknown"]?.action == "skipped" && rows["u-unknown"]?.drift == ["unknown_at_source"])
             #expect(rows["u-unknown"]?.applied == false)
             #expect(rows["u-insync"]?.action == "none" && rows["u-insync"]?.drift == ["in_sync"])
-            // SPEC 5.6: the sources asked and why each user was a candidate.
+            // CONTRACT "Reports": the sources asked and why each user was a candidate.
             #expect(rows.values.allSatisfy { $0.sources == ["revenuecat"] }, "RevenueCat alone is configured")
             #expect(rows["u-expired"]?.candidateReason == ["expired"])
             #expect(rows["u-restored"]?.candidateReason == ["lapsed"])

@@ -7,7 +7,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 22 (SPEC 5.3): Apple Non-Consumable purchases (transaction history) and Google Play one-time products
+/// (CONTRACT "Sources and the decision") Apple Non-Consumable purchases (transaction history) and Google Play one-time products
 /// (`purchases.products.get`) are non-expiring purchases. Real PostgreSQL, the loopback simulators speaking the real
 /// wire formats (Apple's signed with the test PKI), the job run through `Commands.run`.
 @Suite("The job with Apple and Google Play one-time purchases", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))

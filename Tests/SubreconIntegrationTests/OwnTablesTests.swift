@@ -10,7 +10,7 @@ import SubreconReports
 import SubreconTestSupport
 import Testing
 
-/// An app's own tables (SPEC section 4, issue 10): `migrate` and `run` against an app's `users`, the contract check's
+/// An app's own tables (CONTRACT "Database"): `migrate` and `run` against an app's `users`, the contract check's
 /// exit 78 before anything is touched, and a whole night through the shipped Supabase example
 /// (`docs/supabase-users-view.sql`).
 @Suite("An app's own tables", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
@@ -32,7 +32,7 @@ struct OwnTablesTests {
             #expect(
                 line
                     == "configuration error: users (\(schema.name).users, a table) is missing subscription_source (text); "
-                    + "has current_tier of type text (needs integer) (SPEC section 4: fix the relation, or the view subrecon "
+                    + "has current_tier of type text (needs integer) (CONTRACT 'Database': fix the relation, or the view subrecon "
                     + "reads; nothing was changed)")
             for table in ["subrecon_schema_migrations", "subrecon_settings", "reconcile_runs", "product_tiers"] {
                 let exists = try await TestDatabase.scalar(schema.client, "select to_regclass(\(table)) is not null", as: Bool.self)
@@ -47,7 +47,7 @@ struct OwnTablesTests {
             try await h.client.query("alter table users drop column auto_renew")
             let (status, line) = try await Self.failure { _ = try await h.run() }
             #expect(status == .config)
-            #expect(line.hasPrefix("configuration error: users (") && line.contains("is missing auto_renew (boolean) (SPEC section 4"))
+            #expect(line.hasPrefix("configuration error: users (") && line.contains("is missing auto_renew (boolean) (CONTRACT 'Database'"))
             #expect(try await h.count("select count(*)::int from reconcile_runs") == 0)
             #expect(try await h.count("select count(*)::int from reconcile_verdicts") == 0)
             let folders = (try? FileManager.default.contentsOfDirectory(atPath: h.reportDirectory.path)) ?? []
@@ -63,7 +63,7 @@ struct OwnTablesTests {
         ) { h in
             let (status, line) = try await Self.failure { _ = try await h.run() }
             #expect(status == .config)
-            #expect(line.contains("is missing stripe_customer_id (text) (SPEC section 4"))
+            #expect(line.contains("is missing stripe_customer_id (text) (CONTRACT 'Database'"))
             #expect(!line.contains("sk_test_own_tables"))
             #expect(try await h.count("select count(*)::int from reconcile_runs") == 0)
             let (migrateStatus, migrateLine) = try await Self.failure {

@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Whose purchase it is (SPEC 5.10) end to end: real PostgreSQL, loopback simulators, real crypto.
+/// Whose purchase it is (CONTRACT "Whose purchase it is") end to end: real PostgreSQL, loopback simulators, real crypto.
 @Suite(
     "Whose purchase it is: linking, orphans and ownership conflicts end to end", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct OwnershipJobTests {
@@ -141,7 +141,7 @@ struct OwnershipJobTests {
         try await StripeJobTests.with { h, stripe in
             // The row never recorded its Stripe customer.
             let unnamed = StripeJobTests.row("o-web", tier: 0, "none", end: -400, customer: nil)
-            // The row names its customer but lost its tier: the inventory makes it a candidate (no SPEC 5.1 rule does).
+            // The row names its customer but lost its tier: the inventory makes it a candidate (no CONTRACT "Which users a run asks about" rule does).
             let free = StripeJobTests.row("o-free", tier: 0, "expired", end: -400, customer: "cus_free")
             // Holds another customer: linking would overwrite it.
             let other = StripeJobTests.row("o-other", tier: 0, "expired", end: -400, customer: "cus_mine")

@@ -8,10 +8,10 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 25 (part A), end to end over loopback and PostgreSQL: facts about different purchase lines are never
-/// merged (SPEC 5.10), a Google void is a refund of its line (SPEC 5.3), and columns keep their meaning (SPEC 4).
+/// End to end over loopback and PostgreSQL: facts about different purchase lines are never
+/// merged (CONTRACT "Whose purchase it is"), a Google void is a refund of its line (CONTRACT "Sources and the decision"), and columns keep their meaning (CONTRACT "Database").
 @Suite(
-    "Purchase lines in the nightly run (issue 25)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    "Purchase lines in the nightly run", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
     .timeLimit(.minutes(3)))
 struct PurchaseLineJobTests {
     static func play(_ state: String, start: Double, expiry: Double, order: String) -> SimulatedPlaySubscription {

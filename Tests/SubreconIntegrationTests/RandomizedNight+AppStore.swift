@@ -15,7 +15,7 @@ extension RandomizedNightTests {
 
     /// One App Store user, known by the row's `iap_original_transaction_id` (RevenueCat lists the same transaction with
     /// a stale view, or does not know the user); sometimes a transient 503 first. Apple is the authority for its own
-    /// purchase (SPEC 5.2): its view replaces RevenueCat's.
+    /// purchase (CONTRACT "Sources and the decision"): its view replaces RevenueCat's.
     static func generateAppStore(id: String, index: Int, rng: inout SeededRandom, harness h: Harness) async -> Generated {
         let product = rng.chance(0.5) ? "premium_monthly" : "pro_monthly"
         let tier = product == "premium_monthly" ? 1 : 2
@@ -42,7 +42,7 @@ extension RandomizedNightTests {
     /// A paying App Store user the database never recorded (the first webhook was lost): the row holds no tier and no
     /// transaction, only the app's `account_token`. Apple's history names the purchase, its signed transaction names
     /// the buyer (`appAccountToken`, in upper case: compared case-insensitively): linked, restored, and the original
-    /// transaction written into `iap_original_transaction_id` (SPEC 5.10).
+    /// transaction written into `iap_original_transaction_id` (CONTRACT "Whose purchase it is").
     static func neverRecorded(id: String, index: Int, product: String, tier: Int, harness h: Harness) async -> Generated {
         let original = String(format: "8%06d", index)
         let token = String(format: "5d6f0c1e-7a2b-4c3d-9e8f-%012d", index)
@@ -98,7 +98,7 @@ extension RandomizedNightTests {
                 scenario: inGrace,
                 truth: .known(.entitled(tier, "billing_issue", end: -1, grace: grace, product: product, source: "apple_iap")))
         case 4:
-            // Billing retry without grace, past the period's end: not entitled (SPEC 5.3: expired, no grace after T).
+            // Billing retry without grace, past the period's end: not entitled (CONTRACT "Sources and the decision": expired, no grace after T).
             var retrying = scenario(3, purchase: -32, expires: -2)
             retrying.isInBillingRetryPeriod = true
             return AppleCase(scenario: retrying, truth: ended(end: -2))

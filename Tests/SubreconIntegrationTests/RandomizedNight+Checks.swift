@@ -10,9 +10,9 @@ import SubreconTestSupport
 import Testing
 
 extension RandomizedNightTests {
-    /// The whole row a user must end with when the stores state the truth at T (SPEC 5.3: tier, status, end date,
+    /// The whole row a user must end with when the stores state the truth at T (CONTRACT "Sources and the decision": tier, status, end date,
     /// grace end, product and source come from the line granting the tier, or with nothing entitled from the most
-    /// recent line), and the push intents the change calls for (SPEC 5.4).
+    /// recent line), and the push intents the change calls for (CONTRACT "Applying").
     struct Expected: CustomStringConvertible {
         var tier: Int
         var status: String
@@ -49,7 +49,7 @@ extension RandomizedNightTests {
             return wrong
         }
 
-        /// SPEC 5.4: `billing_issue` on entering a billing issue, `expired`/`refunded` on losing the tier, `restored`
+        /// CONTRACT "Applying": `billing_issue` on entering a billing issue, `expired`/`refunded` on losing the tier, `restored`
         /// on getting one back from tier 0; nothing else (an extension, a cancellation, a paused line queue nothing).
         func intents(from before: UserRow) -> Set<String> {
             var kinds = Set<String>()

@@ -7,7 +7,7 @@ extension RandomizedNightTests {
     /// One Google Play user, known by the row's `google_purchase_token` (RevenueCat does not know the user): Google
     /// says active, expired, in grace, canceled but still in its period, 410 (expired too long ago: evidence, expired),
     /// or its evidence cannot be used (404: absence, the user is `unknown_at_source`; a 500 on every attempt);
-    /// sometimes a transient 503 first. Or the user resubscribed (SPEC 5.10): the row still holds the old token, which
+    /// sometimes a transient 503 first. Or the user resubscribed (CONTRACT "Whose purchase it is"): the row still holds the old token, which
     /// Google answers EXPIRED or 410, while RevenueCat reports the new line active: the new line's tier is the
     /// floor (`Generated.linesEntitle`).
     static func generateGooglePlay(

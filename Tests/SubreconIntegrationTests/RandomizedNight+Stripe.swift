@@ -12,8 +12,8 @@ extension RandomizedNightTests {
     /// Or the subscriber was never recorded (linked through the inventory's `metadata.user_id`: its customer is written
     /// into `stripe_customer_id`), or Stripe names another buyer (`ownership_conflict`, untouched).
     ///
-    /// Test mode in a production run never entitles (SPEC 5.2/5.3, `sandbox_ignored`), nor is it evidence about the
-    /// line that granted the row's tier (SPEC 5.10): a tier holder is `unknown_at_source` and untouched; a lapsed row
+    /// Test mode in a production run never entitles (CONTRACT "Sources and the decision"/5.3, `sandbox_ignored`), nor is it evidence about the
+    /// line that granted the row's tier (CONTRACT "Whose purchase it is"): a tier holder is `unknown_at_source` and untouched; a lapsed row
     /// is in sync.
     static func generateStripe(
         id: String, rng: inout SeededRandom, harness h: Harness, stripe: StripeSimulator, down: Bool
@@ -28,7 +28,7 @@ extension RandomizedNightTests {
             rng.chance(0.5)
             ? StripeJobTests.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
             : StripeJobTests.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), customer: customer)
-        // Never recorded (SPEC 5.10): the row holds no tier and no customer; only Stripe's inventory names the
+        // Never recorded (CONTRACT "Whose purchase it is"): the row holds no tier and no customer; only Stripe's inventory names the
         // subscription, and its metadata names the user.
         if shape == 8 { row = StripeJobTests.row(id, tier: 0, "none", end: -400, customer: nil) }
         await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: id)

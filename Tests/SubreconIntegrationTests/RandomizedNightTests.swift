@@ -46,9 +46,9 @@ struct RandomizedNightTests {
         var refund: String?
         /// A drift kind the report must name for this user (`verification_failed`, `sandbox_ignored`, ...).
         var drift: String?
-        /// The tier the user's own purchase lines entitle to (issue 25): nobody ends below it.
+        /// The tier the user's own purchase lines entitle to: nobody ends below it.
         var linesEntitle: Int? = nil
-        /// Identifiers the run must have written into the row's store columns (a linked purchase, SPEC 5.10).
+        /// Identifiers the run must have written into the row's store columns (a linked purchase, CONTRACT "Whose purchase it is").
         var writes: [FactOrigin: String]? = nil
         /// The row's `account_token`, set as the app would after the row is inserted.
         var accountToken: String? = nil

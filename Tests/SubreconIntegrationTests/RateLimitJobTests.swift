@@ -7,7 +7,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 8, "429 never traps" and "budgets are the app's", end to end: `Commands.run`, real PostgreSQL, the loopback
+/// "429 never traps" and "budgets are the app's", end to end: `Commands.run`, real PostgreSQL, the loopback
 /// simulators answering hostile 429s.
 @Suite("The job under hostile 429s", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct RateLimitJobTests {

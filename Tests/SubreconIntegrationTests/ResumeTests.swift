@@ -10,7 +10,7 @@ import SubreconReports
 import Synchronization
 import Testing
 
-@Suite("Resuming runs and re-rendering reports (issue 5)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("Resuming runs and re-rendering reports", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct ResumeTests {
     /// 24 users: lapsed, renewed, billing issue, refund, in sync — enough for several ledger batches.
     func seed(_ h: Harness) async throws {

@@ -54,8 +54,8 @@ enum SubreconBinary {
     }
 }
 
-/// Issue 8, bullet 4: SIGTERM and kill -9 in the middle of a run of the real binary, then `--resume`.
-@Suite("Stopping the real binary mid-run (issue 8)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
+/// SIGTERM and kill -9 in the middle of a run of the real binary, then `--resume`.
+@Suite("Stopping the real binary mid-run", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct SignalTests {
     func runArguments(_ h: Harness, _ extra: [String] = []) -> [String] {
         [

@@ -5,7 +5,7 @@ import SubreconCore
 import SubreconJob
 import Testing
 
-/// The store adapters' side of SPEC 5.10: a purchase linked to the user tonight (`UserRow.links`) is asked about
+/// The store adapters' side of CONTRACT "Whose purchase it is": a purchase linked to the user tonight (`UserRow.links`) is asked about
 /// besides the row's own identifier, the facts carry the buyer's account the store states, and Stripe's inventory
 /// comes back as a feed read of customers with their stated purchases.
 @Suite("Store adapters: tonight's links, stated accounts, the Stripe inventory", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))

@@ -6,7 +6,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Issue 19 (SPEC 5.11), black box: RevenueCat answers over loopback in the real wire format, the real job, a real
+/// CONTRACT "Hostile answers and bounded work", black box: RevenueCat answers over loopback in the real wire format, the real job, a real
 /// PostgreSQL. A date with trailing bytes or centuries ahead is unusable evidence: that user ends `fetch_error`,
 /// untouched, while a normal user in the same night is reconciled (exit 1).
 @Suite(

@@ -7,7 +7,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Stripe's events feed in the nightly run (SPEC 5.1): real PostgreSQL, the loopback Stripe simulator's
+/// Stripe's events feed in the nightly run (CONTRACT "Which users a run asks about"): real PostgreSQL, the loopback Stripe simulator's
 /// `GET /v1/events`, the job run through `Commands.run`. The harness's first-run window is the 3 days before as-of.
 @Suite("The Stripe events feed", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct StripeFeedTests {
@@ -15,7 +15,7 @@ struct StripeFeedTests {
         SimulatedStripeEvent(id: id, type: type, created: Harness.day(day), customer: customer, status: "canceled")
     }
 
-    /// A row `active` with a paid period months away: the SPEC 5.1 rules never pick it.
+    /// A row `active` with a paid period months away: the CONTRACT "Which users a run asks about" rules never pick it.
     static func midPeriodRow(_ id: String, customer: String) -> UserRow {
         StripeJobTests.row(id, tier: 1, "active", end: 120, customer: customer)
     }
@@ -135,7 +135,7 @@ struct StripeFeedTests {
             #expect(feed.matchedUsers == 0 && feed.entries == 0)
 
             let due = try #require(try await h.user("f-due"))
-            #expect(due.currentTier == 0 && due.statusText == "expired", "the SPEC 5.1 candidates are still processed")
+            #expect(due.currentTier == 0 && due.statusText == "expired", "the rule candidates are still processed")
             let rows = try h.report(result)
             #expect(rows["f-due"]?.action == "downgrade")
             #expect(rows["f-due"]?.candidateReason == ["expired"])

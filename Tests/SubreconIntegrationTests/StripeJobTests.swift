@@ -131,7 +131,7 @@ struct StripeJobTests {
             #expect(rows["s-sandbox"]?.drift.contains("sandbox_ignored") == true)
             let sandbox = try #require(try await h.user("s-sandbox"))
             // A test-mode subscription never entitles in a production run, nor is it evidence about the line that
-            // granted the tier (SPEC 5.10): unknown_at_source, untouched.
+            // granted the tier (CONTRACT "Whose purchase it is"): unknown_at_source, untouched.
             #expect(sandbox.currentTier == 1 && rows["s-sandbox"]?.action == "skipped")
             #expect(rows["s-sandbox"]?.drift.contains("unknown_at_source") == true)
 

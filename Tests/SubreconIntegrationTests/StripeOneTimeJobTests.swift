@@ -7,7 +7,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Stripe one-time prices paid through Checkout (SPEC 5.3): non-expiring purchases, refunded when their payment was
+/// Stripe one-time prices paid through Checkout (CONTRACT "Sources and the decision"): non-expiring purchases, refunded when their payment was
 /// refunded in full. Real PostgreSQL, the loopback Stripe simulator, the job run through `Commands.run`.
 @Suite("The job with Stripe one-time purchases", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct StripeOneTimeJobTests {

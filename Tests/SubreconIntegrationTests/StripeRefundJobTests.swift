@@ -8,7 +8,7 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-/// Stripe refunds found in a lookup (SPEC 5.7): the latest invoice's payments and charges, `amount_refunded`. Real
+/// Stripe refunds found in a lookup (CONTRACT "Finance figures"): the latest invoice's payments and charges, `amount_refunded`. Real
 /// PostgreSQL, the loopback Stripe simulator, the job run through `Commands.run`.
 @Suite("The job with Stripe refunds", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct StripeRefundJobTests {

@@ -9,9 +9,9 @@ import SubreconReports
 import SubreconTestSupport
 import Testing
 
-/// Issue 19, "one bad row": an app's `users` view exposing a NULL where the contract says not null is that user's
+/// An app's `users` view exposing a NULL where the contract says not null is that user's
 /// `row_error`, never the night's; a `users` that cannot be updated is exit 78 before any source is asked.
-@Suite("One bad row, an unwritable users (issue 19)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
+@Suite("One bad row, an unwritable users", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct UnreadableRowTests {
     /// The app's table, with nullable contract columns, behind a simple (automatically updatable) view `users`.
     static let baseTable = """

@@ -33,7 +33,7 @@ struct FinanceRowTests {
         #expect(json.contains(#""price_amount":"3.5""#) && json.contains(#""price_basis":"paid""#))
         let decoded = try JSONDecoder().decode(ReportRow.self, from: Data(json.utf8))
         #expect(decoded == refund)
-        #expect(refund.csvFields.count == ReportRow.columns.count && ReportRow.columns.count == 17, "drift.csv keeps SPEC 5.6's columns")
+        #expect(refund.csvFields.count == ReportRow.columns.count && ReportRow.columns.count == 17, "drift.csv keeps its columns")
 
         let unknown = ReportRow(
             runID: "r", verdict: Self.verdict("u2", truthTier: 1, status: .billingIssue, action: .statusChange, price: nil), applied: true)

@@ -5,9 +5,9 @@ import Testing
 
 @testable import SubreconReports
 
-/// Issue 19, "text changes an output's shape": text from a source or a row never renders as a link or markup in
+/// Text from a source or a row never renders as a link or markup in
 /// `summary.md`, never adds a metric line, and an accepted valve is not reported as "nothing applied".
-@Suite("Hostile text in summary.md and the exposition; the accepted valve (issue 19)")
+@Suite("Hostile text in summary.md and the exposition; the accepted valve")
 struct HostileMarkdownTests {
     func hostileSummary() -> RunSummary {
         var summary = ReportFixtures.summary()

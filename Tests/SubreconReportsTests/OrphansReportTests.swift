@@ -4,7 +4,7 @@ import Testing
 
 @testable import SubreconReports
 
-/// SPEC 5.6 `orphans.csv` and the orphans of `summary.json` (SPEC 5.10).
+/// CONTRACT "Reports" `orphans.csv` and the orphans of `summary.json` (CONTRACT "Whose purchase it is").
 @Suite("orphans.csv and the orphans summary")
 struct OrphansReportTests {
     static let first = ISO8601.date("2025-05-30T03:00:00Z")!

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `--<source>-rps` values are the whole app's budget per source (SPEC 2): a `--shard I/N` run takes 1/N of
+/// The `--<source>-rps` values are the whole app's budget per source (CONTRACT "Commands"): a `--shard I/N` run takes 1/N of
 /// it, so N shard processes together stay within it.
 public enum RequestBudget {
     /// This run's share of the app's `rate` (requests/s): `rate / N` for shard `I/N`; 0 (unlimited) stays 0.

@@ -3,7 +3,7 @@ import SubreconCore
 
 extension AppStoreSource {
     /// Whether to read the customer's non-consumables (`GET /inApps/v2/history/{id}?productType=NON_CONSUMABLE`,
-    /// SPEC 5.3) besides the subscription statuses: when RevenueCat lists an App Store purchase that is not a
+    /// CONTRACT "Sources and the decision") besides the subscription statuses: when RevenueCat lists an App Store purchase that is not a
     /// subscription (a `non_subscriptions` entry), or when Apple's status answer does not name the row's own purchase
     /// as a subscription, neither by its original transaction id nor by the row's `iap_product_id` (the row's id
     /// or product is then a one-time purchase, or unknown to Apple). A subscriber whose row names their

@@ -63,9 +63,9 @@ struct AppStoreSource: StoreSource {
             var apple: [StoreFact] = []
             var failed = false
             // The row's (or RevenueCat's) transaction, and the original transaction linked to the user tonight when it
-            // is another (SPEC 5.10: the core then decides a newer purchase from a conflict).
+            // is another (CONTRACT "Whose purchase it is": the core then decides a newer purchase from a conflict).
             // Then RevenueCat's latest App Store transaction when no answer so far is about its line: the purchase that
-            // may grant the tier now (SPEC 5.10 `stale_identifier`: the row names an older original transaction).
+            // may grant the tier now (CONTRACT "Whose purchase it is" `stale_identifier`: the row names an older original transaction).
             var queue = [lookup, linked].compactMap { $0 }
             var newer = lookup == nil ? nil : Self.revenueCatLatest(facts)
             while !failed, let id = queue.first ?? newer {
@@ -81,7 +81,7 @@ struct AppStoreSource: StoreSource {
                     newer = nil
                 }
             }
-            // The customer's non-consumables (SPEC 5.3), when the row's purchase is not a subscription Apple knows.
+            // The customer's non-consumables (CONTRACT "Sources and the decision"), when the row's purchase is not a subscription Apple knows.
             if !failed, Self.asksNonConsumables(row: row, facts: facts, subscriptions: apple, lookup: lookup) {
                 switch await appStore.nonConsumableFacts(transactionID: asked) {
                 case .success(let found): apple += found

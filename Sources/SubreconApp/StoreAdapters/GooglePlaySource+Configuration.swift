@@ -10,7 +10,7 @@ extension GooglePlaySource {
         [IdentifierColumn(origin: .googlePlay, name: "google_purchase_token", label: "google", showsValue: false)]
     }
     static var rateOption: String { "google-play" }
-    /// SPEC 2: 10/s by default (Google's subscriptions bucket allows 3000 queries a minute, shared with the app's own
+    /// CONTRACT "Commands": 10/s by default (Google's subscriptions bucket allows 3000 queries a minute, shared with the app's own
     /// calls).
     static func defaultRequestsPerSecond(_ environment: StoreEnvironment) -> Double { 10 }
     static var variables: String { "GOOGLE_PLAY_SERVICE_ACCOUNT + GOOGLE_PLAY_PACKAGE_NAME" }

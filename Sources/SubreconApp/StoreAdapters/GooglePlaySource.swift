@@ -6,15 +6,15 @@ import SubreconJob
 import Synchronization
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
-/// `google_purchase_token` (SPEC 5.2); `purchases.products.get` for that token when it names a one-time product
-/// (SPEC 5.3): first when RevenueCat lists the row's `iap_product_id` as a Play Store non-subscription, else only
+/// `google_purchase_token` (CONTRACT "Sources and the decision"); `purchases.products.get` for that token when it names a one-time product
+/// (CONTRACT "Sources and the decision"): first when RevenueCat lists the row's `iap_product_id` as a Play Store non-subscription, else only
 /// after the subscription lookup answered 404, with the row's product and RevenueCat's one-time Play Store products
 /// (at most `maxProductLookups`): a subscriber costs no extra request. 404 is absence (`unknownTo`), 410 evidence the purchase has expired (of the
 /// row's product), anything unanswerable an error that leaves the user untouched.
 struct GooglePlaySource: StoreSource {
     let client: GooglePlayClient
     let note: String
-    /// The voids the feed read this run: a lookup of their line then judges the line refunded (SPEC 5.3).
+    /// The voids the feed read this run: a lookup of their line then judges the line refunded (CONTRACT "Sources and the decision").
     let voids = GoogleVoidLedger()
     /// The refunds kept on earlier nights: a void an earlier night's feed read still names its line when Google's
     /// own answer says only `EXPIRED` tonight (the user's lookup failed that night, or came later).
@@ -78,7 +78,7 @@ struct GooglePlaySource: StoreSource {
     }
 
     /// One token's facts: as a subscription, else (a 404, or a product RevenueCat lists as one-time) as a one-time
-    /// product named by `productHint` or RevenueCat's one-time products (SPEC 5.3); empty when Google knows neither.
+    /// product named by `productHint` or RevenueCat's one-time products (CONTRACT "Sources and the decision"); empty when Google knows neither.
     func lookUp(token: String, productHint: String?, oneTime: [String]) async -> Result<[StoreFact], SourceError> {
         var google: [StoreFact] = []
         // The row's product is one RevenueCat lists as a one-time purchase: the token is a product's, not a subscription's.
@@ -89,7 +89,7 @@ struct GooglePlaySource: StoreSource {
             case .failure(let error): return .failure(error)
             }
         }
-        // Not a subscription token Google knows (404): a one-time product's, when a product id names it (SPEC 5.3).
+        // Not a subscription token Google knows (404): a one-time product's, when a product id names it (CONTRACT "Sources and the decision").
         guard google.isEmpty else { return .success(google) }
         for product in ([productHint].compactMap { $0 } + oneTime).uniqued().prefix(Self.maxProductLookups) where !product.isEmpty {
             switch await client.productFacts(productID: product, token: token) {
@@ -102,7 +102,7 @@ struct GooglePlaySource: StoreSource {
     }
 
     /// The tokens to ask about: the row's `google_purchase_token`, then the token linked to the user tonight when it
-    /// is another (SPEC 5.10: the core then decides a newer token of the same line from a conflict).
+    /// is another (CONTRACT "Whose purchase it is": the core then decides a newer token of the same line from a conflict).
     static func tokens(of row: UserRow) -> [String] {
         var tokens: [String] = []
         if let own = row.identifiers[.googlePlay], !own.isEmpty { tokens.append(own) }

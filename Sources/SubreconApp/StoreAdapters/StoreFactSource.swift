@@ -7,7 +7,7 @@ import SubreconCore
 import SubreconJob
 
 /// One store the job asks about a user, after RevenueCat when RevenueCat is configured: the authority for its own
-/// purchases (SPEC 5.2). A new store is a module (wire types, client over `SourceHTTP`, mapping to `PurchaseFact`)
+/// purchases (CONTRACT "Sources and the decision"). A new store is a module (wire types, client over `SourceHTTP`, mapping to `PurchaseFact`)
 /// plus one adapter conforming to this, listed in `StoreRegistry.stores`. The adapter declares everything the rest
 /// of the job needs to know about the store; nothing outside its module and adapter names it but the `FactOrigin`
 /// case, its migration and RevenueCat's name for it.
@@ -41,11 +41,11 @@ public protocol StoreSource: Sendable {
     func ask(row: UserRow, facts: inout SourceFacts) async
     /// True when the store, as configured, has an event feed (`feed` answers).
     var hasFeed: Bool { get }
-    /// The store's event feed over `[since, until)` (SPEC 5.1), or nil when it has none.
+    /// The store's event feed over `[since, until)` (CONTRACT "Which users a run asks about"), or nil when it has none.
     func feed(since: Date, until: Date) async -> FeedRead?
-    /// True when the store lists its live purchases (SPEC 5.1: Stripe's inventory).
+    /// True when the store lists its live purchases (CONTRACT "Which users a run asks about": Stripe's inventory).
     var hasInventory: Bool { get }
-    /// Every live purchase the store lists now, as `FeedEntries.purchases` (SPEC 5.1, 5.10), or nil when it has none.
+    /// Every live purchase the store lists now, as `FeedEntries.purchases` (CONTRACT "Which users a run asks about", "Whose purchase it is"), or nil when it has none.
     func inventory() async -> FeedRead?
 }
 
@@ -166,7 +166,7 @@ public struct StoreFactSource: FactSource {
 }
 
 extension ConfigError {
-    /// `run` without any source configured (SPEC 3).
+    /// `run` without any source configured (CONTRACT "Environment").
     static var noSource: ConfigError {
         ConfigError(
             "REVENUECAT_API_KEY",

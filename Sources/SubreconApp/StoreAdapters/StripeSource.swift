@@ -4,13 +4,13 @@ import SubreconCore
 import SubreconDatabase
 import SubreconJob
 
-/// Stripe as a source (SPEC 5.2): a user whose row has `stripe_customer_id` is asked about by customer (every
+/// Stripe as a source (CONTRACT "Sources and the decision"): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that
 /// the customer's list did not include (all of them, without a customer id) is asked about by id. A customer or
 /// subscription Stripe does not know is absence (`unknownTo`), an unknown status or any failure an error for the
-/// user. A current period whose latest invoice Stripe states fully refunded is a refunded purchase (SPEC 5.7); a
+/// user. A current period whose latest invoice Stripe states fully refunded is a refunded purchase (CONTRACT "Finance figures"); a
 /// partial refund changes nothing. The customer's paid one-time prices (Checkout Sessions) are non-expiring purchases
-/// (SPEC 5.3), refunded when their payment was refunded in full.
+/// (CONTRACT "Sources and the decision"), refunded when their payment was refunded in full.
 struct StripeSource: StoreSource {
     let client: StripeClient
     let note: String
@@ -29,14 +29,14 @@ struct StripeSource: StoreSource {
     func ask(row: UserRow, facts: inout SourceFacts) async {
         var asked = false
         var found: [StoreFact] = []
-        // The row's customer, and the customer linked to the user tonight when it is another (SPEC 5.10: the core
+        // The row's customer, and the customer linked to the user tonight when it is another (CONTRACT "Whose purchase it is": the core
         // then decides a stale identifier from a conflict).
         for customer in Self.customers(of: row) {
             asked = true
             facts.noteAsked(.stripe)
             let answer = await client.subscriptions(customerID: customer)
             guard await record(answer, into: &found, facts: &facts) else { return }
-            // The one-time prices the customer paid for (SPEC 5.3): non-expiring unless refunded in full.
+            // The one-time prices the customer paid for (CONTRACT "Sources and the decision"): non-expiring unless refunded in full.
             switch await client.oneTimePurchases(customerID: customer) {
             case .failure(let error):
                 facts.errors.append(error)
@@ -67,8 +67,8 @@ struct StripeSource: StoreSource {
 
     var hasFeed: Bool { true }
 
-    /// Stripe's events over the window (SPEC 5.1): the customer ids they name. Events whose object names no customer
-    /// are counted in `entries` and not named. A fully refunded charge states a refund for its customer (SPEC 5.7).
+    /// Stripe's events over the window (CONTRACT "Which users a run asks about"): the customer ids they name. Events whose object names no customer
+    /// are counted in `entries` and not named. A fully refunded charge states a refund for its customer (CONTRACT "Finance figures").
     func feed(since: Date, until: Date) async -> FeedRead? {
         let result = await client.events(since: since, until: until)
             .map { feed in
@@ -83,8 +83,8 @@ struct StripeSource: StoreSource {
 
     var hasInventory: Bool { true }
 
-    /// Stripe's inventory (SPEC 5.1): every `active`, `trialing` or `past_due` subscription, by customer, with the
-    /// purchases they state (SPEC 5.10). A failed or incomplete read is a failed inventory, never used in part.
+    /// Stripe's inventory (CONTRACT "Which users a run asks about"): every `active`, `trialing` or `past_due` subscription, by customer, with the
+    /// purchases they state (CONTRACT "Whose purchase it is"). A failed or incomplete read is a failed inventory, never used in part.
     func inventory() async -> FeedRead? {
         let result = await client.inventory()
             .map { inventory in
