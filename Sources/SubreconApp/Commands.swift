@@ -19,6 +19,11 @@ public enum Commands {
                 applied = try await database.migrate(requiring: requiredUserColumns(config))
             } catch let violation as UsersContract.Violation {
                 throw ConfigError("users", violation.problem)
+            } catch let error as DatabaseError {
+                // Nothing is resumable about a migration: a migrate that cannot proceed is 78 naming why, never 75
+                // (docs/CONTRACT.md, "Exit codes").
+                if error.isUnavailable { throw CommandFailure(.unavailable, error.description) }
+                throw CommandFailure(.config, "migrate cannot proceed: \(error.description)")
             }
             logger.info(
                 "schema migrated",
@@ -66,6 +71,7 @@ public enum Commands {
         return try await withDatabase(config.database, logger: logger, onGracefulShutdown: onShutdown) { [logger] unchecked in
             // The app's own `users` (SPEC 4): its columns are checked once, before the run writes anything.
             let database = try await checkedUsers(unchecked, configuration: config)
+            try await preflight(database, writing: !requested.dryRun)
             var options = requested
             var startedAt = firstStart
             var runID = newRunID
@@ -177,6 +183,22 @@ public enum Commands {
             return database.with(users: try await database.checkUsers(requiring: requiredUserColumns(config), writable: writable))
         } catch let violation as UsersContract.Violation {
             throw ConfigError("users", violation.problem)
+        }
+    }
+
+    /// What `run` checks as its own role before a run is recorded or any store is asked (docs/CONTRACT.md, "What run
+    /// checks first"): a database that takes no writes is 69 for a run that applies (a dry run reads on); missing
+    /// privileges or row-level security without a policy for the role are 78, every cause on one line.
+    static func preflight(_ database: SubscriptionDatabase, writing: Bool) async throws {
+        if writing, let state = try await database.readOnlyState() {
+            throw CommandFailure(
+                .unavailable,
+                "the database is read-only: \(state); a run that applies cannot write there (no run was recorded, "
+                    + "nothing to resume): point DATABASE_URL at the primary, or add --dry-run to look")
+        }
+        let problems = try await database.accessProblems(writing: writing)
+        guard problems.isEmpty else {
+            throw ConfigError("DATABASE_URL", "(the job's role): " + problems.joined(separator: "; ") + "; nothing done")
         }
     }
 

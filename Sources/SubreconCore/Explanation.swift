@@ -276,6 +276,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
         case .rowError: "SPEC 5.11: the user's row could not be read: the row is left untouched" + (verdict.error.map { " (\($0))" } ?? "")
         case .verificationFailed: "SPEC 5.2: a signed payload failed verification: never a fact; the row is left untouched"
         case .concurrentUpdate: "SPEC 5.4: a webhook wrote the row between read and write; it wins"
+        case .writeRefused: "the database refused the job's write (row-level security or a missing privilege): not written"
         case .inSync: "the row agrees with the truth at T"
         }
     }

@@ -85,6 +85,11 @@ public enum LedgerOutcome: String, Sendable, Codable, CaseIterable {
     case concurrentUpdate = "concurrent_update"
     /// The row no longer exists: nothing was written.
     case notFound = "not_found"
+    /// Row-level security let the job's role read the row, unchanged, but its update touched nothing: refused by a
+    /// policy, never a concurrent update. Nothing was written; the user is an error.
+    case refusedByPolicy = "refused_by_policy"
+    /// The write failed for lack of a privilege (SQLSTATE 42501): nothing was written; the user is an error.
+    case permissionDenied = "permission_denied"
     /// The verdict does not change the row: nothing to write.
     case unchanged
 }

@@ -36,6 +36,9 @@ public enum Drift: String, Sendable, Codable, CaseIterable, Hashable, Comparable
     /// The user's `users` row could not be read (a NULL where the contract says not null): untouched (SPEC 5.11).
     case rowError = "row_error"
     case concurrentUpdate = "concurrent_update"
+    /// The database refused the job's write of the row: row-level security let the role read it but not update it, or
+    /// the role lacks a privilege (docs/CONTRACT.md, "Applying"). Not written; the user is an error.
+    case writeRefused = "write_refused"
     case inSync = "in_sync"
 
     private var order: Int { Self.allCases.firstIndex(of: self)! }

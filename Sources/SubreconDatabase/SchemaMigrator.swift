@@ -66,7 +66,7 @@ public struct SchemaMigrator: Sendable {
     @discardableResult
     public func migrate(client: PostgresClient, logger: Logger, requiring requiredOptional: Set<String> = []) async throws -> [Int] {
         do {
-            return try await client.withConnection { connection in
+            return try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     try await connection.query(
                         "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
@@ -151,25 +151,54 @@ public struct SchemaMigrator: Sendable {
                 "users relation owner recorded",
                 metadata: ["db.users.owner": "\(owner.rawValue)", "db.users.relation": "\(existing?.name ?? "created by subrecon")"])
         }
-        if owner == .app {
-            guard let existing else { throw DatabaseError.schemaMissing(table: "users") }
-            let relation = "\(existing.name), \(UsersContract.kindName(existing.kind))"
-            if let violation = UsersContract.violation(
-                relation: relation, columns: existing.columns, requiredOptional: requiredOptional)
-            {
-                throw violation
-            }
-            if let problem = try await UsersContract.updateProblem(connection: connection, logger: logger, inCurrentSchemaOnly: true) {
-                throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem)
-            }
-        }
+        if owner == .app { try await checkAppUsers(connection: connection, logger: logger, requiring: requiredOptional) }
         return owner
     }
 
-    /// The recorded versions; empty when the migrations table does not exist yet.
-    package func appliedVersions(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
+    /// On a current schema, checks an app's `users` against the contract as `migrate` would, reading only.
+    func checkCurrentUsers(client: SessionPool, logger: Logger, requiring requiredOptional: Set<String>) async throws {
         do {
-            return try await client.withConnection { connection in
+            try await client.withConnection { connection in
+                var owner: String?
+                let sql = "select value from subrecon_settings where key = 'users_owner'"
+                let exists = try await connection.query("select to_regclass('subrecon_settings') is not null", logger: logger)
+                for try await flag in exists.decode(Bool.self) where flag {
+                    for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
+                        owner = value
+                    }
+                }
+                guard owner == UsersOwner.app.rawValue else { return }
+                try await Self.checkAppUsers(connection: connection, logger: logger, requiring: requiredOptional)
+            }
+        } catch let violation as UsersContract.Violation {
+            throw violation
+        } catch {
+            throw DatabaseError.wrap(error, operation: "migrate (check users)")
+        }
+    }
+
+    /// An app's `users` in the current schema against the contract: its columns and whether it takes the job's UPDATE.
+    static func checkAppUsers(connection: PostgresConnection, logger: Logger, requiring requiredOptional: Set<String>) async throws {
+        let existing = try await UsersContract.describe(connection: connection, logger: logger, inCurrentSchemaOnly: true)
+        guard let existing else { throw DatabaseError.schemaMissing(table: "users") }
+        let relation = "\(existing.name), \(UsersContract.kindName(existing.kind))"
+        if let violation = UsersContract.violation(relation: relation, columns: existing.columns, requiredOptional: requiredOptional) {
+            throw violation
+        }
+        if let problem = try await UsersContract.updateProblem(connection: connection, logger: logger, inCurrentSchemaOnly: true) {
+            throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem)
+        }
+    }
+
+    /// The recorded versions of a pool whose connections carry their session in their startup parameters.
+    package func appliedVersions(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
+        try await appliedVersions(client: SessionPool(client: client, setup: nil), logger: logger)
+    }
+
+    /// The recorded versions; empty when the migrations table does not exist yet.
+    package func appliedVersions(client: SessionPool, logger: Logger) async throws -> Set<Int> {
+        do {
+            return try await session.withConnection { connection in
                 let rows = try await connection.query(
                     "select to_regclass('subrecon_schema_migrations') is not null", logger: logger)
                 var exists = false
@@ -184,7 +213,7 @@ public struct SchemaMigrator: Sendable {
 
     /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless every known migration is applied, and
     /// `SchemaNewerThanBinary` when the database records a version this build does not know.
-    public func requireCurrent(client: PostgresClient, logger: Logger) async throws {
+    public func requireCurrent(client: SessionPool, logger: Logger) async throws {
         let applied = try await appliedVersions(client: client, logger: logger)
         if applied.isEmpty { throw DatabaseError.schemaMissing(table: "subrecon_schema_migrations") }
         try refuseNewer(applied)

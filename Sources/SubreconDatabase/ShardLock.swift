@@ -27,7 +27,16 @@ public enum ShardLock {
             throw DatabaseError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
         }
         do {
-            guard try await whileOpen(connection, { try await take(shard, on: connection, logger: logger) }) else {
+            // The session first (timeouts, search_path: the lock is keyed by `current_schema()`), docs/CONTRACT.md "Database".
+            let session = lockSettings.session
+            guard
+                try await whileOpen(
+                    connection,
+                    {
+                        try await session.apply(on: connection, logger: logger)
+                        return try await take(shard, on: connection, logger: logger)
+                    })
+            else {
                 try? await connection.close()
                 return nil
             }

@@ -59,7 +59,7 @@ extension SubscriptionDatabase {
                 (select count(*) from unnest($3::text[]) as x(v) \
                 where not exists (select 1 from users where \(column.rawValue) = x.v))::int
                 """
-            for try await (named, unmatched) in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            for try await (named, unmatched) in try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
                 .decode((Int, Int).self)
             {
                 return FeedMatch(users: named, unmatched: unmatched)
@@ -83,7 +83,7 @@ extension SubscriptionDatabase {
             binds.append(distinct)
             var ids: [String] = []
             var matched = Set<String>()
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: "select id, \(column.rawValue), current_tier from users where \(column.rawValue) = any($1) order by id",
                     binds: binds), logger: logger)
@@ -106,7 +106,7 @@ extension SubscriptionDatabase {
             var binds = PostgresBindings()
             binds.append(distinct)
             var found: [String: [String]] = [:]
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: "select id, \(column.rawValue) from users where \(column.rawValue) = any($1) order by id",
                     binds: binds), logger: logger)
@@ -124,7 +124,7 @@ extension SubscriptionDatabase {
             var binds = PostgresBindings()
             binds.append(runID)
             var reasons: [String: [CandidateReason]] = [:]
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         select user_id, reasons from reconcile_run_candidates \
@@ -145,17 +145,17 @@ extension SubscriptionDatabase {
         let statements = query.sweepInsertSQL(runID: runID)
         guard !statements.isEmpty else { return }
         try await run("record sweep candidates") {
-            for sql in statements { try await client.query(sql, logger: logger) }
+            for sql in statements { try await session.query(sql, logger: logger) }
             // Fresh statistics, so each page walks the recorded candidates' primary key in order and stops at the
             // page size (stale ones make the planner gather and sort every candidate after the cursor, per page).
-            try await client.query("analyze reconcile_run_candidates", logger: logger)
+            try await session.query("analyze reconcile_run_candidates", logger: logger)
         }
     }
 
     /// When this shard's last completed (not dry) nightly run started, if any: the default start of the feeds' window.
     public func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date? {
         try await run("read last completed run") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select max(started_at) from reconcile_runs \
                 where status = 'completed' and mode = 'nightly' and not dry_run \

@@ -18,14 +18,14 @@ extension SubscriptionDatabase {
         try await run("read run history") {
             let rows: PostgresRowSequence
             if let shard {
-                rows = try await client.query(
+                rows = try await session.query(
                     """
                     select id, status, started_at, finished_at, counts::text from reconcile_runs \
                     where shard_index = \(shard.index) and shard_count = \(shard.count) \
                     order by started_at desc, id desc limit \(max(1, limit))
                     """, logger: logger)
             } else {
-                rows = try await client.query(
+                rows = try await session.query(
                     """
                     select id, status, started_at, finished_at, counts::text from reconcile_runs \
                     order by started_at desc, id desc limit \(max(1, limit))

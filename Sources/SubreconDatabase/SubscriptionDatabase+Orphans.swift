@@ -38,7 +38,7 @@ extension SubscriptionDatabase {
             first_seen, last_seen
             """
         return try await run("record orphans") {
-            try await Self.decodeOrphans(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+            try await Self.decodeOrphans(session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
         }
     }
 
@@ -52,7 +52,7 @@ extension SubscriptionDatabase {
             first_seen, last_seen from reconcile_orphans where last_run_id = $1
             """
         return try await run("read orphans") {
-            try await Self.decodeOrphans(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+            try await Self.decodeOrphans(session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
         }
     }
 

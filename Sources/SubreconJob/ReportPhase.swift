@@ -69,6 +69,15 @@ package struct ReportPhase: Sendable {
             return ReportRow(
                 runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
                 error: "row deleted since it was read")
+        case .refusedByPolicy:
+            return ReportRow(
+                runID: runID, verdict: verdict, applied: false, extraDrift: [.writeRefused], intents: [],
+                error: "row-level security let the job's role read this row but its UPDATE changed nothing (no policy "
+                    + "lets the role update it); not written: add the policy (README, \"Your database\")")
+        case .permissionDenied:
+            return ReportRow(
+                runID: runID, verdict: verdict, applied: false, extraDrift: [.writeRefused], intents: [],
+                error: "the job's role lacks a privilege to write this row (SQLSTATE 42501, named in the log); not written")
         case .unchanged, nil:
             return ReportRow(runID: runID, verdict: verdict, applied: false)
         }

@@ -227,7 +227,7 @@ public struct RunSummary: Sendable, Codable {
         if row.applied { applied += 1 }
         if row.drift.contains(Drift.concurrentUpdate.rawValue) { concurrentUpdates += 1 }
         if row.drift.contains(Drift.fetchError.rawValue) || row.drift.contains(Drift.verificationFailed.rawValue)
-            || row.drift.contains(Drift.rowError.rawValue)
+            || row.drift.contains(Drift.rowError.rawValue) || row.drift.contains(Drift.writeRefused.rawValue)
         {
             errors += 1
             if errorSamples.count < 50 {

@@ -53,7 +53,8 @@ struct BenchDatabase {
     func withClient<T: Sendable>(
         base: Bool = false, logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T
     ) async throws -> T {
-        let client = PostgresClient(configuration: (base ? baseSettings : settings).clientConfiguration(), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: (base ? baseSettings : settings).clientConfiguration(direct: true), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 await client.run()

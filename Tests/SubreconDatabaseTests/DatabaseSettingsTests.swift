@@ -90,8 +90,11 @@ struct DatabaseSettingsTests {
     func searchPath(url: String) throws {
         let settings = try DatabaseSettings(environment: ["DATABASE_URL": url])
         #expect(settings.searchPath == "tenant_a")
+        // Set after connecting (SessionSetup), never a startup parameter: a stock PgBouncer refuses those.
         let parameters = settings.clientConfiguration().options.additionalStartupParameters
-        #expect(parameters.contains { $0.0 == "search_path" && $0.1 == "tenant_a" })
+        #expect(parameters.map(\.0) == ["application_name"])
+        #expect(settings.session.requestedSchema == "tenant_a")
+        #expect(settings.directStartupParameters.contains { $0.0 == "search_path" && $0.1 == "tenant_a" })
     }
 
     @Test("PGOPTIONS can set the search_path too")

@@ -179,7 +179,7 @@ struct OwnUsersTests {
                     PostgresQuery(
                         unsafeSQL: Self.appTable.replacingOccurrences(of: "create table users", with: "create table \(later).users")))
                 let settings = try TestDatabase.settings(schema: "\(schema.name),\(later)")
-                let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 1))
+                let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 1, direct: true))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await client.run() }
                     defer { group.cancelAll() }

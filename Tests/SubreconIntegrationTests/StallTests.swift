@@ -134,6 +134,8 @@ struct StallTests {
             let config = try SubreconConfiguration.load(ProcessEnvironment(values), requireSource: true)
             let connection = try await PostgresConnection.connect(
                 configuration: try config.database.connectionConfiguration(), id: 9, logger: h.logger)
+            // As every connection of the job: set right after connecting, not as startup parameters.
+            try await config.database.session.apply(on: connection, logger: h.logger)
             var shown: [String] = []
             for name in ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"] {
                 for try await value in try await connection.query("select current_setting(\(name))", logger: h.logger).decode(String.self) {
