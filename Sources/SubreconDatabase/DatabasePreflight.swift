@@ -155,7 +155,7 @@ extension SubscriptionDatabase {
     /// privileges, then row-level security without a policy for the role. Empty when nothing stands in the way.
     public func accessProblems(writing: Bool) async throws -> [String] {
         let read =
-            UsersContract.requiredColumns.map(\.name) + users.presentIdentifierColumns.map(\.name)
+            UsersContract.requiredColumns.map { $0.name } + users.presentIdentifierColumns.map(\.name)
             + (users.hasAccountToken ? ["account_token"] : [])
         let written = UsersContract.writtenColumns + users.presentIdentifierColumns.map(\.name)
         return try await run("check the role's privileges") {

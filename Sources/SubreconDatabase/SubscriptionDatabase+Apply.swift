@@ -65,10 +65,13 @@ extension SubscriptionDatabase {
             logger.error("the database refused a write", metadata: ["user.id": "\(verdicts[0].row.id)", "db.reason": "\(reason)"])
             let refused = AppliedVerdict(outcome: .permissionDenied(reason: reason), queuedIntents: [], deduplicatedIntents: [])
             if ledger {
+                let outcome = LedgerOutcome.permissionDenied.rawValue
                 try await run("record a refused write") {
                     try await session.query(
-                        "update reconcile_verdicts set outcome = \(LedgerOutcome.permissionDenied.rawValue), queued_intents = '[]'::jsonb "
-                            + "where run_id = \(runID) and user_id = \(verdicts[0].row.id)", logger: logger)
+                        """
+                        update reconcile_verdicts set outcome = \(outcome), queued_intents = '[]'::jsonb \
+                        where run_id = \(runID) and user_id = \(verdicts[0].row.id)
+                        """, logger: logger)
                 }
             }
             return [refused]

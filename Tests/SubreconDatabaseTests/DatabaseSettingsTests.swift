@@ -97,6 +97,18 @@ struct DatabaseSettingsTests {
         #expect(settings.directStartupParameters.contains { $0.0 == "search_path" && $0.1 == "tenant_a" })
     }
 
+    @Test(
+        "the schema a session must be in is search_path's first entry as PostgreSQL names it",
+        arguments: [
+            ("tenant_a", "tenant_a"), ("Tenant_A, public", "tenant_a"), ("\"Tenant_A\",public", "Tenant_A"),
+            ("  spaced  ,public", "spaced"), ("\"a\"\"b\"", "a\"b"), ("\"$user\", public", nil), ("$user", nil),
+        ] as [(String, String?)])
+    func requestedSchema(searchPath: String, schema: String?) {
+        let setup = SessionSetup(searchPath: searchPath, timeouts: .init())
+        #expect(setup.requestedSchema == schema)
+        #expect(SessionSetup(searchPath: nil, timeouts: .init()).requestedSchema == nil)
+    }
+
     @Test("PGOPTIONS can set the search_path too")
     func pgOptions() throws {
         let settings = try DatabaseSettings(environment: ["USER": "u", "PGOPTIONS": "-c search_path=tenant_b"])
