@@ -100,6 +100,8 @@ public struct StripeRecordedRequest: Sendable, Hashable {
     public var query: [String: String]
     /// Header names lower-cased.
     public var headers: [String: String]
+    /// Every value of each query parameter, in the order sent (`expand[]` is repeated).
+    public var queryValues: [String: [String]] = [:]
 }
 
 /// Stripe's `GET /v1/subscriptions` (list by customer, `status=all`, `limit`, `starting_after`) and
@@ -213,7 +215,8 @@ public actor StripeSimulator: SimulatorRoute {
                 || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
-        recorded.append(StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers))
+        recorded.append(
+            StripeRecordedRequest(path: request.path, query: request.query, headers: request.headers, queryValues: request.queryValues))
         if recorded.count > 512 { recorded.removeFirst(recorded.count - 512) }
         if let downStatus { return error(downStatus, type: "api_error", code: nil, "Scripted outage") }
         guard request.method == "GET" else { return error(405, type: "invalid_request_error", code: nil, "Method not allowed") }

@@ -62,11 +62,21 @@ public struct SchemaMigrator: Sendable {
 
     /// Applies the pending migrations; returns the versions applied now (empty when already up to date).
     ///
+    /// The recorded versions are read first: a schema that is already current is a no-op that only reads (the
+    /// versions, the app's `users` against the contract) and so needs no privilege to create or alter anything
+    /// (docs/CONTRACT.md, "What `run` checks first").
+    ///
     /// - Parameter requiredOptional: optional `users` columns whose source is configured (checked on an app's relation).
     @discardableResult
-    public func migrate(client: PostgresClient, logger: Logger, requiring requiredOptional: Set<String> = []) async throws -> [Int] {
+    public func migrate(client: SessionPool, logger: Logger, requiring requiredOptional: Set<String> = []) async throws -> [Int] {
+        let recorded = try await appliedVersions(client: client, logger: logger)
+        try refuseNewer(recorded)
+        if !recorded.isEmpty, migrations.allSatisfy({ recorded.contains($0.version) }) {
+            try await checkCurrentUsers(client: client, logger: logger, requiring: requiredOptional)
+            return []
+        }
         do {
-            return try await session.withConnection { connection in
+            return try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     try await connection.query(
                         "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
@@ -198,7 +208,7 @@ public struct SchemaMigrator: Sendable {
     /// The recorded versions; empty when the migrations table does not exist yet.
     package func appliedVersions(client: SessionPool, logger: Logger) async throws -> Set<Int> {
         do {
-            return try await session.withConnection { connection in
+            return try await client.withConnection { connection in
                 let rows = try await connection.query(
                     "select to_regclass('subrecon_schema_migrations') is not null", logger: logger)
                 var exists = false

@@ -16,7 +16,7 @@ extension SubscriptionDatabase {
     /// The latest runs of `shard` (all shards when nil), newest first, with their stored summary JSON.
     public func recentRunSummaries(shard: ShardSpec?, limit: Int = 30) async throws -> [RunHistoryEntry] {
         try await run("read run history") {
-            let rows: PostgresRowSequence
+            let rows: CollectedRows
             if let shard {
                 rows = try await session.query(
                     """

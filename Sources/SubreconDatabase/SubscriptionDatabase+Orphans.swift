@@ -58,7 +58,7 @@ extension SubscriptionDatabase {
 
     /// `reconcile_orphans` rows (origin, identifier, product, status, end, account, price text, currency, first and
     /// last seen) as orphans, by store and identifier; a row of an unknown store or status is left out.
-    static func decodeOrphans(_ rows: PostgresRowSequence) async throws -> [Orphan] {
+    static func decodeOrphans(_ rows: CollectedRows) async throws -> [Orphan] {
         var kept: [Orphan] = []
         typealias Columns = (String, String, String, String, Date?, String?, String?, String?, Date, Date)
         for try await (origin, identifier, product, status, end, account, amount, currency, first, last) in rows.decode(

@@ -72,7 +72,8 @@ struct BlankIdentifierTests {
                 #expect(match == FeedMatch(users: 0, unmatched: 0), "\(column)")
             }
             #expect(try await store.heldIdentifiers(column: .appleOriginalTransactionID, identifiers: [" 1000 ", "1000"]) == [" 1000 "])
-            #expect(try await store.owners(ofAccounts: Self.blanks + [" acct", "acct"]) == [" acct": ["k-1"]])
+            let accounts = (Self.blanks + [" acct", "acct"]).map { BuyerAccount(stated: $0, ignoresCase: false) }
+            #expect(try await store.owners(ofAccounts: accounts) == [BuyerAccount(stated: " acct", ignoresCase: false): ["k-1"]])
             let recorded = try await TestDatabase.scalar(
                 client, "select count(*)::int from reconcile_run_candidates where run_id = 'run-b'", as: Int.self)
             #expect(recorded == 0)
@@ -104,7 +105,7 @@ struct BlankIdentifierTests {
                 purchases: [
                     PurchaseFact(
                         productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
-                        expiresDate: Fixture.day(-1), autoRenew: false)
+                        expiresDate: Fixture.day(-1), autoRenew: false, line: nil, buyer: .unstated)
                 ])
             let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
             let verdict = decide(row: read, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))

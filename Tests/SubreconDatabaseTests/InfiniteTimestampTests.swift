@@ -100,7 +100,7 @@ struct InfiniteTimestampTests {
                 purchases: [
                     PurchaseFact(
                         productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
-                        expiresDate: Fixture.day(-1), autoRenew: false)
+                        expiresDate: Fixture.day(-1), autoRenew: false, line: nil, buyer: .unstated)
                 ])
             let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
             let verdict = decide(row: read, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))

@@ -269,7 +269,7 @@ struct OperatorDatabaseTests {
 
     /// The test server's URL with `?`/`&` ready for more parameters.
     static func baseURL(user: String? = nil) throws -> String {
-        guard var url = TestDatabase.url else { throw TestDatabase.Missing() }
+        var url = try TestDatabase.settings().description.isEmpty ? "" : (TestDatabase.url ?? "")
         if let user { url = url.replacingOccurrences(of: "postgres://postgres@", with: "postgres://\(user)@") }
         return url.contains("?") ? url : url + "?"
     }
