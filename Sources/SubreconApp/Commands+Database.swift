@@ -23,11 +23,15 @@ extension Commands {
     ) async throws -> T {
         do {
             try await SubscriptionDatabase.checkReachable(settings, logger: logger)
+        } catch .schemaNotCurrent(let requested, let current) {
+            // Not the schema asked for: never "run migrate" (which would create the tables elsewhere), 78.
+            throw CommandFailure(.config, DatabaseError.schemaNotCurrent(requested: requested, current: current).description)
         } catch {
             throw CommandFailure(.unavailable, error.description)
         }
         let client = PostgresClient(configuration: settings.clientConfiguration(), backgroundLogger: logger)
-        let database = SubscriptionDatabase(client: client, logger: logger, identifierColumns: StoreRegistry.identifierColumns)
+        let database = SubscriptionDatabase(
+            client: client, logger: logger, identifierColumns: StoreRegistry.identifierColumns, session: settings.session)
         let job = BodyService(onGracefulShutdown: onGracefulShutdown) {
             if requireSchema { try await database.requireSchema() }
             return try await body(database)
@@ -51,7 +55,8 @@ extension Commands {
             throw CommandFailure(.config, newer.description)
         } catch let error as DatabaseError {
             switch error {
-            case .schemaMissing, .schemaOutdated: throw CommandFailure(.config, error.description)
+            case .schemaMissing, .schemaOutdated, .schemaNotCurrent, .permissionDenied:
+                throw CommandFailure(.config, error.description)
             case .unreachable: throw CommandFailure(.unavailable, error.description)
             default: throw error
             }

@@ -19,6 +19,11 @@ public enum Commands {
                 applied = try await database.migrate(requiring: requiredUserColumns(config))
             } catch let violation as UsersContract.Violation {
                 throw ConfigError("users", violation.problem)
+            } catch let error as DatabaseError {
+                // Nothing is resumable about a migration: a migrate that cannot proceed is 78 naming why, never 75
+                // (docs/CONTRACT.md, "Exit codes").
+                if error.isUnavailable { throw CommandFailure(.unavailable, error.description) }
+                throw CommandFailure(.config, "migrate cannot proceed: \(error.description)")
             }
             logger.info(
                 "schema migrated",
@@ -37,7 +42,7 @@ public enum Commands {
         try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries) }
     }
 
-    /// How far `--as-of` may lie from now in a run that applies (SPEC 5.8): 24 h back, 15 min ahead.
+    /// How far `--as-of` may lie from now in a run that applies (CONTRACT "Exit codes"): 24 h back, 15 min ahead.
     public static let applyWindow: (past: TimeInterval, future: TimeInterval) = (86_400, 900)
     /// Verdicts older than this are never applied by `--resume` / `--accept-downgrades`.
     public static let maxVerdictAge: TimeInterval = 86_400
@@ -64,8 +69,9 @@ public enum Commands {
         let shutdown = adjusted.stop
         let onShutdown: @Sendable () -> Void = { shutdown?.stop(reason: "graceful shutdown requested") }
         return try await withDatabase(config.database, logger: logger, onGracefulShutdown: onShutdown) { [logger] unchecked in
-            // The app's own `users` (SPEC 4): its columns are checked once, before the run writes anything.
+            // The app's own `users` (CONTRACT "Database"): its columns are checked once, before the run writes anything.
             let database = try await checkedUsers(unchecked, configuration: config)
+            try await preflight(database, writing: !requested.dryRun)
             var options = requested
             var startedAt = firstStart
             var runID = newRunID
@@ -130,9 +136,9 @@ public enum Commands {
         return (source, notes)
     }
 
-    /// What `--resume RUN_ID` / `--accept-downgrades RUN_ID` continue: the stored run, if it may be continued (SPEC 2,
+    /// What `--resume RUN_ID` / `--accept-downgrades RUN_ID` continue: the stored run, if it may be continued (CONTRACT "Commands",
     /// 5.8): not a dry run, not completed, started at most 24 h ago, with its selection stored; for
-    /// `--accept-downgrades`, a run that stopped at the safety valve after validating every candidate (SPEC 5.11).
+    /// `--accept-downgrades`, a run that stopped at the safety valve after validating every candidate (CONTRACT "Hostile answers and bounded work").
     /// Else exit 64, before anything is touched.
     static func resumable(
         _ runID: String, journal: any RunJournal, dryRun: Bool, acceptingDowngrades: Bool = false, now: Date
@@ -163,7 +169,7 @@ public enum Commands {
         return (selection, stored.record.startedAt, stored.progress)
     }
 
-    /// The identifier columns of the stores configured (SPEC section 4): optional in `users` until their database is.
+    /// The identifier columns of the stores configured (CONTRACT "Database"): optional in `users` until their database is.
     static func requiredUserColumns(_ config: SubreconConfiguration) -> Set<String> {
         Set(StoreRegistry.stores.filter { config.stores[$0.origin] != nil }.flatMap { $0.identifierColumns.map(\.name) })
     }
@@ -180,7 +186,23 @@ public enum Commands {
         }
     }
 
-    /// The as-of guard of SPEC 5.8: a run that applies judges the present.
+    /// What `run` checks as its own role before a run is recorded or any store is asked (docs/CONTRACT.md, "What run
+    /// checks first"): a database that takes no writes is 69 for a run that applies (a dry run reads on); missing
+    /// privileges or row-level security without a policy for the role are 78, every cause on one line.
+    static func preflight(_ database: SubscriptionDatabase, writing: Bool) async throws {
+        if writing, let state = try await database.readOnlyState() {
+            throw CommandFailure(
+                .unavailable,
+                "the database is read-only: \(state); a run that applies cannot write there (no run was recorded, "
+                    + "nothing to resume): point DATABASE_URL at the primary, or add --dry-run to look")
+        }
+        let problems = try await database.accessProblems(writing: writing)
+        guard problems.isEmpty else {
+            throw ConfigError("DATABASE_URL", "(the job's role): " + problems.joined(separator: "; ") + "; nothing done")
+        }
+    }
+
+    /// The as-of guard of CONTRACT "Exit codes": a run that applies judges the present.
     static func checkAsOf(_ options: RunOptions, now: Date) throws {
         guard !options.dryRun && !options.applyPast else { return }
         let offset = options.asOf.timeIntervalSince(now)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `subrecon explain USER_ID` shows (SPEC 5.9): the row, each source's evidence as stated and judged at T, the
+/// What `subrecon explain USER_ID` shows (CONTRACT "Commands"): the row, each source's evidence as stated and judged at T, the
 /// verdict, and for every drift kind and the action the rule that produced it. Pure: built from the same row, facts
 /// and context `decide` used.
 public struct Explanation: Sendable, Encodable, Hashable {
@@ -127,7 +127,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
     public var truthProductID: String?
     public var error: String?
     public var rules: [Rule]
-    /// The purchase lines the sources spoke about (SPEC 5.10).
+    /// The purchase lines the sources spoke about (CONTRACT "Whose purchase it is").
     public var lines: [Line]
 
     enum CodingKeys: String, CodingKey {
@@ -238,44 +238,47 @@ public struct Explanation: Sendable, Encodable, Hashable {
         let before = verdict.row.currentTier
         let after = verdict.truth.map { String($0.tier) } ?? "?"
         switch action {
-        case .downgrade: return "SPEC 5.3: the highest tier entitled at T is \(after), below the row's \(before): the tier is lowered"
-        case .upgrade: return "SPEC 5.3: the highest tier entitled at T is \(after), above the row's \(before): the tier is raised"
-        case .restore: return "SPEC 5.3: the row holds no tier but a purchase entitles tier \(after) at T: the tier is granted back"
-        case .extend: return "SPEC 5.3: the same tier, with a later end date stated by the granting purchase"
-        case .statusChange: return "SPEC 5.3: the same tier; status, dates, product or source differ from the truth"
+        case .downgrade:
+            return "\(Cite.decision): the highest tier entitled at T is \(after), below the row's \(before): the tier is lowered"
+        case .upgrade: return "\(Cite.decision): the highest tier entitled at T is \(after), above the row's \(before): the tier is raised"
+        case .restore: return "\(Cite.decision): the row holds no tier but a purchase entitles tier \(after) at T: the tier is granted back"
+        case .extend: return "\(Cite.decision): the same tier, with a later end date stated by the granting purchase"
+        case .statusChange: return "\(Cite.decision): the same tier; status, dates, product or source differ from the truth"
         case .none: return "the row already says what the truth at T says: nothing to change"
         case .skipped:
-            return "SPEC 5.3 safety rules: the evidence cannot decide this user (see the drift kinds); the row is left as it was"
+            return "\(Cite.decision) safety rules: the evidence cannot decide this user (see the drift kinds); the row is left as it was"
         }
     }
 
     static func rule(for drift: Drift, verdict: Verdict) -> String {
         switch drift {
-        case .missedExpiration: "SPEC 5.6: the database says a tier; the paid period is over, no grace"
-        case .missedRenewal: "SPEC 5.6: the truth states a later end date, or a tier again"
-        case .billingIssueEntered: "SPEC 5.3: a billing issue is detected (still entitled while in grace)"
-        case .billingIssueRecovered: "SPEC 5.6: the row says billing_issue; the store says paid again"
-        case .graceExpired: "SPEC 5.6: the row says billing_issue; the grace period is over, not entitled"
-        case .missedRefund: "SPEC 5.3: refunded or revoked at or before T: not entitled (refunded)"
-        case .productChange: "SPEC 5.6: a different product grants the tier now"
+        case .missedExpiration: "\(Cite.reports): the database says a tier; the paid period is over, no grace"
+        case .missedRenewal: "\(Cite.reports): the truth states a later end date, or a tier again"
+        case .billingIssueEntered: "\(Cite.decision): a billing issue is detected (still entitled while in grace)"
+        case .billingIssueRecovered: "\(Cite.reports): the row says billing_issue; the store says paid again"
+        case .graceExpired: "\(Cite.reports): the row says billing_issue; the grace period is over, not entitled"
+        case .missedRefund: "\(Cite.decision): refunded or revoked at or before T: not entitled (refunded)"
+        case .productChange: "\(Cite.reports): a different product grants the tier now"
         case .sourceConflict:
-            "SPEC 5.2: RevenueCat and the purchase's own store disagree; the store is the authority for its own purchases"
+            "\(Cite.decision): RevenueCat and the purchase's own store disagree; the store is the authority for its own purchases"
         case .staleIdentifier:
-            "SPEC 5.10: the row named an older purchase of the line that entitles now; the newer identifier is written"
+            "\(Cite.whose): the row named an older purchase of the line that entitles now; the newer identifier is written"
         case .linkedPurchase:
-            "SPEC 5.10: a purchase the row did not name, whose store names this user's account, is linked and written"
+            "\(Cite.whose): a purchase the row did not name, whose store names this user's account, is linked and written"
         case .ownershipConflict:
-            "SPEC 5.10: a store names another buyer, or linking would overwrite a different identifier: the row is left "
+            "\(Cite.whose): a store names another buyer, or linking would overwrite a different identifier: the row is left "
                 + "untouched" + (verdict.error.map { " (\($0))" } ?? "")
-        case .sandboxIgnored: "SPEC 5.3: a production run never lets a sandbox purchase entitle"
-        case .unknownProduct: "SPEC 5.3: an entitled product is missing from product_tiers: the row is left untouched"
-        case .unknownAtSource: "SPEC 5.2: absence is not evidence: no source asked knows this user; the row is left untouched"
+        case .sandboxIgnored: "\(Cite.decision): a production run never lets a sandbox purchase entitle"
+        case .unknownProduct: "\(Cite.decision): an entitled product is missing from product_tiers: the row is left untouched"
+        case .unknownAtSource: "\(Cite.decision): absence is not evidence: no source asked knows this user; the row is left untouched"
         case .fetchError:
-            "SPEC 5.3: a fetch or decode error, or evidence the rules cannot read: the row is left untouched"
+            "\(Cite.decision): a fetch or decode error, or evidence the rules cannot read: the row is left untouched"
                 + (verdict.error.map { " (\($0))" } ?? "")
-        case .rowError: "SPEC 5.11: the user's row could not be read: the row is left untouched" + (verdict.error.map { " (\($0))" } ?? "")
-        case .verificationFailed: "SPEC 5.2: a signed payload failed verification: never a fact; the row is left untouched"
-        case .concurrentUpdate: "SPEC 5.4: a webhook wrote the row between read and write; it wins"
+        case .rowError:
+            "\(Cite.hostile): the user's row could not be read: the row is left untouched" + (verdict.error.map { " (\($0))" } ?? "")
+        case .verificationFailed: "\(Cite.decision): a signed payload failed verification: never a fact; the row is left untouched"
+        case .concurrentUpdate: "\(Cite.applying): a webhook wrote the row between read and write; it wins"
+        case .writeRefused: "the database refused the job's write (row-level security or a missing privilege): not written"
         case .inSync: "the row agrees with the truth at T"
         }
     }
@@ -332,4 +335,13 @@ extension Explanation {
         for rule in rules { out.append("  \(rule.about): \(rule.rule)") }
         return out
     }
+}
+
+/// The CONTRACT sections `explain` names as the rule behind an action or a drift kind.
+private enum Cite {
+    static let decision = "CONTRACT 'Sources and the decision'"
+    static let reports = "CONTRACT 'Reports'"
+    static let whose = "CONTRACT 'Whose purchase it is'"
+    static let hostile = "CONTRACT 'Hostile answers and bounded work'"
+    static let applying = "CONTRACT 'Applying'"
 }

@@ -1,4 +1,4 @@
-/// The exit codes of SPEC 5.8 (64–78 follow sysexits.h).
+/// The exit codes of CONTRACT "Exit codes" (64–78 follow sysexits.h).
 public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
     case ok = 0
     case userErrors = 1
@@ -26,7 +26,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
     }
 }
 
-/// The safety valve of SPEC 5.5 as a value: how many candidates holding a tier would lose it, against the threshold.
+/// The safety valve of CONTRACT "Applying" as a value: how many candidates holding a tier would lose it, against the threshold.
 public struct SafetyValve: Sendable, Hashable, Codable {
     public var threshold: Double
     public var heldTier: Int
@@ -59,7 +59,7 @@ public enum RunEnd: String, Sendable, Codable, CaseIterable {
     case completedWithErrors = "completed_with_errors"
     case valveTripped = "valve_tripped"
 
-    /// Decides the end from the valve, the operator's acceptance and the users that errored (SPEC 5.5, 5.8).
+    /// Decides the end from the valve, the operator's acceptance and the users that errored (CONTRACT "Applying", "Exit codes").
     public init(valve: SafetyValve, acceptingDowngrades: Bool, userErrors: Int) {
         if !valve.allowsApply(acceptingDowngrades: acceptingDowngrades) {
             self = .valveTripped
@@ -85,6 +85,11 @@ public enum LedgerOutcome: String, Sendable, Codable, CaseIterable {
     case concurrentUpdate = "concurrent_update"
     /// The row no longer exists: nothing was written.
     case notFound = "not_found"
+    /// Row-level security let the job's role read the row, unchanged, but its update touched nothing: refused by a
+    /// policy, never a concurrent update. Nothing was written; the user is an error.
+    case refusedByPolicy = "refused_by_policy"
+    /// The write failed for lack of a privilege (SQLSTATE 42501): nothing was written; the user is an error.
+    case permissionDenied = "permission_denied"
     /// The verdict does not change the row: nothing to write.
     case unchanged
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the job does to a row (SPEC 5.6 `action`).
+/// What the job does to a row (CONTRACT "Reports" `action`).
 public enum Action: String, Sendable, Codable, CaseIterable, Hashable {
     case downgrade
     case upgrade
@@ -11,7 +11,7 @@ public enum Action: String, Sendable, Codable, CaseIterable, Hashable {
     case skipped
 }
 
-/// A kind of difference between the database and the truth (SPEC 5.6 `drift`). Findings are data.
+/// A kind of difference between the database and the truth (CONTRACT "Reports" `drift`). Findings are data.
 public enum Drift: String, Sendable, Codable, CaseIterable, Hashable, Comparable {
     case missedExpiration = "missed_expiration"
     case missedRenewal = "missed_renewal"
@@ -21,28 +21,31 @@ public enum Drift: String, Sendable, Codable, CaseIterable, Hashable, Comparable
     case missedRefund = "missed_refund"
     case productChange = "product_change"
     case sourceConflict = "source_conflict"
-    /// The row named an older purchase of the line that entitles now; the newer identifier is written (SPEC 5.10).
+    /// The row named an older purchase of the line that entitles now; the newer identifier is written (CONTRACT "Whose purchase it is").
     case staleIdentifier = "stale_identifier"
-    /// A purchase the row did not name was linked to it (its store named the user's account) and written (SPEC 5.10).
+    /// A purchase the row did not name was linked to it (its store named the user's account) and written (CONTRACT "Whose purchase it is").
     case linkedPurchase = "linked_purchase"
     /// A store names another owner of a line the row names, or linking would overwrite a different identifier:
-    /// untouched, listed for a person (SPEC 5.10).
+    /// untouched, listed for a person (CONTRACT "Whose purchase it is").
     case ownershipConflict = "ownership_conflict"
     case sandboxIgnored = "sandbox_ignored"
     case unknownProduct = "unknown_product"
     case unknownAtSource = "unknown_at_source"
     case fetchError = "fetch_error"
     case verificationFailed = "verification_failed"
-    /// The user's `users` row could not be read (a NULL where the contract says not null): untouched (SPEC 5.11).
+    /// The user's `users` row could not be read (a NULL where the contract says not null): untouched (CONTRACT "Hostile answers and bounded work").
     case rowError = "row_error"
     case concurrentUpdate = "concurrent_update"
+    /// The database refused the job's write of the row: row-level security let the role read it but not update it, or
+    /// the role lacks a privilege (docs/CONTRACT.md, "Applying"). Not written; the user is an error.
+    case writeRefused = "write_refused"
     case inSync = "in_sync"
 
     private var order: Int { Self.allCases.firstIndex(of: self)! }
     public static func < (lhs: Drift, rhs: Drift) -> Bool { lhs.order < rhs.order }
 }
 
-/// The notification kinds of SPEC 5.4.
+/// The notification kinds of CONTRACT "Applying".
 public enum PushIntentKind: String, Sendable, Codable, CaseIterable, Hashable {
     case billingIssue = "billing_issue"
     case expired
@@ -174,15 +177,15 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var store: StoreKind?
     /// The price of the purchase the verdict is about (granting or most recent), when the source gave it.
     public var price: Money?
-    /// The price the verdict's finance figure carries (SPEC 5.7): set for a user in a finance category (refund,
+    /// The price the verdict's finance figure carries (CONTRACT "Finance figures"): set for a user in a finance category (refund,
     /// billing issue, restored), nil otherwise.
     public var financePrice: FinancePrice?
-    /// The refunded purchases the sources stated for the user (SPEC 5.7 refund review); nil before any was looked for.
+    /// The refunded purchases the sources stated for the user (CONTRACT "Finance figures" refund review); nil before any was looked for.
     public var refunds: [SeenRefund]?
     public var conflicts: [SourceConflict]
-    /// Every source asked for this user, in order (SPEC 5.6 `sources`).
+    /// Every source asked for this user, in order (CONTRACT "Reports" `sources`).
     public var sources: [FactOrigin]
-    /// Why the user was a candidate (SPEC 5.6 `candidate_reason`); set by the run, not by `decide`.
+    /// Why the user was a candidate (CONTRACT "Reports" `candidate_reason`); set by the run, not by `decide`.
     public var candidateReasons: [CandidateReason] = []
     /// Operator-facing error text for skipped users.
     public var error: String?

@@ -10,6 +10,11 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
     case schemaMissing(table: String)
     /// The schema is older than this build expects (pending migrations).
     case schemaOutdated(current: Int, required: Int)
+    /// The session is not in the schema its `search_path` asked for (the schema does not exist, or a pooler dropped
+    /// `search_path`): exit 78, never "run migrate" (docs/CONTRACT.md, "Database").
+    case schemaNotCurrent(requested: String, current: String?)
+    /// The job's role lacks a privilege (SQLSTATE 42501) during `operation`: exit 78 naming it.
+    case permissionDenied(operation: String, reason: String)
     /// Any other database failure during `operation`.
     case database(operation: String, reason: String)
 
@@ -21,6 +26,13 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
             "table '\(table)' does not exist in the current schema; run `subrecon migrate` first"
         case .schemaOutdated(let current, let required):
             "database schema is at version \(current), this build needs \(required); run `subrecon migrate` first"
+        case .schemaNotCurrent(let requested, let current):
+            "search_path asks for schema '\(requested)' but the session's current schema is "
+                + (current.map { "'\($0)'" } ?? "none")
+                + ": the schema does not exist, the role lacks USAGE on it, or a connection pooler dropped search_path "
+                + "(use a direct or session-mode URL, create the schema or grant USAGE on it); nothing done"
+        case .permissionDenied(let operation, let reason):
+            "the database role lacks a privilege for \(operation): \(reason); grant it (README, \"Your database\")"
         case .database(let operation, let reason): "database error during \(operation): \(reason)"
         }
     }
@@ -49,6 +61,9 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
                 // undefined_table: `relation "users" does not exist`
                 let table = message.split(separator: "\"").dropFirst().first.map(String.init) ?? "?"
                 return .schemaMissing(table: table)
+            }
+            if state == "42501" {
+                return .permissionDenied(operation: operation, reason: "\(message) (SQLSTATE 42501)")
             }
             if state.hasPrefix("28") || state == "3D000" || state.hasPrefix("08") {
                 return .rejected(endpoint: endpoint ?? "server", reason: "\(message) (SQLSTATE \(state))")

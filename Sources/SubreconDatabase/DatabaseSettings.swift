@@ -36,14 +36,15 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
     public var sslMode: SSLMode
     /// PEM file of roots to trust for `verify-ca` / `verify-full` (`sslrootcert`); nil = system roots.
     public var sslRootCertificatePath: String?
-    /// Becomes the `search_path` startup parameter: tables live in its first schema.
+    /// The session's `search_path`, set by `SessionSetup` right after each connection is made: tables live in its
+    /// first schema, which the session must then really be in (docs/CONTRACT.md, "Database").
     public var searchPath: String?
     /// Becomes the `application_name` startup parameter.
     public var applicationName: String?
     /// Where the settings came from: `DATABASE_URL` or `PG*`, for messages.
     public var origin: String
-    /// Limits every session of subrecon sets at connection start, so no statement, lock wait or forgotten
-    /// transaction can hold the night (or the app's rows) indefinitely.
+    /// Limits every session of subrecon sets right after it connects (`SessionSetup`), so no statement, lock wait or
+    /// forgotten transaction can hold the night (or the app's rows) indefinitely.
     public var timeouts = Timeouts()
 
     /// `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` of every session; zero = none.
@@ -62,8 +63,8 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
             self.idleInTransaction = idleInTransaction
         }
 
-        /// The three settings as startup parameters (milliseconds; the server applies them to the session).
-        public var startupParameters: [(String, String)] {
+        /// The three settings and their values in milliseconds, as `SessionSetup` sets them.
+        public var settings: [(String, String)] {
             func millis(_ duration: Duration) -> String { String(Int64(max(0, (duration / .milliseconds(1)).rounded()))) }
             return [
                 ("statement_timeout", "\(millis(statement))"), ("lock_timeout", "\(millis(lock))"),
@@ -105,14 +106,26 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// The startup parameters sent with every connection (`search_path`, `application_name`, the timeouts).
+    /// The startup parameters sent with every connection: `application_name` only, which every pooler passes on
+    /// (a stock PgBouncer refuses any other, `unsupported startup parameter: statement_timeout`). The timeouts and
+    /// `search_path` are set by one statement right after the connection is made (`SessionSetup`,
+    /// docs/CONTRACT.md, "Database").
     public var startupParameters: [(String, String)] {
+        applicationName.map { [("application_name", $0)] } ?? []
+    }
+
+    /// The whole session as startup parameters (`search_path`, `application_name`, the timeouts), for a client that
+    /// talks to PostgreSQL directly and runs no `SessionSetup` of its own (the test support, the benchmarks).
+    public var directStartupParameters: [(String, String)] {
         var parameters: [(String, String)] = []
         if let searchPath { parameters.append(("search_path", searchPath)) }
-        if let applicationName { parameters.append(("application_name", applicationName)) }
-        parameters.append(contentsOf: timeouts.startupParameters)
+        parameters.append(contentsOf: startupParameters)
+        parameters.append(contentsOf: timeouts.settings)
         return parameters
     }
+
+    /// How `SessionSetup` sets this session up.
+    public var session: SessionSetup { SessionSetup(searchPath: searchPath, timeouts: timeouts) }
 
     /// The NIOSSL configuration for `sslMode`; nil for `disable`.
     public func tlsConfiguration() -> TLSConfiguration? {
@@ -129,8 +142,9 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
         return tls
     }
 
-    /// A pool configuration for `PostgresClient`.
-    public func clientConfiguration(maximumConnections: Int = 20) -> PostgresClient.Configuration {
+    /// A pool configuration for `PostgresClient`. `direct`: the whole session as startup parameters
+    /// (`directStartupParameters`), for a pool that no `SubscriptionDatabase` sets up (test support, benchmarks).
+    public func clientConfiguration(maximumConnections: Int = 20, direct: Bool = false) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let unixSocketPath {
             configuration = .init(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
@@ -145,7 +159,7 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
                 host: host ?? "localhost", port: port, username: username, password: password, database: database,
                 tls: tls)
         }
-        configuration.options.additionalStartupParameters = startupParameters
+        configuration.options.additionalStartupParameters = direct ? directStartupParameters : startupParameters
         configuration.options.maximumConnections = max(2, maximumConnections)
         return configuration
     }

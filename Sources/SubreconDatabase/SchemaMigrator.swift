@@ -8,7 +8,7 @@ public struct SchemaMigration: Sendable {
     /// Run in order inside the migration transaction; one statement each (extended protocol).
     public var statements: [String]
     /// Statements on `users` itself, run before `statements` and only when `users` is subrecon's own: an app's
-    /// relation (SPEC section 4) is never altered or indexed.
+    /// relation (CONTRACT "Database") is never altered or indexed.
     public var ownUsersStatements: [String]
 
     public init(version: Int, name: String, ownUsersStatements: [String] = [], statements: [String]) {
@@ -45,7 +45,7 @@ public struct SchemaNewerThanBinary: Error, Sendable, Hashable, CustomStringConv
 /// under a transaction-scoped advisory lock keyed by `current_schema()`, so concurrent migrators serialise and the
 /// second one finds nothing to do. Append new migrations to `SchemaMigrator.migrations`; never edit an applied one.
 ///
-/// `users` may be the app's own relation (SPEC section 4): when migration 1 runs and a relation named `users`
+/// `users` may be the app's own relation (CONTRACT "Database"): when migration 1 runs and a relation named `users`
 /// already exists in the current schema (table or view), subrecon records it as the app's (`subrecon_settings`
 /// row `users_owner` = `app`) and never runs a migration's `ownUsersStatements` on it. Databases migrated before
 /// this record existed count as subrecon's. An app's relation is checked against the contract before anything is
@@ -62,9 +62,19 @@ public struct SchemaMigrator: Sendable {
 
     /// Applies the pending migrations; returns the versions applied now (empty when already up to date).
     ///
+    /// The recorded versions are read first: a schema that is already current is a no-op that only reads (the
+    /// versions, the app's `users` against the contract) and so needs no privilege to create or alter anything
+    /// (docs/CONTRACT.md, "What `run` checks first").
+    ///
     /// - Parameter requiredOptional: optional `users` columns whose source is configured (checked on an app's relation).
     @discardableResult
-    public func migrate(client: PostgresClient, logger: Logger, requiring requiredOptional: Set<String> = []) async throws -> [Int] {
+    public func migrate(client: SessionPool, logger: Logger, requiring requiredOptional: Set<String> = []) async throws -> [Int] {
+        let recorded = try await appliedVersions(client: client, logger: logger)
+        try refuseNewer(recorded)
+        if !recorded.isEmpty, migrations.allSatisfy({ recorded.contains($0.version) }) {
+            try await checkCurrentUsers(client: client, logger: logger, requiring: requiredOptional)
+            return []
+        }
         do {
             return try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
@@ -151,23 +161,52 @@ public struct SchemaMigrator: Sendable {
                 "users relation owner recorded",
                 metadata: ["db.users.owner": "\(owner.rawValue)", "db.users.relation": "\(existing?.name ?? "created by subrecon")"])
         }
-        if owner == .app {
-            guard let existing else { throw DatabaseError.schemaMissing(table: "users") }
-            let relation = "\(existing.name), \(UsersContract.kindName(existing.kind))"
-            if let violation = UsersContract.violation(
-                relation: relation, columns: existing.columns, requiredOptional: requiredOptional)
-            {
-                throw violation
-            }
-            if let problem = try await UsersContract.updateProblem(connection: connection, logger: logger, inCurrentSchemaOnly: true) {
-                throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem)
-            }
-        }
+        if owner == .app { try await checkAppUsers(connection: connection, logger: logger, requiring: requiredOptional) }
         return owner
     }
 
-    /// The recorded versions; empty when the migrations table does not exist yet.
+    /// On a current schema, checks an app's `users` against the contract as `migrate` would, reading only.
+    func checkCurrentUsers(client: SessionPool, logger: Logger, requiring requiredOptional: Set<String>) async throws {
+        do {
+            try await client.withConnection { connection in
+                var owner: String?
+                let sql = "select value from subrecon_settings where key = 'users_owner'"
+                let exists = try await connection.query("select to_regclass('subrecon_settings') is not null", logger: logger)
+                for try await flag in exists.decode(Bool.self) where flag {
+                    for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
+                        owner = value
+                    }
+                }
+                guard owner == UsersOwner.app.rawValue else { return }
+                try await Self.checkAppUsers(connection: connection, logger: logger, requiring: requiredOptional)
+            }
+        } catch let violation as UsersContract.Violation {
+            throw violation
+        } catch {
+            throw DatabaseError.wrap(error, operation: "migrate (check users)")
+        }
+    }
+
+    /// An app's `users` in the current schema against the contract: its columns and whether it takes the job's UPDATE.
+    static func checkAppUsers(connection: PostgresConnection, logger: Logger, requiring requiredOptional: Set<String>) async throws {
+        let existing = try await UsersContract.describe(connection: connection, logger: logger, inCurrentSchemaOnly: true)
+        guard let existing else { throw DatabaseError.schemaMissing(table: "users") }
+        let relation = "\(existing.name), \(UsersContract.kindName(existing.kind))"
+        if let violation = UsersContract.violation(relation: relation, columns: existing.columns, requiredOptional: requiredOptional) {
+            throw violation
+        }
+        if let problem = try await UsersContract.updateProblem(connection: connection, logger: logger, inCurrentSchemaOnly: true) {
+            throw UsersContract.Violation(relation: relation, missing: [], wrongType: [], notUpdatable: problem)
+        }
+    }
+
+    /// The recorded versions of a pool whose connections carry their session in their startup parameters.
     package func appliedVersions(client: PostgresClient, logger: Logger) async throws -> Set<Int> {
+        try await appliedVersions(client: SessionPool(client: client, setup: nil), logger: logger)
+    }
+
+    /// The recorded versions; empty when the migrations table does not exist yet.
+    package func appliedVersions(client: SessionPool, logger: Logger) async throws -> Set<Int> {
         do {
             return try await client.withConnection { connection in
                 let rows = try await connection.query(
@@ -184,7 +223,7 @@ public struct SchemaMigrator: Sendable {
 
     /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless every known migration is applied, and
     /// `SchemaNewerThanBinary` when the database records a version this build does not know.
-    public func requireCurrent(client: PostgresClient, logger: Logger) async throws {
+    public func requireCurrent(client: SessionPool, logger: Logger) async throws {
         let applied = try await appliedVersions(client: client, logger: logger)
         if applied.isEmpty { throw DatabaseError.schemaMissing(table: "subrecon_schema_migrations") }
         try refuseNewer(applied)
@@ -212,7 +251,7 @@ extension SchemaMigrator {
     /// subrecon's migrations, in order. Append; never rewrite an applied one.
     public static let migrations: [SchemaMigration] = [
         SchemaMigration(
-            version: 1, name: "initial tables (SPEC section 4) and candidate-scan indexes",
+            version: 1, name: "initial tables (CONTRACT 'Database') and candidate-scan indexes",
             ownUsersStatements: [
                 """
                 create table if not exists users (
@@ -228,17 +267,17 @@ extension SchemaMigrator {
                     updated_at timestamptz not null default now()
                 )
                 """,
-                // SPEC 5.1 rule 1: paid rows with an end date.
+                // CONTRACT "Which users a run asks about" rule 1: paid rows with an end date.
                 """
                 create index if not exists users_paid_with_end_idx on users (id)
                     where current_tier > 0 and subscription_end_date is not null
                 """,
-                // SPEC 5.1 rule 2: billing issue.
+                // CONTRACT "Which users a run asks about" rule 2: billing issue.
                 """
                 create index if not exists users_billing_issue_idx on users (id)
                     where subscription_status = 'billing_issue'
                 """,
-                // SPEC 5.1 rule 3: recently lapsed, by end date.
+                // CONTRACT "Which users a run asks about" rule 3: recently lapsed, by end date.
                 """
                 create index if not exists users_lapsed_end_idx on users (subscription_end_date, id)
                     where subscription_status in ('expired', 'canceled', 'refunded')
@@ -298,7 +337,7 @@ extension SchemaMigrator {
                 "create index if not exists reconcile_changes_user_idx on reconcile_changes (user_id, created_at)",
             ]),
         SchemaMigration(
-            version: 2, name: "candidate scan: lapsed users in id order (one ordered index scan per SPEC 5.1 rule)",
+            version: 2, name: "candidate scan: lapsed users in id order (one ordered index scan per candidate rule)",
             ownUsersStatements: [
                 """
                 create index if not exists users_lapsed_id_idx on users (id)
@@ -340,13 +379,13 @@ extension SchemaMigrator {
                 """
             ]),
         SchemaMigration(
-            version: 5, name: "store identifiers for Stripe and Google Play (SPEC section 4)",
+            version: 5, name: "store identifiers for Stripe and Google Play (CONTRACT 'Database')",
             ownUsersStatements: [
                 "alter table users add column if not exists stripe_customer_id text null",
                 "alter table users add column if not exists google_purchase_token text null",
             ], statements: []),
         SchemaMigration(
-            version: 6, name: "per-run candidates named by store feeds and the sweep (SPEC 5.1), joined into the keyset scan",
+            version: 6, name: "per-run candidates named by store feeds and the sweep, joined into the keyset scan",
             statements: [
                 """
                 create table if not exists reconcile_run_candidates (
@@ -358,7 +397,7 @@ extension SchemaMigrator {
                 """
             ]),
         SchemaMigration(
-            version: 7, name: "refunds seen, once per store transaction, for the refund review (SPEC 5.7)",
+            version: 7, name: "refunds seen, once per store transaction, for the refund review (CONTRACT 'Finance figures')",
             statements: [
                 """
                 create table if not exists refunds_seen (
@@ -375,9 +414,9 @@ extension SchemaMigrator {
                 "create index if not exists refunds_seen_user_idx on refunds_seen (user_id, refunded_at)",
                 "create index if not exists refunds_seen_refunded_at_idx on refunds_seen (refunded_at)",
             ]),
-        // Issue 19: the windows each store feed was read over, per shard (SPEC 5.11).
+        // The windows each store feed was read over, per shard (CONTRACT "Hostile answers and bounded work").
         SchemaMigration(
-            version: 8, name: "store feed windows read to their end, per feed and shard (SPEC 5.11)",
+            version: 8, name: "store feed windows read to their end, per feed and shard (CONTRACT 'Hostile answers and bounded work')",
             statements: [
                 """
                 create table if not exists reconcile_feed_windows (
@@ -395,9 +434,9 @@ extension SchemaMigrator {
                 """,
                 "create index if not exists reconcile_feed_windows_feed_idx on reconcile_feed_windows (feed, shard_index, shard_count, until)",
             ]),
-        // Issue 25: whose purchase it is (SPEC 4 `account_token`, 5.10 links, 5.6 `orphans.csv`).
+        // Whose purchase it is (CONTRACT "Database" `account_token`, 5.10 links, 5.6 `orphans.csv`).
         SchemaMigration(
-            version: 9, name: "account_token, tonight's purchase links and the orphans kept across nights (SPEC 5.10)",
+            version: 9, name: "account_token, tonight's purchase links and the orphans kept across nights",
             ownUsersStatements: [
                 "alter table users add column if not exists account_token text null",
                 "create index if not exists users_account_token_idx on users (account_token) where account_token is not null",

@@ -12,10 +12,10 @@ struct SetApply {
     let logger: Logger
     let connection: PostgresConnection
     /// `users` is a table: rows another writer holds are skipped with `FOR UPDATE SKIP LOCKED`. On a view (an app's
-    /// own relation, SPEC 4) PostgreSQL cannot lock through outer joins, so the update relies on its `updated_at`
+    /// own relation, CONTRACT "Database") PostgreSQL cannot lock through outer joins, so the update relies on its `updated_at`
     /// compare-and-set and on the view's INSTEAD OF trigger (docs/own-tables.md).
     var lockRows = true
-    /// The stores' identifier columns the relation has (SPEC 5.10): a truth's `storeIdentifiers` are written into
+    /// The stores' identifier columns the relation has (CONTRACT "Whose purchase it is"): a truth's `storeIdentifiers` are written into
     /// them, each only when it differs from the row's; a column no truth of the group writes is not in the statement.
     var identifierColumns: [IdentifierColumn] = []
 
@@ -42,6 +42,11 @@ struct SetApply {
         let updated = try await update(pending)
         let missing = pending.map(\.verdict.row.id).filter { !updated.contains($0) }
         let existing = try await probe(missing)
+        let unchanged = pending.contains { entry in
+            guard case .some(let now) = existing[entry.verdict.row.id] else { return false }
+            return now == entry.verdict.row.updatedAtMicros
+        }
+        let policyActive = unchanged ? try await DatabasePreflight.rowSecurityActive(connection: connection, logger: logger) : false
         let applied = pending.filter { updated.contains($0.verdict.row.id) }
         try await audit(applied)
         let inserted = try await insertIntents(applied.flatMap(\.verdict.intents))
@@ -50,7 +55,11 @@ struct SetApply {
         var results: [AppliedVerdict] = []
         for (verdict, _) in pending {
             guard updated.contains(verdict.row.id) else {
-                let outcome: ApplyOutcome = existing.contains(verdict.row.id) ? .concurrentUpdate : .notFound
+                var outcome = ApplyOutcome.notFound
+                if case .some(let now) = existing[verdict.row.id] {
+                    // Still as it was read: not another writer's doing, but a policy's (docs/CONTRACT.md, "Applying").
+                    outcome = now == verdict.row.updatedAtMicros && policyActive ? .refusedByPolicy : .concurrentUpdate
+                }
                 results.append(AppliedVerdict(outcome: outcome, queuedIntents: [], deduplicatedIntents: []))
                 continue
             }
@@ -129,13 +138,22 @@ struct SetApply {
     /// turned infinite after it was read loses its compare-and-set instead of failing the batch.
     static let readMicros = "(case when isfinite(u.updated_at) then (extract(epoch from u.updated_at) * 1000000)::bigint end)"
 
-    /// (b) Which of the rows whose CAS lost still exist (concurrent update) rather than being gone (not found).
-    private func probe(_ ids: [String]) async throws -> Set<String> {
-        guard !ids.isEmpty else { return [] }
-        var found = Set<String>()
-        let rows = try await connection.query("select id from users where id = any(\(ids)::text[])", logger: logger)
-        for try await id in rows.decode(String.self) { found.insert(id) }
+    /// (b) The rows whose CAS lost that still exist (else: not found), each with its `updated_at` now: changed since
+    /// it was read is a concurrent update; unchanged, with row-level security active, a write a policy refused.
+    private func probe(_ ids: [String]) async throws -> [String: Int64?] {
+        guard !ids.isEmpty else { return [:] }
+        var found: [String: Int64?] = [:]
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "select u.id, \(Self.readMicros) from users u where u.id = any($1::text[])", binds: binds(ids)),
+            logger: logger)
+        for try await (id, micros) in rows.decode((String, Int64?).self) { found[id] = .some(micros) }
         return found
+    }
+
+    private func binds(_ ids: [String]) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(ids)
+        return binds
     }
 
     /// (c) One audit row per updated user, in verdict order.
@@ -216,6 +234,8 @@ extension ApplyOutcome {
         case .concurrentUpdate: .concurrentUpdate
         case .notFound: .notFound
         case .unchanged: .unchanged
+        case .refusedByPolicy: .refusedByPolicy
+        case .permissionDenied: .permissionDenied
         }
     }
 }
@@ -229,7 +249,7 @@ private struct UpdateRow: Encodable {
     var endS: Int64?, endUs: Int64?, graceS: Int64?, graceUs: Int64?
     var source: String?, product: String?, original: String?
     var autoRenew: Bool?
-    /// The identifiers written, by the index of their column in `SetApply.identifierColumns` (SPEC 5.10).
+    /// The identifiers written, by the index of their column in `SetApply.identifierColumns` (CONTRACT "Whose purchase it is").
     var ids: [String: String] = [:]
     /// The column keeps its stored value: the row was read without one and the truth has none either, so an app's
     /// `infinity` ("no end") or `''` ("none"), which read as NULL, is written over only by a change the truth requires

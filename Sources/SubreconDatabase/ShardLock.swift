@@ -28,7 +28,8 @@ public enum ShardLock {
             throw DatabaseError.wrap(error, operation: "shard lock", endpoint: settings.endpoint)
         }
         do {
-            guard try await whileOpen(connection, { try await take(shard, on: connection, logger: logger) }) else {
+            let session = lockSettings.session
+            guard try await whileOpen(connection, { try await take(shard, on: connection, session: session, logger: logger) }) else {
                 try? await connection.close()
                 return nil
             }
@@ -127,11 +128,17 @@ public enum ShardLock {
     ///
     /// The layout's shared lock is taken first, then other layouts are looked for: two runs of different layouts
     /// starting at the same instant may both find the other and both be turned away, never both run.
-    static func take(_ shard: ShardSpec, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    static func take(
+        _ shard: ShardSpec, on connection: PostgresConnection, session: SessionSetup? = nil, logger: Logger
+    ) async throws -> Bool {
         let key = "subrecon.shard.\(shard.index)/\(shard.count)"
         let count = shard.count
         try await connection.query("begin", logger: logger)
         do {
+            // The session inside the lock's transaction (docs/CONTRACT.md, "The session"): behind a pooler in
+            // transaction mode only the open transaction keeps its server connection, and the locks are keyed by
+            // `current_schema()`.
+            try await session?.apply(on: connection, logger: logger)
             try await connection.query(
                 "select set_config('idle_in_transaction_session_timeout', '0', true), set_config('statement_timeout', '0', true)",
                 logger: logger)

@@ -13,6 +13,11 @@ public enum ApplyOutcome: Sendable, Hashable {
     case notFound
     /// The verdict does not change the row (`changesRow` is false): nothing was written.
     case unchanged
+    /// The update touched nothing although the row still reads as it was read, with row-level security active for
+    /// the job's role: a policy refused it (docs/CONTRACT.md, "Applying"). Nothing was written.
+    case refusedByPolicy
+    /// Writing the row failed for lack of a privilege (SQLSTATE 42501; `reason` names it). Nothing was written.
+    case permissionDenied(reason: String)
 }
 
 /// An applied verdict with the intents that were queued now and those an earlier write had already queued.
@@ -41,12 +46,41 @@ extension SubscriptionDatabase {
     ///
     /// With `ledger` true, each verdict's outcome (and the intents it queued) is recorded in `reconcile_verdicts` in the
     /// same transaction, so a resumed run never writes a user twice.
+    ///
+    /// A privilege missing (SQLSTATE 42501) for some rows' writes (an app's trigger touching a table the role may not
+    /// write) is one user's error, not the batch's: the batch is retried a verdict at a time and each verdict refused
+    /// so is `permissionDenied`, recorded in the ledger (docs/CONTRACT.md, "Applying").
     public func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool = false) async throws -> [AppliedVerdict] {
         guard verdicts.contains(where: \.changesRow) else {
             return verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
         }
-        return try await run("apply") {
-            try await client.withConnection { connection in
+        do {
+            return try await applyInTransaction(verdicts, runID: runID, ledger: ledger)
+        } catch DatabaseError.permissionDenied(_, let reason) {
+            guard verdicts.count == 1 else {
+                var results: [AppliedVerdict] = []
+                for verdict in verdicts { results += try await applyDetailed([verdict], runID: runID, ledger: ledger) }
+                return results
+            }
+            logger.error("the database refused a write", metadata: ["user.id": "\(verdicts[0].row.id)", "db.reason": "\(reason)"])
+            let refused = AppliedVerdict(outcome: .permissionDenied(reason: reason), queuedIntents: [], deduplicatedIntents: [])
+            if ledger {
+                let outcome = LedgerOutcome.permissionDenied.rawValue
+                try await run("record a refused write") {
+                    try await session.query(
+                        """
+                        update reconcile_verdicts set outcome = \(outcome), queued_intents = '[]'::jsonb \
+                        where run_id = \(runID) and user_id = \(verdicts[0].row.id)
+                        """, logger: logger)
+                }
+            }
+            return [refused]
+        }
+    }
+
+    private func applyInTransaction(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict] {
+        try await run("apply") {
+            try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     var setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
                     setApply.lockRows = users.isTable
@@ -99,7 +133,7 @@ enum AuditJSON {
         }
     }
 
-    /// The value the update writes into `column` (SPEC 5.10): the truth's identifier for its store when it has one
+    /// The value the update writes into `column` (CONTRACT "Whose purchase it is"): the truth's identifier for its store when it has one
     /// that differs from the row's; nil (the column untouched) otherwise, also when the truth's map lacks the store.
     static func writtenIdentifier(_ column: IdentifierColumn, row: UserRow, truth: Entitlement) -> String? {
         guard let value = truth.storeIdentifiers[column.origin], !value.isEmpty, value != row.identifiers[column.origin] else {

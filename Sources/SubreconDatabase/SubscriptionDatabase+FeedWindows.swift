@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 
-/// The windows each store feed was read over (`reconcile_feed_windows`, SPEC 5.11): one row per run and feed,
+/// The windows each store feed was read over (`reconcile_feed_windows`, CONTRACT "Hostile answers and bounded work"): one row per run and feed,
 /// recorded before the feed is read (`complete` false) and marked complete only once the feed was read to its end
 /// and its users recorded. A window counts as covered only when its run completed; a dry run records nothing.
 extension SubscriptionDatabase {
@@ -17,7 +17,7 @@ extension SubscriptionDatabase {
             binds.append(shard.count)
             binds.append(asOf)
             binds.append(asOf.addingTimeInterval(-days * 86_400))
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         select w.since, w.until, (w.complete and coalesce(r.status = 'completed', false)) \
@@ -30,7 +30,7 @@ extension SubscriptionDatabase {
                 attempts.append(FeedAttempt(since: since, until: until, covered: covered))
             }
             if !attempts.isEmpty { return attempts }
-            let older = try await client.query(
+            let older = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         select exists (select 1 from reconcile_feed_windows \
@@ -52,7 +52,7 @@ extension SubscriptionDatabase {
             binds.append(shard.count)
             binds.append(since)
             binds.append(max(since, until))
-            try await client.query(
+            try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         insert into reconcile_feed_windows (run_id, feed, shard_index, shard_count, since, until) \
@@ -68,7 +68,7 @@ extension SubscriptionDatabase {
             var binds = PostgresBindings()
             binds.append(runID)
             binds.append(feed)
-            try await client.query(
+            try await session.query(
                 PostgresQuery(
                     unsafeSQL: "update reconcile_feed_windows set complete = true, read_at = now() where run_id = $1 and feed = $2",
                     binds: binds), logger: logger)

@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 
-/// The `users` column a store feed's identifiers are looked up in (SPEC 5.1): the contract's
+/// The `users` column a store feed's identifiers are looked up in (CONTRACT "Which users a run asks about"): the contract's
 /// `iap_original_transaction_id`, or a store's own identifier column as its adapter declares it.
 public struct FeedColumn: Sendable, Hashable {
     /// The column's name: a trusted constant (the contract's, or an adapter's `IdentifierColumn`), never outside input.
@@ -59,7 +59,7 @@ extension SubscriptionDatabase {
                 (select count(*) from unnest($3::text[]) as x(v) \
                 where not exists (select 1 from users where \(column.rawValue) = x.v))::int
                 """
-            for try await (named, unmatched) in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            for try await (named, unmatched) in try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
                 .decode((Int, Int).self)
             {
                 return FeedMatch(users: named, unmatched: unmatched)
@@ -83,7 +83,7 @@ extension SubscriptionDatabase {
             binds.append(distinct)
             var ids: [String] = []
             var matched = Set<String>()
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: "select id, \(column.rawValue), current_tier from users where \(column.rawValue) = any($1) order by id",
                     binds: binds), logger: logger)
@@ -96,7 +96,7 @@ extension SubscriptionDatabase {
     }
 
     /// The user ids whose `column` holds each of `identifiers` (identifiers matching no row are absent; ids sorted),
-    /// read only: the feeds' refunds are recorded for these users (SPEC 5.7). An app's `users` without the column
+    /// read only: the feeds' refunds are recorded for these users (CONTRACT "Finance figures"). An app's `users` without the column
     /// matches nothing, as in `feedUsers`.
     public func feedUserIDs(column: FeedColumn, identifiers: [String]) async throws -> [String: [String]] {
         let distinct = Self.held(identifiers)
@@ -106,7 +106,7 @@ extension SubscriptionDatabase {
             var binds = PostgresBindings()
             binds.append(distinct)
             var found: [String: [String]] = [:]
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: "select id, \(column.rawValue) from users where \(column.rawValue) = any($1) order by id",
                     binds: binds), logger: logger)
@@ -124,7 +124,7 @@ extension SubscriptionDatabase {
             var binds = PostgresBindings()
             binds.append(runID)
             var reasons: [String: [CandidateReason]] = [:]
-            let rows = try await client.query(
+            let rows = try await session.query(
                 PostgresQuery(
                     unsafeSQL: """
                         select user_id, reasons from reconcile_run_candidates \
@@ -145,17 +145,17 @@ extension SubscriptionDatabase {
         let statements = query.sweepInsertSQL(runID: runID)
         guard !statements.isEmpty else { return }
         try await run("record sweep candidates") {
-            for sql in statements { try await client.query(sql, logger: logger) }
+            for sql in statements { try await session.query(sql, logger: logger) }
             // Fresh statistics, so each page walks the recorded candidates' primary key in order and stops at the
             // page size (stale ones make the planner gather and sort every candidate after the cursor, per page).
-            try await client.query("analyze reconcile_run_candidates", logger: logger)
+            try await session.query("analyze reconcile_run_candidates", logger: logger)
         }
     }
 
     /// When this shard's last completed (not dry) nightly run started, if any: the default start of the feeds' window.
     public func lastCompletedNightlyStart(shard: ShardSpec) async throws -> Date? {
         try await run("read last completed run") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select max(started_at) from reconcile_runs \
                 where status = 'completed' and mode = 'nightly' and not dry_run \

@@ -16,16 +16,16 @@ extension SubscriptionDatabase {
     /// The latest runs of `shard` (all shards when nil), newest first, with their stored summary JSON.
     public func recentRunSummaries(shard: ShardSpec?, limit: Int = 30) async throws -> [RunHistoryEntry] {
         try await run("read run history") {
-            let rows: PostgresRowSequence
+            let rows: CollectedRows
             if let shard {
-                rows = try await client.query(
+                rows = try await session.query(
                     """
                     select id, status, started_at, finished_at, counts::text from reconcile_runs \
                     where shard_index = \(shard.index) and shard_count = \(shard.count) \
                     order by started_at desc, id desc limit \(max(1, limit))
                     """, logger: logger)
             } else {
-                rows = try await client.query(
+                rows = try await session.query(
                     """
                     select id, status, started_at, finished_at, counts::text from reconcile_runs \
                     order by started_at desc, id desc limit \(max(1, limit))

@@ -81,7 +81,7 @@ extension SubscriptionDatabase {
             bodies.append(body)
         }
         return try await run("record verdicts") {
-            try await client.withConnection { connection in
+            try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     var inserted = Set<Int64>()
                     if !verdicts.isEmpty {
@@ -110,10 +110,10 @@ extension SubscriptionDatabase {
     public func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail {
         try await run("read verdicts") {
             var tail = LedgerTail(userIDs: [], nextSeq: 0)
-            let next = try await client.query(
+            let next = try await session.query(
                 "select coalesce(max(seq) + 1, 0)::bigint from reconcile_verdicts where run_id = \(runID)", logger: logger)
             for try await value in next.decode(Int64.self) { tail.nextSeq = value }
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select user_id from reconcile_verdicts where run_id = \(runID) \
                 and (\(afterUser)::text is null or user_id > \(afterUser)::text)
@@ -127,7 +127,7 @@ extension SubscriptionDatabase {
     public func recordSelection(runID: String, selection: Data) async throws {
         let text = String(decoding: selection, as: UTF8.self)
         try await run("record selection") {
-            try await client.query("update reconcile_runs set selection = \(text)::jsonb where id = \(runID)", logger: logger)
+            try await session.query("update reconcile_runs set selection = \(text)::jsonb where id = \(runID)", logger: logger)
         }
     }
 
@@ -149,7 +149,7 @@ extension SubscriptionDatabase {
     public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry] {
         let heldSeqs = Array(held.keys)
         return try await run("read verdicts") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select seq, case when seq = any(\(heldSeqs)::bigint[]) then null else verdict::text end, outcome, \
                 queued_intents::text from reconcile_verdicts \
@@ -173,7 +173,7 @@ extension SubscriptionDatabase {
     public func markUnchanged(runID: String, seqs: [Int64]) async throws {
         guard !seqs.isEmpty else { return }
         try await run("record outcomes") {
-            try await client.query(
+            try await session.query(
                 """
                 update reconcile_verdicts set outcome = 'unchanged' \
                 where run_id = \(runID) and seq = any(\(seqs)::bigint[]) and outcome is null
@@ -184,7 +184,7 @@ extension SubscriptionDatabase {
     /// A run's record, selection and progress.
     public func storedRun(id: String) async throws -> StoredRun? {
         try await run("read run") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, finished_at, \
                 selection::text, validated, scan_cursor, scan_done, held_tier, would_lose_tier, user_errors, counts::text \
@@ -214,7 +214,7 @@ extension SubscriptionDatabase {
     /// Sets a run's status (e.g. back to `running` when resumed).
     public func setRunStatus(id: String, _ status: RunStatus) async throws {
         try await run("update run") {
-            try await client.query(
+            try await session.query(
                 "update reconcile_runs set status = \(status.rawValue), finished_at = null where id = \(id)", logger: logger)
         }
     }

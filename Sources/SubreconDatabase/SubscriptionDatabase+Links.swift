@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconCore
 
-// Whose purchase it is (SPEC 5.10): the accounts stores name, tonight's links and the orphans kept across nights.
+// Whose purchase it is (CONTRACT "Whose purchase it is"): the accounts stores name, tonight's links and the orphans kept across nights.
 // Every statement is one per call, over arrays (unnest); outside text is always bound.
 
 extension SubscriptionDatabase {
@@ -29,7 +29,7 @@ extension SubscriptionDatabase {
             binds.append(folded)
             let sql = "select v, f, id from (\(branches.joined(separator: " union "))) as owners(v, f, id) order by v, f, id"
             var owners: [BuyerAccount: [String]] = [:]
-            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            let rows = try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             for try await (value, folds, id) in rows.decode((String, Bool, String).self) {
                 owners[BuyerAccount(stated: value, ignoresCase: folds), default: []].append(id)
             }
@@ -47,7 +47,7 @@ extension SubscriptionDatabase {
             binds.append(distinct)
             let sql = "select distinct \(column.rawValue) from users where \(column.rawValue) = any($1)"
             var held = Set<String>()
-            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            let rows = try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             for try await value in rows.decode(String.self) { held.insert(value) }
             return held
         }
@@ -76,7 +76,7 @@ extension SubscriptionDatabase {
                 case when $2::text = any(reconcile_run_candidates.reasons) then reconcile_run_candidates.reasons \
                 else reconcile_run_candidates.reasons || array[$2::text] end
                 """
-            try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         }
     }
 
@@ -87,7 +87,7 @@ extension SubscriptionDatabase {
             binds.append(runID)
             let sql = "select user_id, origin, identifier from reconcile_run_links where run_id = $1 order by user_id, origin"
             var links: [String: [FactOrigin: String]] = [:]
-            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            let rows = try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             for try await (user, origin, identifier) in rows.decode((String, String, String).self) {
                 guard let origin = FactOrigin(rawValue: origin) else { continue }
                 links[user, default: [:]][origin] = identifier

@@ -3,7 +3,7 @@ import PostgresNIO
 import SubreconCore
 
 extension SubscriptionDatabase {
-    /// Keeps tonight's orphans (SPEC 5.6 `orphans.csv`, 5.10) in `reconcile_orphans`, one row per store and identifier,
+    /// Keeps tonight's orphans (CONTRACT "Reports" `orphans.csv`, 5.10) in `reconcile_orphans`, one row per store and identifier,
     /// in one statement: a new one is first and last seen at `night`; one seen before keeps its `first_seen` (the
     /// earlier of the two), moves `last_seen` to the later night and takes tonight's product, status, end date, account
     /// and price. An identifier given twice is kept once (its first). Returns tonight's orphans as kept, by store and
@@ -38,7 +38,7 @@ extension SubscriptionDatabase {
             first_seen, last_seen
             """
         return try await run("record orphans") {
-            try await Self.decodeOrphans(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+            try await Self.decodeOrphans(session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
         }
     }
 
@@ -52,13 +52,13 @@ extension SubscriptionDatabase {
             first_seen, last_seen from reconcile_orphans where last_run_id = $1
             """
         return try await run("read orphans") {
-            try await Self.decodeOrphans(client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
+            try await Self.decodeOrphans(session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger))
         }
     }
 
     /// `reconcile_orphans` rows (origin, identifier, product, status, end, account, price text, currency, first and
     /// last seen) as orphans, by store and identifier; a row of an unknown store or status is left out.
-    static func decodeOrphans(_ rows: PostgresRowSequence) async throws -> [Orphan] {
+    static func decodeOrphans(_ rows: CollectedRows) async throws -> [Orphan] {
         var kept: [Orphan] = []
         typealias Columns = (String, String, String, String, Date?, String?, String?, String?, Date, Date)
         for try await (origin, identifier, product, status, end, account, amount, currency, first, last) in rows.decode(

@@ -9,7 +9,7 @@ extension SubscriptionDatabase {
             var binds = PostgresBindings()
             binds.append(userID)
             let query = PostgresQuery(unsafeSQL: "select receipt_data from apple_receipts where user_id = $1", binds: binds)
-            for try await data in try await client.query(query, logger: logger).decode(String.self) {
+            for try await data in try await session.query(query, logger: logger).decode(String.self) {
                 return data.isEmpty ? nil : data
             }
             return nil
@@ -28,7 +28,7 @@ extension SubscriptionDatabase {
                 unsafeSQL: "select id from users where iap_original_transaction_id = $1 and id <> $2 order by id limit 5",
                 binds: binds)
             var ids: [String] = []
-            for try await id in try await client.query(query, logger: logger).decode(String.self) { ids.append(id) }
+            for try await id in try await session.query(query, logger: logger).decode(String.self) { ids.append(id) }
             return ids
         }
     }
@@ -44,7 +44,7 @@ extension SubscriptionDatabase {
                     insert into apple_receipts (user_id, receipt_data) values ($1, $2)
                     on conflict (user_id) do update set receipt_data = excluded.receipt_data, updated_at = now()
                     """, binds: binds)
-            try await client.query(query, logger: logger)
+            try await session.query(query, logger: logger)
         }
     }
 }

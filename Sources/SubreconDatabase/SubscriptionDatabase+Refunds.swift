@@ -28,7 +28,7 @@ extension SubscriptionDatabase {
             currencies.append(refund.currency ?? "")
         }
         return try await run("record refunds") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 with added as (insert into refunds_seen (store, transaction_id, user_id, refunded_at, amount, currency, run_id) \
                 select s, t, u, r::timestamptz, nullif(a, ''), nullif(c, ''), \(runID) \
@@ -45,7 +45,7 @@ extension SubscriptionDatabase {
     /// The refunds kept for `userID` in `store`, at most `limit`, newest first (`refunds_seen_user_idx`).
     public func refundsSeen(userID: String, store: String, limit: Int) async throws -> [SeenRefund] {
         try await run("read refunds seen") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select transaction_id, refunded_at, amount::text, currency from refunds_seen \
                 where user_id = \(userID) and store = \(store) order by refunded_at desc limit \(limit)
@@ -65,7 +65,7 @@ extension SubscriptionDatabase {
     public func refundReview(asOf: Date, days: Int, minimumRefunds: Int) async throws -> [RefundReviewEntry] {
         let since = asOf.addingTimeInterval(-Double(days) * 86_400)
         return try await run("read refund review") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select user_id, count(*)::int, string_agg(distinct store, ';' order by store), min(refunded_at), max(refunded_at) \
                 from refunds_seen where refunded_at > \(since) and refunded_at <= \(asOf) \

@@ -11,7 +11,7 @@ extension SubscriptionDatabase {
         let names = files.keys.sorted()
         let contents = names.map { files[$0] ?? "" }
         try await run("record run reports") {
-            try await client.query(
+            try await session.query(
                 """
                 insert into reconcile_run_reports (run_id, name, content) \
                 select \(runID), n, c from unnest(\(names)::text[], \(contents)::text[]) as x(n, c) \
@@ -25,7 +25,7 @@ extension SubscriptionDatabase {
     public func runReports(runID: String) async throws -> [String: String] {
         try await run("read run reports") {
             var files: [String: String] = [:]
-            let rows = try await client.query(
+            let rows = try await session.query(
                 "select name, content from reconcile_run_reports where run_id = \(runID)", logger: logger)
             for try await (name, content) in rows.decode((String, String).self) { files[name] = content }
             return files
@@ -36,7 +36,7 @@ extension SubscriptionDatabase {
     /// history of a run that kept none (`report RUN_ID` of a run older than `reconcile_run_reports`).
     public func runSummaries(shard: ShardSpec, startedBefore instant: Date, limit: Int) async throws -> [RunHistoryEntry] {
         try await run("read run history") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select id, status, started_at, finished_at, counts::text from reconcile_runs \
                 where shard_index = \(shard.index) and shard_count = \(shard.count) and started_at < \(instant) \

@@ -50,7 +50,7 @@ extension SubscriptionDatabase {
         let counts = try Self.json(record.counts)
         let options = try Self.json(record.options)
         try await run("start run") {
-            try await client.query(
+            try await session.query(
                 """
                 insert into reconcile_runs (id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, \
                 finished_at, counts, options) values (\(record.id), \(record.mode.rawValue), \(Timestamp(record.asOf)), \
@@ -65,7 +65,7 @@ extension SubscriptionDatabase {
     public func finishRun(id: String, status: RunStatus, counts: [String: Int], finishedAt: Date) async throws {
         let counts = try Self.json(counts)
         try await run("finish run") {
-            try await client.query(
+            try await session.query(
                 """
                 update reconcile_runs set status = \(status.rawValue), counts = \(counts)::jsonb, \
                 finished_at = \(Timestamp(finishedAt)) where id = \(id)
@@ -81,7 +81,7 @@ extension SubscriptionDatabase {
         }
         let json = SourceText.jsonbText(summary)
         try await run("finish run") {
-            try await client.query(
+            try await session.query(
                 """
                 update reconcile_runs set status = \(status.rawValue), counts = \(json)::jsonb, \
                 finished_at = \(Timestamp(finishedAt)) where id = \(id)
@@ -92,7 +92,7 @@ extension SubscriptionDatabase {
     /// The `counts` JSON of one run as stored (the summary when finished with `summary:`), or nil.
     package func runCountsJSON(id: String) async throws -> Data? {
         try await run("read run") {
-            let rows = try await client.query("select counts::text from reconcile_runs where id = \(id)", logger: logger)
+            let rows = try await session.query("select counts::text from reconcile_runs where id = \(id)", logger: logger)
             for try await text in rows.decode(String.self) { return Data(text.utf8) }
             return nil
         }
@@ -101,7 +101,7 @@ extension SubscriptionDatabase {
     /// The latest runs, newest first.
     package func recentRuns(limit: Int = 20) async throws -> [RunRecord] {
         try await run("read runs") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, finished_at, \
                 counts::text, options::text from reconcile_runs order by started_at desc, id desc limit \(max(1, limit))
@@ -131,7 +131,7 @@ extension SubscriptionDatabase {
     package func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
         let unlock = ShardLock.unlock(shard)
         do {
-            return try await client.withConnection { connection -> T? in
+            return try await session.withConnection { connection -> T? in
                 guard try await ShardLock.take(shard, on: connection, logger: logger) else { return nil }
                 logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
                 do {

@@ -9,7 +9,7 @@ extension SubscriptionDatabase {
     /// The transfers run `runID`'s verdicts name (`Verdict.transfers`), read from the ledger's JSON.
     public func ledgerTransfers(runID: String) async throws -> [LineTransfer] {
         try await run("read line transfers") {
-            let rows = try await client.query(
+            let rows = try await session.query(
                 """
                 select (verdict -> 'transfers')::text from reconcile_verdicts \
                 where run_id = \(runID) and verdict ? 'transfers' order by seq
@@ -30,7 +30,7 @@ extension SubscriptionDatabase {
         let encoder = JSONEncoder()
         let bodies = try verdicts.map { SourceText.jsonbText(try encoder.encode($0)) }
         try await run("replace verdicts") {
-            try await client.withConnection { connection in
+            try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     for (verdict, body) in zip(verdicts, bodies) {
                         let user = verdict.row.id

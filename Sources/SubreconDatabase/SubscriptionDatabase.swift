@@ -11,23 +11,29 @@ import SubreconCore
 public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
+    /// The pool as the store uses it: each connection set up by `SessionSetup` before its first query.
+    let session: SessionPool
     /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
     /// detected once per run by `checkUsers`); `account_token` is read and written only once `checkUsers` found it.
     public internal(set) var users: UsersRelation
 
     /// - Parameter identifierColumns: the stores' identifier columns in `users` (their adapters declare them: the
     ///   composition root's registry), read into `UserRow.identifiers`.
-    public init(client: PostgresClient, logger: Logger, identifierColumns: [IdentifierColumn] = []) {
+    /// - Parameter session: what each of `client`'s connections gets before its first query (`DatabaseSettings.session`);
+    ///   nil when the client's connections carry it as startup parameters (`clientConfiguration(direct: true)`).
+    public init(client: PostgresClient, logger: Logger, identifierColumns: [IdentifierColumn] = [], session: SessionSetup? = nil) {
         self.client = client
         self.logger = logger
+        self.session = SessionPool(client: client, setup: session)
         // Until `checkUsers` says so (`with(users:)`), the optional `account_token` is not assumed: an app's relation
         // may lack it.
         users = UsersRelation(
             isTable: true, optionalColumns: Set(identifierColumns.map(\.name)), identifierColumns: identifierColumns)
     }
 
-    /// Opens one connection with `settings` and runs `select 1`, so an unreachable database is reported at start
-    /// (`DatabaseError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
+    /// Opens one connection with `settings`, sets its session up (`SessionSetup`: a session not in the schema asked
+    /// for is `DatabaseError.schemaNotCurrent`, exit 78) and runs `select 1`, so an unreachable database is reported at
+    /// start (`DatabaseError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
     public static func checkReachable(_ settings: DatabaseSettings, logger: Logger) async throws(DatabaseError) {
         let configuration: PostgresConnection.Configuration
         do {
@@ -38,6 +44,7 @@ public struct SubscriptionDatabase: Sendable {
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             do {
+                try await settings.session.apply(on: connection, logger: logger)
                 try await connection.query("select 1", logger: logger)
             } catch {
                 try? await connection.close()
@@ -58,12 +65,12 @@ public struct SubscriptionDatabase: Sendable {
     /// `UsersContract.Violation` and nothing is created.
     @discardableResult
     public func migrate(_ migrator: SchemaMigrator = SchemaMigrator(), requiring requiredOptional: Set<String> = []) async throws -> [Int] {
-        try await migrator.migrate(client: client, logger: logger, requiring: requiredOptional)
+        try await migrator.migrate(client: session, logger: logger, requiring: requiredOptional)
     }
 
     /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless `subrecon migrate` has run for this build.
     public func requireSchema(_ migrator: SchemaMigrator = SchemaMigrator()) async throws {
-        try await migrator.requireCurrent(client: client, logger: logger)
+        try await migrator.requireCurrent(client: session, logger: logger)
     }
 
     // MARK: Candidates
@@ -71,7 +78,7 @@ public struct SubscriptionDatabase: Sendable {
     /// One page of candidates with id greater than `lastID`, in id order, at most `limit` rows.
     public func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow] {
         try await run("candidate scan") {
-            let rows = try await client.query(query.pageSQL(after: lastID, limit: limit, users: users), logger: logger)
+            let rows = try await session.query(query.pageSQL(after: lastID, limit: limit, users: users), logger: logger)
             var page: [UserRow] = []
             for try await row in rows { page.append(try UserRow(postgres: row, columns: users.identifierColumns)) }
             return page
@@ -81,7 +88,7 @@ public struct SubscriptionDatabase: Sendable {
     /// How many users the query selects now (a snapshot: the scan itself may see a few more or fewer).
     public func countCandidates(_ query: CandidateQuery) async throws -> Int {
         try await run("count candidates") {
-            for try await count in try await client.query(query.countSQL(), logger: logger).decode(Int.self) {
+            for try await count in try await session.query(query.countSQL(), logger: logger).decode(Int.self) {
                 return count
             }
             return 0
@@ -104,7 +111,7 @@ public struct SubscriptionDatabase: Sendable {
             let prefix = analyze ? "explain (analyze, buffers) " : "explain "
             let explain = PostgresQuery(unsafeSQL: prefix + page.sql, binds: page.binds)
             var lines: [String] = []
-            for try await line in try await client.query(explain, logger: logger).decode(String.self) {
+            for try await line in try await session.query(explain, logger: logger).decode(String.self) {
                 lines.append(line)
             }
             return lines.joined(separator: "\n")
@@ -117,7 +124,7 @@ public struct SubscriptionDatabase: Sendable {
             let sql = "select \(CandidateQuery.userColumns(users)) from users where id = $1"
             var binds = PostgresBindings()
             binds.append(id)
-            for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+            for try await row in try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
                 return try UserRow(postgres: row, columns: users.identifierColumns)
             }
             return nil
@@ -162,7 +169,7 @@ public struct SubscriptionDatabase: Sendable {
                 \(tuples.joined(separator: ", "))
                 """
             try await run("insert users") {
-                try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                try await session.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             }
         }
     }
@@ -173,7 +180,7 @@ public struct SubscriptionDatabase: Sendable {
     public func loadCatalog() async throws -> ProductCatalog {
         try await run("load product catalog") {
             var entries: [ProductCatalog.Entry] = []
-            let rows = try await client.query(
+            let rows = try await session.query(
                 "select product_id, tier, entitlement from product_tiers order by product_id", logger: logger)
             for try await (product, tier, entitlement) in rows.decode((String, Int, String?).self) {
                 entries.append(.init(productID: product, tier: tier, entitlement: entitlement))
@@ -185,7 +192,7 @@ public struct SubscriptionDatabase: Sendable {
     /// Inserts or replaces catalog entries by product id, in one transaction.
     public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws {
         try await run("upsert products") {
-            try await client.withConnection { connection in
+            try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     for entry in entries {
                         try await connection.query(

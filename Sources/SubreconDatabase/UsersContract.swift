@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 import SubreconCore
 
-/// The `users` relation a run reads and writes, as detected once before the run (SPEC section 4).
+/// The `users` relation a run reads and writes, as detected once before the run (CONTRACT "Database").
 ///
 /// subrecon's own `users` is a table with every contract column. An app's own `users` may be a table or a view
 /// (updatable through INSTEAD OF triggers) and may lack the optional store identifiers whose source is not
@@ -15,7 +15,7 @@ public struct UsersRelation: Sendable, Hashable {
     public var identifierColumns: [IdentifierColumn]
     /// The identifier columns the relation has with a text type.
     public var optionalColumns: Set<String>
-    /// The relation has the optional `account_token` (SPEC 4, 5.10) as text: read into `UserRow.accountToken` and
+    /// The relation has the optional `account_token` (CONTRACT "Database", "Whose purchase it is") as text: read into `UserRow.accountToken` and
     /// matched by `owners(ofAccounts:)`; without it the run selects `null::text`.
     public var hasAccountToken: Bool
 
@@ -43,7 +43,7 @@ public struct UsersRelation: Sendable, Hashable {
     }
 }
 
-/// The columns `users` must have (SPEC section 4) and the check of a relation against them.
+/// The columns `users` must have (CONTRACT "Database") and the check of a relation against them.
 public enum UsersContract {
     /// The type a contract column needs.
     public enum ColumnType: String, Sendable, Hashable {
@@ -69,7 +69,7 @@ public enum UsersContract {
         ("iap_original_transaction_id", .text), ("auto_renew", .boolean), ("updated_at", .timestamptz),
     ]
 
-    /// Optional contract columns: a relation without one is fine; one it has must have this type (SPEC 4).
+    /// Optional contract columns: a relation without one is fine; one it has must have this type (CONTRACT "Database").
     public static let optionalContractColumns: [(name: String, type: ColumnType)] = [("account_token", .text)]
 
     /// One column of the relation: its name and its type's name (`pg_type.typname`, a domain's base type).
@@ -109,17 +109,17 @@ public enum UsersContract {
             if shadowed {
                 return "(\(relation)) is not in the first schema of search_path, where subrecon's tables go: migrate "
                     + "would create a users table in front of it; put that schema first in search_path, or create a view "
-                    + "users in the first schema (SPEC section 4; nothing was changed)"
+                    + "users in the first schema (CONTRACT 'Database'; nothing was changed)"
             }
             if let notUpdatable {
-                return "(\(relation)) cannot be updated: \(notUpdatable) (SPEC section 4: subrecon writes the contract "
+                return "(\(relation)) cannot be updated: \(notUpdatable) (CONTRACT 'Database': subrecon writes the contract "
                     + "columns through it; make it a simple view or give it an INSTEAD OF UPDATE trigger; nothing was changed)"
             }
             var parts: [String] = []
             if !missing.isEmpty { parts.append("is missing " + missing.joined(separator: ", ")) }
             if !wrongType.isEmpty { parts.append("has " + wrongType.joined(separator: ", ")) }
             return "(\(relation)) " + parts.joined(separator: "; ")
-                + " (SPEC section 4: fix the relation, or the view subrecon reads; nothing was changed)"
+                + " (CONTRACT 'Database': fix the relation, or the view subrecon reads; nothing was changed)"
         }
 
         public var description: String { "configuration error: users \(problem)" }
@@ -184,7 +184,7 @@ public enum UsersContract {
     }
 
     /// The contract columns the job's UPDATE writes (`SetApply`); it also writes the stores' identifier columns the
-    /// relation has (SPEC 5.10), checked with them.
+    /// relation has (CONTRACT "Whose purchase it is"), checked with them.
     static let writtenColumns = [
         "current_tier", "subscription_status", "subscription_end_date", "grace_period_ends_at", "subscription_source",
         "iap_product_id", "iap_original_transaction_id", "auto_renew", "updated_at",
@@ -233,7 +233,7 @@ public enum UsersContract {
 }
 
 extension SubscriptionDatabase {
-    /// Checks the `users` relation the connection's `search_path` resolves against the contract (SPEC section 4)
+    /// Checks the `users` relation the connection's `search_path` resolves against the contract (CONTRACT "Database")
     /// and returns what the run needs to know about it. Reads only the catalog.
     ///
     /// - Parameter requiredOptional: the identifier columns whose source is configured.
@@ -242,7 +242,7 @@ extension SubscriptionDatabase {
     ///   `DatabaseError.schemaMissing` when there is no `users` at all.
     public func checkUsers(requiring requiredOptional: Set<String>, writable: Bool = true) async throws -> UsersRelation {
         let described = try await run("check users columns") {
-            try await client.withConnection { connection in
+            try await session.withConnection { connection in
                 try await UsersContract.describe(connection: connection, logger: logger)
             }
         }
@@ -255,7 +255,7 @@ extension SubscriptionDatabase {
         }
         if writable {
             let problem = try await run("check users is updatable") {
-                try await client.withConnection {
+                try await session.withConnection {
                     try await UsersContract.updateProblem(
                         connection: $0, logger: logger, alsoWritten: users.identifierColumns.map(\.name))
                 }

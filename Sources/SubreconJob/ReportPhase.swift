@@ -11,7 +11,7 @@ package protocol RunReportRecords: Sendable {
 
 extension SubscriptionDatabase: RunReportRecords {}
 
-/// The report phase (SPEC 5.6, 5.7): renders the run's ledger into its report files and counts it into the summary,
+/// The report phase (CONTRACT "Reports", "Finance figures"): renders the run's ledger into its report files and counts it into the summary,
 /// then writes `summary.json`, the derived reports (`finance.csv`, `summary.md`, `summary.html`, `metrics.prom`)
 /// and the `latest` link. Also `subrecon report RUN_ID`'s renderer. History for the chart comes from the
 /// `RunHistory` port when there is one; failing to read it only thins the chart.
@@ -69,6 +69,15 @@ package struct ReportPhase: Sendable {
             return ReportRow(
                 runID: runID, verdict: verdict, applied: false, extraDrift: [.concurrentUpdate], intents: [],
                 error: "row deleted since it was read")
+        case .refusedByPolicy:
+            return ReportRow(
+                runID: runID, verdict: verdict, applied: false, extraDrift: [.writeRefused], intents: [],
+                error: "row-level security let the job's role read this row but its UPDATE changed nothing (no policy "
+                    + "lets the role update it); not written: add the policy (README, \"Your database\")")
+        case .permissionDenied:
+            return ReportRow(
+                runID: runID, verdict: verdict, applied: false, extraDrift: [.writeRefused], intents: [],
+                error: "the job's role lacks a privilege to write this row (SQLSTATE 42501, named in the log); not written")
         case .unchanged, nil:
             return ReportRow(runID: runID, verdict: verdict, applied: false)
         }

@@ -1,7 +1,7 @@
 import Foundation
 import SubreconCore
 
-/// `summary.json`: what a run did, in numbers (SPEC 5.6, 5.7).
+/// `summary.json`: what a run did, in numbers (CONTRACT "Reports", "Finance figures").
 public struct RunSummary: Sendable, Codable {
     public struct Timings: Sendable, Codable {
         public var totalSeconds: Double = 0
@@ -27,7 +27,7 @@ public struct RunSummary: Sendable, Codable {
         }
     }
 
-    /// The safety valve (SPEC 5.5); the same value the job decided by.
+    /// The safety valve (CONTRACT "Applying"); the same value the job decided by.
     public typealias Valve = SafetyValve
 
     public struct ErrorSample: Sendable, Codable {
@@ -71,13 +71,13 @@ public struct RunSummary: Sendable, Codable {
     /// Candidates per `candidate_reason` (a user named by several reasons counts under each).
     /// (Optional only so summaries stored by older versions still decode.)
     public var candidateReasons: [String: Int]? = [:]
-    /// The store feeds read, by source (SPEC 5.1); empty when none was read.
+    /// The store feeds read, by source (CONTRACT "Which users a run asks about"); empty when none was read.
     public var feeds: [String: Feed]? = [:]
-    /// The refund review (SPEC 5.7): users listed in `refund_review.csv`; nil when the run kept no refunds.
+    /// The refund review (CONTRACT "Finance figures"): users listed in `refund_review.csv`; nil when the run kept no refunds.
     public var refundReview: RefundReview?
-    /// Sources declared down during the run (SPEC 5.11): not asked after `since`; nil or empty when none was.
+    /// Sources declared down during the run (CONTRACT "Hostile answers and bounded work"): not asked after `since`; nil or empty when none was.
     public var sourcesDown: [SourceDown]?
-    /// Unlinked paying purchases listed in `orphans.csv` (SPEC 5.6, 5.10); nil when the run kept none.
+    /// Unlinked paying purchases listed in `orphans.csv` (CONTRACT "Reports", "Whose purchase it is"); nil when the run kept none.
     public var orphans: Orphans?
 
     /// How many users the refund review lists, and by which rule.
@@ -116,17 +116,17 @@ public struct RunSummary: Sendable, Codable {
         public var matchedUsers = 0
         /// Distinct identifiers that matched no row: counted, not acted on.
         public var unmatched = 0
-        /// Refunds the believed entries stated (SPEC 5.7), whether or not they belong to a user of this run.
+        /// Refunds the believed entries stated (CONTRACT "Finance figures"), whether or not they belong to a user of this run.
         public var refunds = 0
         /// Refunds kept in `refunds_seen` for the first time by this feed (0 in a dry run and on a rerun).
         public var refundsNew = 0
-        /// Purchases no row named, linked tonight to the user whose account their store named (SPEC 5.10).
+        /// Purchases no row named, linked tonight to the user whose account their store named (CONTRACT "Whose purchase it is").
         public var linked = 0
-        /// Purchases no row named whose store named no known account, and which entitle today: orphans (SPEC 5.10).
+        /// Purchases no row named whose store named no known account, and which entitle today: orphans (CONTRACT "Whose purchase it is").
         public var orphans = 0
         /// Why the feed failed or ended incomplete (the run went on without it).
         public var error: String?
-        /// Read to its end over `[since, until)`: the window is covered once the run completes (SPEC 5.11); false
+        /// Read to its end over `[since, until)`: the window is covered once the run completes (CONTRACT "Hostile answers and bounded work"); false
         /// with `error` saying why.
         public var complete = true
 
@@ -227,7 +227,7 @@ public struct RunSummary: Sendable, Codable {
         if row.applied { applied += 1 }
         if row.drift.contains(Drift.concurrentUpdate.rawValue) { concurrentUpdates += 1 }
         if row.drift.contains(Drift.fetchError.rawValue) || row.drift.contains(Drift.verificationFailed.rawValue)
-            || row.drift.contains(Drift.rowError.rawValue)
+            || row.drift.contains(Drift.rowError.rawValue) || row.drift.contains(Drift.writeRefused.rawValue)
         {
             errors += 1
             if errorSamples.count < 50 {
@@ -237,7 +237,7 @@ public struct RunSummary: Sendable, Codable {
     }
 }
 
-/// Finance figures per store, currency and group, and drift counts per product (SPEC 5.7).
+/// Finance figures per store, currency and group, and drift counts per product (CONTRACT "Finance figures").
 /// Every figure is the sum of the `drift.json` rows of its category: values come only from the rows' source prices;
 /// a missing price is counted, never guessed; family-shared and trial rows are counted in their own buckets at 0.
 public struct FinanceFigures: Sendable, Codable {

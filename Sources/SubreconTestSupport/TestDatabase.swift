@@ -43,7 +43,7 @@ public enum TestDatabase {
         let name = prefix + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
         let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(name)"
         let settings = try settings(schema: name)
-        let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
+        let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4, direct: true))
         let store = SubscriptionDatabase(
             client: client, logger: Logger(label: "subrecon.tests.store"), identifierColumns: IdentifierColumn.testColumns)
         let schema = TestSchema(name: name, databaseURL: databaseURL, settings: settings, client: client, store: store)

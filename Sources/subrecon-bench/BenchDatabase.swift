@@ -53,7 +53,8 @@ struct BenchDatabase {
     func withClient<T: Sendable>(
         base: Bool = false, logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T
     ) async throws -> T {
-        let client = PostgresClient(configuration: (base ? baseSettings : settings).clientConfiguration(), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: (base ? baseSettings : settings).clientConfiguration(direct: true), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 await client.run()
@@ -76,7 +77,7 @@ struct BenchDatabase {
         }
     }
 
-    /// (Re)fills `users` with `users` rows, every `stride`-th of which is a nightly candidate (SPEC 5.1):
+    /// (Re)fills `users` with `users` rows, every `stride`-th of which is a nightly candidate (CONTRACT "Which users a run asks about"):
     /// candidates are 70% paid-and-ended, 10% billing issue, 20% recently expired; the others are a mix of paid
     /// users whose period runs on, free users and users who lapsed long ago. Even candidates are App Store users
     /// (original transaction id `tx<i>`). One `insert ... select from generate_series`, then `analyze`.

@@ -1,7 +1,7 @@
 import SubreconCore
 import Testing
 
-@Suite("The safety valve and how a run ends (SPEC 5.5, 5.8)")
+@Suite("The safety valve and how a run ends (CONTRACT 'Applying', 'Exit codes')")
 struct RunConclusionTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var held: Int
@@ -52,7 +52,10 @@ struct RunConclusionTests {
 
     @Test("every ledger outcome has a stable name")
     func outcomes() {
-        #expect(LedgerOutcome.allCases.map(\.rawValue) == ["applied", "concurrent_update", "not_found", "unchanged"])
+        #expect(
+            LedgerOutcome.allCases.map(\.rawValue) == [
+                "applied", "concurrent_update", "not_found", "unchanged", "refused_by_policy", "permission_denied",
+            ])
         #expect(RunEnd.allCases.map(\.rawValue) == ["completed", "completed_with_errors", "valve_tripped"])
     }
 }

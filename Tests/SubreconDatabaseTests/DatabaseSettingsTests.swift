@@ -90,8 +90,23 @@ struct DatabaseSettingsTests {
     func searchPath(url: String) throws {
         let settings = try DatabaseSettings(environment: ["DATABASE_URL": url])
         #expect(settings.searchPath == "tenant_a")
+        // Set after connecting (SessionSetup), never a startup parameter: a stock PgBouncer refuses those.
         let parameters = settings.clientConfiguration().options.additionalStartupParameters
-        #expect(parameters.contains { $0.0 == "search_path" && $0.1 == "tenant_a" })
+        #expect(parameters.map(\.0) == ["application_name"])
+        #expect(settings.session.requestedSchema == "tenant_a")
+        #expect(settings.directStartupParameters.contains { $0.0 == "search_path" && $0.1 == "tenant_a" })
+    }
+
+    @Test(
+        "the schema a session must be in is search_path's first entry as PostgreSQL names it",
+        arguments: [
+            ("tenant_a", "tenant_a"), ("Tenant_A, public", "tenant_a"), ("\"Tenant_A\",public", "Tenant_A"),
+            ("  spaced  ,public", "spaced"), ("\"a\"\"b\"", "a\"b"), ("\"$user\", public", nil), ("$user", nil),
+        ] as [(String, String?)])
+    func requestedSchema(searchPath: String, schema: String?) {
+        let setup = SessionSetup(searchPath: searchPath, timeouts: .init())
+        #expect(setup.requestedSchema == schema)
+        #expect(SessionSetup(searchPath: nil, timeouts: .init()).requestedSchema == nil)
     }
 
     @Test("PGOPTIONS can set the search_path too")

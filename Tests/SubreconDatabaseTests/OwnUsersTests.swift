@@ -6,7 +6,7 @@ import SubreconDatabase
 import SubreconTestSupport
 import Testing
 
-/// An app's own `users` (SPEC section 4): ownership, the contract check, optional columns, migrations that leave the
+/// An app's own `users` (CONTRACT "Database"): ownership, the contract check, optional columns, migrations that leave the
 /// app's relation alone.
 @Suite("An app's own users (real PostgreSQL)", .serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
 struct OwnUsersTests {
@@ -101,7 +101,7 @@ struct OwnUsersTests {
                     violation.description
                         == "configuration error: users (\(schema).users, a table) is missing subscription_source (text), "
                         + "stripe_customer_id (text); has current_tier of type text (needs integer), subscription_end_date of "
-                        + "type timestamp without time zone (needs timestamptz) (SPEC section 4: fix the relation, or the view "
+                        + "type timestamp without time zone (needs timestamptz) (CONTRACT 'Database': fix the relation, or the view "
                         + "subrecon reads; nothing was changed)")
                 #expect(!violation.description.contains("\n"))
             }
@@ -179,7 +179,7 @@ struct OwnUsersTests {
                     PostgresQuery(
                         unsafeSQL: Self.appTable.replacingOccurrences(of: "create table users", with: "create table \(later).users")))
                 let settings = try TestDatabase.settings(schema: "\(schema.name),\(later)")
-                let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 1))
+                let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 1, direct: true))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await client.run() }
                     defer { group.cancelAll() }
