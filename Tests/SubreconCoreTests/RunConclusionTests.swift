@@ -52,7 +52,8 @@ struct RunConclusionTests {
 
     @Test("every ledger outcome has a stable name")
     func outcomes() {
-        #expect(LedgerOutcome.allCases.map(\.rawValue) == [
+        #expect(
+            LedgerOutcome.allCases.map(\.rawValue) == [
                 "applied", "concurrent_update", "not_found", "unchanged", "refused_by_policy", "permission_denied",
             ])
         #expect(RunEnd.allCases.map(\.rawValue) == ["completed", "completed_with_errors", "valve_tripped"])
