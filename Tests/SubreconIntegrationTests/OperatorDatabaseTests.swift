@@ -269,7 +269,8 @@ struct OperatorDatabaseTests {
 
     /// The test server's URL with `?`/`&` ready for more parameters.
     static func baseURL(user: String? = nil) throws -> String {
-        var url = try TestDatabase.settings().description.isEmpty ? "" : (TestDatabase.url ?? "")
+        _ = try TestDatabase.settings()  // throws when there is no test database
+        var url = TestDatabase.url ?? ""
         if let user { url = url.replacingOccurrences(of: "postgres://postgres@", with: "postgres://\(user)@") }
         return url.contains("?") ? url : url + "?"
     }
