@@ -54,7 +54,7 @@ struct RunConclusionTests {
     func outcomes() {
         #expect(
             LedgerOutcome.allCases.map(\.rawValue) == [
-                "applied", "concurrent_update", "not_found", "unchanged", "refused_by_policy", "permission_denied",
+                "applied", "concurrent_update", "not_found", "refused_by_policy", "permission_denied", "unchanged",
             ])
         #expect(RunEnd.allCases.map(\.rawValue) == ["completed", "completed_with_errors", "valve_tripped"])
     }
