@@ -78,6 +78,10 @@ public struct SchemaMigrator: Sendable {
         do {
             return try await client.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
+                    // Another migrator of this schema may hold the lock while it migrates: wait for it, up to two
+                    // minutes, rather than the session's short lock_timeout (docs/CONTRACT.md, "Database").
+                    try await connection.query(
+                        "select set_config('lock_timeout', '120s', true), set_config('statement_timeout', '600s', true)", logger: logger)
                     try await connection.query(
                         "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
                         logger: logger)
