@@ -45,12 +45,27 @@ extension DatabaseSettings {
             socket = "\(hostText.hasSuffix("/") ? String(hostText.dropLast()) : hostText)/.s.PGSQL.\(port)"
             host = nil
         }
+        let rootCertificates = parts.sslRootCert ?? value("PGSSLROOTCERT")
+        if let rootCertificates, sslMode == .verifyCA || sslMode == .verifyFull {
+            try Self.checkRootCertificates(rootCertificates, variable: parts.sslRootCert != nil ? "DATABASE_URL" : "PGSSLROOTCERT")
+        }
         self.init(
             host: host, unixSocketPath: socket, port: port, username: user,
             password: parts.password ?? value("PGPASSWORD"), database: parts.database ?? value("PGDATABASE") ?? user,
-            sslMode: sslMode, sslRootCertificatePath: parts.sslRootCert ?? value("PGSSLROOTCERT"),
+            sslMode: sslMode, sslRootCertificatePath: rootCertificates,
             searchPath: searchPath, applicationName: parts.applicationName ?? value("PGAPPNAME") ?? "subrecon",
             origin: origin)
+    }
+
+    /// The `sslrootcert` file must be one the job can read and that holds a PEM certificate: a missing or unreadable
+    /// file is a configuration problem (78) named at start, not a refused connection (docs/CONTRACT.md, "Database").
+    static func checkRootCertificates(_ path: String, variable: String) throws(DatabaseSettingsError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DatabaseSettingsError(variable: variable, reason: "sslrootcert '\(path)' does not exist or cannot be read")
+        }
+        guard let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") else {
+            throw DatabaseSettingsError(variable: variable, reason: "sslrootcert '\(path)' holds no PEM certificate")
+        }
     }
 
     /// The `search_path` in a libpq `options` string (`-c search_path=x`, `-csearch_path=x`), if any.
