@@ -279,7 +279,7 @@ let package = Package(
         .testTarget(
             name: "SubreconJobTests",
             dependencies: [
-                "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconTestSupport",
+                "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

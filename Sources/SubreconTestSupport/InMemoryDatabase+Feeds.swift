@@ -2,6 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import Synchronization
 
 // The feeds' and links' ports in memory (`reconcile_run_candidates`, `reconcile_feed_windows`, `reconcile_run_links`,
 // `reconcile_orphans`), as `SubscriptionDatabase+Feeds`, `+FeedWindows`, `+Links` and `+Orphans` keep them.
@@ -22,7 +23,7 @@ extension InMemoryDatabase: FeedCandidates {
     /// The rows whose `column` holds one of `identifiers` (id order), and how many identifiers match none.
     func named(column: FeedColumn, identifiers: [String], freeOnly: Bool) -> (users: [UserRow], unmatched: Int) {
         let wanted = Set(Self.held(identifiers))
-        let rows = users.filter { value(of: column, in: $0).map(wanted.contains) == true }
+        let rows = users.filter { row in value(of: column, in: row).map { wanted.contains($0) } == true }
         let matched = Set(rows.compactMap { value(of: column, in: $0) })
         return (rows.filter { !freeOnly || $0.currentTier == 0 }, wanted.subtracting(matched).count)
     }

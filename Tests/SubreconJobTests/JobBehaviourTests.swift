@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconDatabase
+import SubreconReports
 import SubreconTestSupport
 import Testing
 
@@ -29,8 +30,8 @@ struct JobBehaviourTests {
             let result = try await world.run(world.options(), runID: "run-night")
             #expect(result.exitStatus == .ok)
             let events = world.database.events
-            let appended = events.indices.filter { if case .appendVerdicts = events[$0] { true } else { false } }
-            let applied = events.indices.filter { if case .apply = events[$0] { true } else { false } }
+            let appended = events.indices.filter { events[$0].appendedUsers != nil }
+            let applied = events.indices.filter { events[$0].appliedUsers != nil }
             let finished = try #require(events.firstIndex(of: .finishRun(.completed)))
             #expect(events.first == .startRun("run-night"))
             // docs/CONTRACT.md "Applying": all candidates are decided first.
@@ -83,7 +84,7 @@ struct JobBehaviourTests {
             #expect(tripped.summary.valve?.tripped == true && tripped.summary.valve?.wouldLoseTier == 6)
             #expect(tripped.summary.valve?.heldTier == 7)
             #expect(world.outcome == before, "no row, audit row or intent written")
-            #expect(!world.database.events.contains { if case .apply = $0 { true } else { false } })
+            #expect(!world.database.events.contains { $0.appliedUsers != nil })
             #expect(world.database.runStatus("run-valve") == .valveTripped)
             #expect(world.database.ledger(runID: "run-valve").count == 7)
             #expect(tripped.summary.applied == 0)
@@ -125,8 +126,8 @@ struct JobBehaviourTests {
                 }, runID: "run-order")
             #expect(result.exitStatus == .ok)
             let events = world.database.events
-            let appended = events.flatMap { if case .appendVerdicts(let users) = $0 { users } else { [] } }
-            let applied = events.flatMap { if case .apply(let users) = $0 { users } else { [] } }
+            let appended = events.flatMap { $0.appendedUsers ?? [] }
+            let applied = events.flatMap { $0.appliedUsers ?? [] }
             #expect(appended != ids, "the answers came out of scan order (else this test shows nothing)")
             #expect(applied == ids)
             #expect(world.database.ledger(runID: "run-order").map(\.verdict.row.id) == ids, "the ledger reads in scan order")
@@ -153,7 +154,10 @@ struct JobBehaviourTests {
             let raced = try #require(webhookRow())
             #expect(raced.currentTier == 1 && raced.endDate == day(30), "the webhook's write survives")
             #expect(database.audits(of: "c-raced").isEmpty && database.intents(of: "c-raced").isEmpty)
-            let outcomes = Dictionary(uniqueKeysWithValues: database.ledger(runID: "run-raced").map { ($0.verdict.row.id, $0.outcome) })
+            let outcomes = Dictionary(
+                uniqueKeysWithValues: database.ledger(runID: "run-raced").compactMap { entry in
+                    entry.outcome.map { (entry.verdict.row.id, $0) }
+                })
             #expect(outcomes["c-raced"] == .concurrentUpdate)
             #expect(outcomes["c-gone"] == .notFound)
             #expect(outcomes["c-calm"] == .applied)
@@ -161,7 +165,7 @@ struct JobBehaviourTests {
             #expect(result.summary.concurrentUpdates == 2)
             #expect(result.summary.applied == 1)
             let drift = try String(contentsOf: result.folder.appendingPathComponent("drift.csv"), encoding: .utf8)
-            let line = try #require(drift.split(separator: "\r\n").first { $0.hasPrefix("c-raced,") })
+            let line = try #require(drift.split(separator: "\r\n").first { $0.hasPrefix("run-raced,c-raced,") })
             #expect(line.contains("concurrent_update"))
         }
     }

@@ -138,3 +138,17 @@ struct JobFixture {
         }
     }
 }
+
+extension InMemoryDatabase.Event {
+    /// The users of an `appendVerdicts` event; nil for any other.
+    var appendedUsers: [String]? {
+        if case .appendVerdicts(let users) = self { return users }
+        return nil
+    }
+
+    /// The users of an `apply` event; nil for any other.
+    var appliedUsers: [String]? {
+        if case .apply(let users) = self { return users }
+        return nil
+    }
+}
