@@ -60,7 +60,7 @@ enum Scenario: CaseIterable {
     func userRow(_ id: String) -> UserRow {
         UserRow(
             id: id, currentTier: row.tier, status: row.status, endDate: day(row.end), source: "apple_iap",
-            productID: "premium_monthly", autoRenew: true)
+            productID: "premium_monthly", originalTransactionID: "txn", autoRenew: true)
     }
 
     var facts: SourceFacts { SourceFacts(subscriberKnown: true, purchases: [purchase]) }
