@@ -160,12 +160,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // What the test targets share (the throwaway schema, the Prometheus text parser, the loopback server and a
-        // recording request observer); nothing in the product.
+        // What the test targets share (the throwaway schema, the Prometheus text parser, the loopback server, a
+        // recording request observer, and the job's ports in memory); nothing in the product.
         .target(
             name: "SubreconTestSupport",
             dependencies: [
-                "SubreconCore", "SubreconDatabase", "SourceHTTP", "StoreSimulator",
+                "SubreconCore", "SubreconDatabase", "SubreconJob", "SourceHTTP", "StoreSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -275,11 +275,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The job's own unit tests: no store client, no composition root.
+        // The job's own unit tests: no store client, no composition root, no database (its ports in memory).
         .testTarget(
             name: "SubreconJobTests",
             dependencies: [
-                "SubreconJob", "SubreconCore", "SubreconDatabase",
+                "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -25,6 +25,12 @@ public struct AppliedVerdict: Sendable, Hashable {
     public var outcome: ApplyOutcome
     public var queuedIntents: [PushIntent]
     public var deduplicatedIntents: [PushIntent]
+
+    public init(outcome: ApplyOutcome, queuedIntents: [PushIntent], deduplicatedIntents: [PushIntent]) {
+        self.outcome = outcome
+        self.queuedIntents = queuedIntents
+        self.deduplicatedIntents = deduplicatedIntents
+    }
 }
 
 extension SubscriptionDatabase {

@@ -10,6 +10,14 @@ public struct RunHistoryEntry: Sendable, Hashable {
     public var startedAt: Date
     public var finishedAt: Date?
     public var countsJSON: Data
+
+    public init(id: String, status: RunStatus, startedAt: Date, finishedAt: Date?, countsJSON: Data) {
+        self.id = id
+        self.status = status
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.countsJSON = countsJSON
+    }
 }
 
 extension SubscriptionDatabase {

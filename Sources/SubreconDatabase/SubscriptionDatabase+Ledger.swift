@@ -51,6 +51,13 @@ public struct StoredRun: Sendable {
     public var progress: RunProgress
     /// The summary JSON `finishRun(summary:)` stored, if the run finished.
     public var summary: Data?
+
+    public init(record: RunRecord, selection: Data?, progress: RunProgress, summary: Data? = nil) {
+        self.record = record
+        self.selection = selection
+        self.progress = progress
+        self.summary = summary
+    }
 }
 
 extension SubscriptionDatabase {
