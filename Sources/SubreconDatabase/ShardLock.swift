@@ -48,7 +48,7 @@ public enum ShardLock {
         }
         func release() async {
             guard watch.release() else { return }
-            _ = try? await whileOpen(connection) { try await connection.query(unlock(shard), logger: logger) }
+            _ = try? await whileOpen(connection) { try await connection.query(unlock, logger: logger) }
             try? await connection.close()
         }
         let value: T
@@ -173,8 +173,6 @@ public enum ShardLock {
         }
     }
 
-    /// Ends the lock's transaction: its locks go with it.
-    static func unlock(_ shard: ShardSpec) -> PostgresQuery {
-        "rollback"
-    }
+    /// Ends the lock's transaction: its locks, whatever the shard, go with it.
+    static let unlock: PostgresQuery = "rollback"
 }

@@ -129,17 +129,16 @@ extension SubscriptionDatabase {
     /// Returns nil at once, without running `body`, when another session holds this shard or one overlapping it.
     /// `subrecon run` uses `ShardLock.withLock`, which holds the lock on a dedicated connection and watches it.
     package func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
-        let unlock = ShardLock.unlock(shard)
         do {
             return try await session.withConnection { connection -> T? in
                 guard try await ShardLock.take(shard, on: connection, logger: logger) else { return nil }
                 logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
                 do {
                     let value = try await body()
-                    try await connection.query(unlock, logger: logger)
+                    try await connection.query(ShardLock.unlock, logger: logger)
                     return value
                 } catch {
-                    _ = try? await connection.query(unlock, logger: logger)
+                    _ = try? await connection.query(ShardLock.unlock, logger: logger)
                     throw error
                 }
             }

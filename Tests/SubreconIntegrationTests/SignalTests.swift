@@ -57,6 +57,11 @@ enum SubreconBinary {
 /// SIGTERM and kill -9 in the middle of a run of the real binary, then `--resume`.
 @Suite("Stopping the real binary mid-run", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
 struct SignalTests {
+    /// These tests stop the binary at a chosen point and count the requests each user cost. On a loaded machine the
+    /// harness's 2 s request timeout can expire, and timed-out attempts (or RevenueCat judged down after them) would
+    /// re-ask users on resume for a reason that is not the one under test; a patient timeout keeps the counts exact.
+    static let patientHTTP = ["SUBRECON_HTTP_TIMEOUT_SECONDS": "20"]
+
     func runArguments(_ h: Harness, _ extra: [String] = []) -> [String] {
         [
             "run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--max-downgrade-ratio", "1", "--report-dir",
@@ -113,7 +118,7 @@ struct SignalTests {
 
     @Test("SIGTERM while validating: exit 75 within seconds, validated verdicts kept, --resume asks only the rest")
     func sigtermWhileValidating() async throws {
-        try await Harness.with { h in
+        try await Harness.with(extra: Self.patientHTTP) { h in
             let ids = try await h.seedChanging(prefix: "k", count: 30)
             await h.revenueCat.setLatency(.milliseconds(200))
             let (process, stderr) = try SubreconBinary.start(
@@ -134,7 +139,7 @@ struct SignalTests {
 
     @Test("SIGTERM while applying: the batch in progress commits, exit 75, --resume applies the rest once")
     func sigtermWhileApplying() async throws {
-        try await Harness.with { h in
+        try await Harness.with(extra: Self.patientHTTP) { h in
             let ids = try await h.seedChanging(prefix: "k", count: 120)
             try await h.client.withConnection { locker in
                 // Hold the audit table so the first apply batch waits inside its transaction.
@@ -167,7 +172,7 @@ struct SignalTests {
 
     @Test("kill -9 while validating, then --resume: every user reconciled once")
     func killedWhileValidating() async throws {
-        try await Harness.with { h in
+        try await Harness.with(extra: Self.patientHTTP) { h in
             let ids = try await h.seedChanging(prefix: "k", count: 30)
             await h.revenueCat.setLatency(.milliseconds(100))
             let (process, _) = try SubreconBinary.start(

@@ -133,20 +133,27 @@ struct AppStoreSource: StoreSource {
         await recordTransfers(row: row, facts: &facts, receipts: receipts, attributed: attributed)
         await checkOwnLine(row: row, facts: &facts, receipts: receipts, attributed: attributed)
         for id in revealed.sorted() {
-            do {
-                let others = try await receipts.otherUsers(holdingOriginalTransactionID: id, besides: row.id)
-                if !others.isEmpty {
-                    facts.errors.append(
-                        SourceError(
-                            origin: .appStore, kind: .conflict,
-                            message:
-                                "original transaction id \(id) is already bound to another user's row (\(others.joined(separator: ", "))); not written to this one"
-                        ))
-                }
-            } catch {
-                facts.errors.append(
-                    SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(id)"))
+            guard let others = await Self.holders(of: id, besides: row, receipts: receipts, facts: &facts), !others.isEmpty else {
+                continue
             }
+            facts.errors.append(
+                SourceError(
+                    origin: .appStore, kind: .conflict,
+                    message:
+                        "original transaction id \(id) is already bound to another user's row (\(others.joined(separator: ", "))); not written to this one"
+                ))
+        }
+    }
+
+    /// The other rows that name original transaction `id`, sorted; nil when the lookup failed, which is then this
+    /// user's `fetch` error (who holds a line is unknown, so nothing is decided from it).
+    static func holders(of id: String, besides row: UserRow, receipts: any ReceiptLookup, facts: inout SourceFacts) async -> [String]? {
+        do {
+            return try await receipts.otherUsers(holdingOriginalTransactionID: id, besides: row.id).sorted()
+        } catch {
+            facts.errors.append(
+                SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(id)"))
+            return nil
         }
     }
 
@@ -159,15 +166,10 @@ struct AppStoreSource: StoreSource {
                 .compactMap(\.purchase.originalTransactionID)
                 .filter { !$0.isEmpty })
         for id in owned.sorted() {
-            do {
-                let others = try await receipts.otherUsers(holdingOriginalTransactionID: id, besides: row.id)
-                if !others.isEmpty {
-                    facts.transfers.append(LineTransfer(origin: .appStore, identifier: id, owner: row.id, holders: others.sorted()))
-                }
-            } catch {
-                facts.errors.append(
-                    SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(id)"))
+            guard let others = await Self.holders(of: id, besides: row, receipts: receipts, facts: &facts), !others.isEmpty else {
+                continue
             }
+            facts.transfers.append(LineTransfer(origin: .appStore, identifier: id, owner: row.id, holders: others))
         }
     }
 
@@ -181,12 +183,8 @@ struct AppStoreSource: StoreSource {
                 fact.line?.keys.contains(own) == true && attributed.contains { line in fact.line.map(line.isSame) ?? false }
             })
         else { return }
-        do {
-            let others = try await receipts.otherUsers(holdingOriginalTransactionID: own, besides: row.id)
-            if !others.isEmpty { facts.claimedElsewhere[own] = others.sorted() }
-        } catch {
-            facts.errors.append(
-                SourceError(origin: .appStore, kind: .fetch, message: "could not check who holds original transaction id \(own)"))
+        if let others = await Self.holders(of: own, besides: row, receipts: receipts, facts: &facts), !others.isEmpty {
+            facts.claimedElsewhere[own] = others
         }
     }
 
