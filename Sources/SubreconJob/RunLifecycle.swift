@@ -56,6 +56,7 @@ struct RunLifecycle: Sendable {
             } else {
                 try await journal.setRunStatus(id: runID, .running)
             }
+            options.stop?.recorded(run: runID)
         }
         logger.info(
             resume == nil ? "run started" : "run resumed",

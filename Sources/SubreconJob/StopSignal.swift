@@ -9,6 +9,7 @@ import Synchronization
 public final class StopSignal: Sendable {
     private struct State {
         var reason: String?
+        var recordedRun: String?
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextID = 0
     }
@@ -18,6 +19,13 @@ public final class StopSignal: Sendable {
 
     /// Why the run was asked to stop; nil while it may go on.
     public var reason: String? { state.withLock { $0.reason } }
+
+    /// The run this signal stops once `reconcile_runs` holds it (nil before, and for a dry run): what a forced exit
+    /// names for `--resume`.
+    public var recordedRun: String? { state.withLock { $0.recordedRun } }
+
+    /// Notes that run `id` is recorded, so resuming it is possible from here on.
+    public func recorded(run id: String) { state.withLock { $0.recordedRun = id } }
 
     /// Asks the run to stop; the first reason wins.
     public func stop(reason: String) {

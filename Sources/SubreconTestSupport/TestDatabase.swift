@@ -26,23 +26,24 @@ public enum TestDatabase {
         public var description: String { "SUBRECON_REQUIRE_DATABASE=1 but SUBRECON_TEST_DATABASE_URL is not set" }
     }
 
-    /// Settings for the test server, with `search_path` set to `schema` when given.
-    public static func settings(schema: String? = nil) throws -> DatabaseSettings {
-        guard let url else { throw Missing() }
+    /// Settings for the test server (or the server at `serverURL`), with `search_path` set to `schema` when given.
+    public static func settings(schema: String? = nil, serverURL: String? = nil) throws -> DatabaseSettings {
+        guard let url = serverURL ?? url else { throw Missing() }
         var settings = try DatabaseSettings(environment: ["DATABASE_URL": url])
         settings.searchPath = schema ?? settings.searchPath
         return settings
     }
 
     /// Runs `body` in a fresh schema `<prefix><16 hex>` on a running client (migrated when `migrated`); the schema
-    /// is dropped afterwards, also when `body` throws.
+    /// is dropped afterwards, also when `body` throws. `serverURL` names another server than the test database's
+    /// (a suite's own cluster, which it may restart).
     public static func withSchema<T>(
-        prefix: String = "t_", migrated: Bool = false, _ body: (TestSchema) async throws -> T
+        prefix: String = "t_", migrated: Bool = false, serverURL: String? = nil, _ body: (TestSchema) async throws -> T
     ) async throws -> T {
-        guard let url else { throw Missing() }
+        guard let url = serverURL ?? url else { throw Missing() }
         let name = prefix + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
         let databaseURL = url + (url.contains("?") ? "&" : "?") + "search_path=\(name)"
-        let settings = try settings(schema: name)
+        let settings = try settings(schema: name, serverURL: url)
         let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4, direct: true))
         let store = SubscriptionDatabase(
             client: client, logger: Logger(label: "subrecon.tests.store"), identifierColumns: IdentifierColumn.testColumns)

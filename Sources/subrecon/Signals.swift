@@ -6,7 +6,7 @@ import UnixSignals
 
 /// SIGTERM / SIGINT stop the job cleanly: the first signal asks `stop` to end the run (in-flight lookups are
 /// dropped, the verdicts already validated are written to the run's ledger, the command exits 75 and
-/// `--resume RUN_ID` asks only the rest). Whatever happens next, the process does not outlive the signal by much:
+/// `--resume` with its run id asks only the rest). Whatever happens next, the process does not outlive the signal by much:
 /// a second signal, or `exitAfter` without a clean end, exits 75 at once (what was not committed is rolled back by
 /// PostgreSQL; `--resume` redoes it).
 ///
@@ -24,11 +24,11 @@ enum Signals {
             var received = 0
             for await signal in signals {
                 received += 1
-                guard received == 1 else { await hardExit(signal, beforeHardExit, within: publishWithin) }
+                guard received == 1 else { await hardExit(signal, stop, beforeHardExit, within: publishWithin) }
                 stop.stop(reason: "\(signal) received")
                 Task.detached {
                     try? await Task.sleep(for: exitAfter)
-                    await hardExit(signal, beforeHardExit, within: publishWithin)
+                    await hardExit(signal, stop, beforeHardExit, within: publishWithin)
                 }
             }
         }
@@ -36,12 +36,15 @@ enum Signals {
         return try await body()
     }
 
-    /// Says why, gives `beforeExit` at most `within`, and exits 75.
+    /// Says why and what to resume (the run `stop` knows is recorded, else that none was), gives `beforeExit` at most
+    /// `within`, and exits 75.
     private static func hardExit(
-        _ signal: UnixSignal, _ beforeExit: @escaping @Sendable () async -> Void, within: Duration
+        _ signal: UnixSignal, _ stop: StopSignal, _ beforeExit: @escaping @Sendable () async -> Void, within: Duration
     ) async -> Never {
-        FileHandle.standardError.write(
-            Data("subrecon: stopped by \(signal) before the run could end cleanly; resume it with --resume RUN_ID\n".utf8))
+        let next =
+            stop.recordedRun.map { "resume it with `subrecon run --resume \($0)`" }
+            ?? "no run was recorded yet: start it again"
+        FileHandle.standardError.write(Data("subrecon: stopped by \(signal) before the run could end cleanly; \(next)\n".utf8))
         let (done, finished) = AsyncStream<Void>.makeStream()
         Task {
             await beforeExit()

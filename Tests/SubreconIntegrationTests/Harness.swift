@@ -48,11 +48,13 @@ struct Harness {
     ///   - routes: more simulators served on the same loopback server (Stripe, Google Play); their variables go in
     ///     `extra` (use `{base}` for the server's base URL).
     ///   - setUp: runs in the fresh schema before `subrecon migrate` (an app's own `users`, CONTRACT "Database").
+    ///   - serverURL: another PostgreSQL than the test database (a suite's own cluster, `OwnCluster`).
     static func with(
         apple: Bool = false, receipts useReceipts: Bool = false, revenueCat: Bool = true, routes: [any SimulatorRoute] = [],
-        extra: [String: String] = [:], setUp: (TestSchema) async throws -> Void = { _ in }, _ body: (Harness) async throws -> Void
+        extra: [String: String] = [:], serverURL: String? = nil, setUp: (TestSchema) async throws -> Void = { _ in },
+        _ body: (Harness) async throws -> Void
     ) async throws {
-        try await TestDatabase.withSchema(prefix: "it_") { schema in
+        try await TestDatabase.withSchema(prefix: "it_", serverURL: serverURL) { schema in
             try await setUp(schema)
             try await schema.store.migrate()
             try await schema.store.upsertProducts(products)

@@ -28,6 +28,8 @@ enum SubreconBinary {
         var env = environment
         env["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         env["SUBRECON_LOG_FORMAT"] = "json"
+        // A level asked for the tests (SUBRECON_LOG_LEVEL=debug swift test …) reaches the binary too.
+        env["SUBRECON_LOG_LEVEL"] = ProcessInfo.processInfo.environment["SUBRECON_LOG_LEVEL"] ?? env["SUBRECON_LOG_LEVEL"]
         process.environment = env
         let stamp = UUID().uuidString.prefix(8)
         let out = directory.appendingPathComponent("stdout-\(stamp).txt")
