@@ -57,7 +57,7 @@ extension Commands {
             switch error {
             case .schemaMissing, .schemaOutdated, .schemaNotCurrent, .permissionDenied:
                 throw CommandFailure(.config, error.description)
-            case .unreachable: throw CommandFailure(.unavailable, error.description)
+            case .unreachable, .certificateRefused, .readOnly: throw CommandFailure(.unavailable, error.description)
             default: throw error
             }
         }

@@ -52,7 +52,12 @@ public struct SubscriptionDatabase: Sendable {
             }
             try? await connection.close()
         } catch {
-            let wrapped = DatabaseError.wrap(error, operation: "connect", endpoint: settings.endpoint)
+            // A refused chain is read once more to name the cause (docs/CONTRACT.md, "The session").
+            if let refusal = CertificateRefusal.refusal(in: error, host: settings.host ?? "", trusted: settings.sslRootCertificatePath) {
+                let cause = await CertificateRefusal.diagnosed(refusal, settings: settings).cause
+                throw .certificateRefused(endpoint: settings.endpoint, cause: cause)
+            }
+            let wrapped = DatabaseError.wrap(error, operation: "connect", endpoint: settings.endpoint, settings: settings)
             if case .database(_, let reason) = wrapped {
                 throw .unreachable(endpoint: settings.endpoint, reason: reason)
             }
@@ -64,8 +69,14 @@ public struct SubscriptionDatabase: Sendable {
     /// lacking a contract column (or `requiredOptional`, the optional ones whose source is configured) throws
     /// `UsersContract.Violation` and nothing is created.
     @discardableResult
+    /// On a server that takes no writes, a migration that has work to do is `DatabaseError.readOnly` naming why (a
+    /// hot standby, read-only sessions): exit 69, never 75 (docs/CONTRACT.md, "What `run` checks first").
     public func migrate(_ migrator: SchemaMigrator = SchemaMigrator(), requiring requiredOptional: Set<String> = []) async throws -> [Int] {
-        try await migrator.migrate(client: session, logger: logger, requiring: requiredOptional)
+        do {
+            return try await migrator.migrate(client: session, logger: logger, requiring: requiredOptional)
+        } catch DatabaseError.readOnly(let operation, let reason) {
+            throw DatabaseError.readOnly(operation: operation, reason: (try? await readOnlyState()) ?? reason)
+        }
     }
 
     /// Throws `DatabaseError.schemaMissing` / `.schemaOutdated` unless `subrecon migrate` has run for this build.
