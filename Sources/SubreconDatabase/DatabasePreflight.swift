@@ -47,7 +47,7 @@ public enum DatabasePreflight {
     /// Why a run cannot write at all: the server is a hot standby, or sessions are read-only
     /// (`default_transaction_read_only`); nil when it takes writes.
     static func readOnlyState(connection: PostgresConnection, logger: Logger) async throws -> String? {
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             "select pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'", logger: logger)
         for try await (recovery, readOnly) in rows.decode((Bool, Bool).self) {
             if recovery { return "the server is a hot standby in recovery (pg_is_in_recovery), e.g. a replica after a failover" }
@@ -65,7 +65,7 @@ public enum DatabasePreflight {
         var binds = PostgresBindings()
         binds.append(usersColumns)
         binds.append(written)
-        let users = try await connection.query(
+        let users = try await connection.run(
             PostgresQuery(
                 unsafeSQL: """
                     select coalesce(array_agg(a.attname::text order by a.attnum) filter (where not has_column_privilege(c.oid, a.attnum, 'SELECT')), '{}'), \
@@ -85,7 +85,7 @@ public enum DatabasePreflight {
         tableBinds.append(pairs.map(\.0))
         tableBinds.append(pairs.map(\.1))
         tableBinds.append(writing ? writtenTables : [])
-        let tables = try await connection.query(
+        let tables = try await connection.run(
             PostgresQuery(
                 unsafeSQL: """
                     select p || ' on ' || to_regclass(t)::text from unnest($1::text[], $2::text[]) with ordinality as x(t, p, n) \
@@ -122,7 +122,7 @@ public enum DatabasePreflight {
         var binds = PostgresBindings()
         binds.append(writing)
         var problems: [String] = []
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        let rows = try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         for try await (table, role, needs) in rows.decode((String, String, String).self) {
             problems.append(
                 "row-level security on \(table) applies to role \(role) and no policy lets it \(needs) the rows "
@@ -136,7 +136,7 @@ public enum DatabasePreflight {
     /// (`row_security_active`): a compare-and-set that updated nothing while the row still reads as it was read was
     /// refused by a policy, not lost to another writer.
     static func rowSecurityActive(connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             PostgresQuery(unsafeSQL: "select coalesce(bool_or(row_security_active(t.rel::oid)), false) from (\(rlsTablesSQL)) t"),
             logger: logger)
         for try await active in rows.decode(Bool.self) { return active }
@@ -177,7 +177,7 @@ extension SubscriptionDatabase {
     }
 
     static func currentRole(connection: PostgresConnection, logger: Logger) async throws -> String {
-        for try await role in try await connection.query("select current_user::text", logger: logger).decode(String.self) {
+        for try await role in try await connection.run("select current_user::text", logger: logger).decode(String.self) {
             return role
         }
         return "?"

@@ -80,12 +80,12 @@ public struct SchemaMigrator: Sendable {
                 try await connection.inTransaction(logger: logger) { connection in
                     // Another migrator of this schema may hold the lock while it migrates: wait for it, up to two
                     // minutes, rather than the session's short lock_timeout (docs/CONTRACT.md, "Database").
-                    try await connection.query(
+                    try await connection.run(
                         "select set_config('lock_timeout', '120s', true), set_config('statement_timeout', '600s', true)", logger: logger)
-                    try await connection.query(
+                    try await connection.run(
                         "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
                         logger: logger)
-                    try await connection.query(
+                    try await connection.run(
                         """
                         create table if not exists subrecon_schema_migrations (
                             version integer primary key,
@@ -101,12 +101,12 @@ public struct SchemaMigrator: Sendable {
                     for migration in migrations.sorted(by: { $0.version < $1.version })
                     where !applied.contains(migration.version) {
                         for statement in owner == .subrecon ? migration.ownUsersStatements : [] {
-                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                            try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                         }
                         for statement in migration.statements {
-                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                            try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                         }
-                        try await connection.query(
+                        try await connection.run(
                             "insert into subrecon_schema_migrations (version, name) values (\(migration.version), \(migration.name))",
                             logger: logger)
                         logger.info(
@@ -139,10 +139,10 @@ public struct SchemaMigrator: Sendable {
     static func usersOwner(
         connection: PostgresConnection, logger: Logger, initialApplied: Bool, requiring requiredOptional: Set<String>
     ) async throws -> UsersOwner {
-        try await connection.query(
+        try await connection.run(
             "create table if not exists subrecon_settings (key text primary key, value text not null)", logger: logger)
         var recorded: String?
-        for try await value in try await connection.query(
+        for try await value in try await connection.run(
             "select value from subrecon_settings where key = 'users_owner'", logger: logger
         ).decode(String.self) { recorded = value }
         let existing = try await UsersContract.describe(connection: connection, logger: logger, inCurrentSchemaOnly: true)
@@ -159,7 +159,7 @@ public struct SchemaMigrator: Sendable {
                     shadowed: true)
             }
             owner = existing == nil ? .subrecon : .app
-            try await connection.query(
+            try await connection.run(
                 "insert into subrecon_settings (key, value) values ('users_owner', \(owner.rawValue))", logger: logger)
             logger.info(
                 "users relation owner recorded",
@@ -175,9 +175,9 @@ public struct SchemaMigrator: Sendable {
             try await client.withConnection { connection in
                 var owner: String?
                 let sql = "select value from subrecon_settings where key = 'users_owner'"
-                let exists = try await connection.query("select to_regclass('subrecon_settings') is not null", logger: logger)
+                let exists = try await connection.run("select to_regclass('subrecon_settings') is not null", logger: logger)
                 for try await flag in exists.decode(Bool.self) where flag {
-                    for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
+                    for try await value in try await connection.run(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
                         owner = value
                     }
                 }
@@ -213,7 +213,7 @@ public struct SchemaMigrator: Sendable {
     package func appliedVersions(client: SessionPool, logger: Logger) async throws -> Set<Int> {
         do {
             return try await client.withConnection { connection in
-                let rows = try await connection.query(
+                let rows = try await connection.run(
                     "select to_regclass('subrecon_schema_migrations') is not null", logger: logger)
                 var exists = false
                 for try await flag in rows.decode(Bool.self) { exists = flag }
@@ -245,7 +245,7 @@ public struct SchemaMigrator: Sendable {
 
     static func appliedVersions(connection: PostgresConnection, logger: Logger) async throws -> Set<Int> {
         var versions = Set<Int>()
-        let rows = try await connection.query("select version from subrecon_schema_migrations", logger: logger)
+        let rows = try await connection.run("select version from subrecon_schema_migrations", logger: logger)
         for try await version in rows.decode(Int.self) { versions.insert(version) }
         return versions
     }

@@ -73,10 +73,10 @@ public struct SessionSetup: Sendable, Hashable {
             binds.append(searchPath)
             calls.append("set_config('search_path', $\(binds.count), false)")
         }
-        try await connection.query(PostgresQuery(unsafeSQL: "select " + calls.joined(separator: ", "), binds: binds), logger: logger)
+        try await connection.run(PostgresQuery(unsafeSQL: "select " + calls.joined(separator: ", "), binds: binds), logger: logger)
         guard let requestedSchema else { return }
         var current: String?
-        for try await schema in try await connection.query("select current_schema()::text", logger: logger).decode(String?.self) {
+        for try await schema in try await connection.run("select current_schema()::text", logger: logger).decode(String?.self) {
             current = schema
         }
         guard current == requestedSchema else {
@@ -111,7 +111,7 @@ public struct SessionPool: Sendable {
     @discardableResult
     func query(_ query: PostgresQuery, logger: Logger) async throws -> CollectedRows {
         try await withConnection { connection in
-            CollectedRows(rows: try await connection.query(query, logger: logger).collect())
+            CollectedRows(rows: try await connection.run(query, logger: logger).collect())
         }
     }
 

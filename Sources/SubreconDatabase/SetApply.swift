@@ -129,7 +129,7 @@ struct SetApply {
                 returning u.id
                 """, binds: binds)
         var ids = Set<String>()
-        for try await id in try await connection.query(query, logger: logger).decode(String.self) { ids.insert(id) }
+        for try await id in try await connection.run(query, logger: logger).decode(String.self) { ids.insert(id) }
         return ids
     }
 
@@ -143,7 +143,7 @@ struct SetApply {
     private func probe(_ ids: [String]) async throws -> [String: Int64?] {
         guard !ids.isEmpty else { return [:] }
         var found: [String: Int64?] = [:]
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             PostgresQuery(unsafeSQL: "select u.id, \(Self.readMicros) from users u where u.id = any($1::text[])", binds: binds(ids)),
             logger: logger)
         for try await (id, micros) in rows.decode((String, Int64?).self) { found[id] = .some(micros) }
@@ -171,7 +171,7 @@ struct SetApply {
             actions.append(verdict.action.rawValue)
             drifts.append(AuditJSON.drift(verdict.drift))
         }
-        try await connection.query(
+        try await connection.run(
             """
             insert into reconcile_changes (run_id, user_id, before, after, action, drift) \
             select \(runID), u, b::jsonb, a::jsonb, c, array(select jsonb_array_elements_text(d::jsonb)) \
@@ -194,7 +194,7 @@ struct SetApply {
             payloads.append(AuditJSON.payload(intent, runID: runID))
         }
         guard !keys.isEmpty else { return [] }
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             """
             insert into push_intents (user_id, kind, dedupe_key, payload, run_id) \
             select u, k, d, p::jsonb, \(runID) \
@@ -217,7 +217,7 @@ struct SetApply {
             names.append(result.outcome.ledgerOutcome.rawValue)
             queued.append(try SubscriptionDatabase.json(result.queuedIntents))
         }
-        try await connection.query(
+        try await connection.run(
             """
             update reconcile_verdicts r set outcome = v.o, queued_intents = v.q::jsonb \
             from unnest(\(users)::text[], \(names)::text[], \(queued)::text[]) as v(u, o, q) \

@@ -48,7 +48,7 @@ public enum ShardLock {
         }
         func release() async {
             guard watch.release() else { return }
-            _ = try? await whileOpen(connection) { try await connection.query(unlock, logger: logger) }
+            _ = try? await whileOpen(connection) { try await connection.run(unlock, logger: logger) }
             try? await connection.close()
         }
         let value: T
@@ -133,23 +133,23 @@ public enum ShardLock {
     ) async throws -> Bool {
         let key = "subrecon.shard.\(shard.index)/\(shard.count)"
         let count = shard.count
-        try await connection.query("begin", logger: logger)
+        try await connection.run("begin", logger: logger)
         do {
             // The session inside the lock's transaction (docs/CONTRACT.md, "The session"): behind a pooler in
             // transaction mode only the open transaction keeps its server connection, and the locks are keyed by
             // `current_schema()`.
             try await session?.apply(on: connection, logger: logger)
-            try await connection.query(
+            try await connection.run(
                 "select set_config('idle_in_transaction_session_timeout', '0', true), set_config('statement_timeout', '0', true)",
                 logger: logger)
             var acquired = false
-            let shared = try await connection.query(
+            let shared = try await connection.run(
                 "select pg_try_advisory_xact_lock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",
                 logger: logger)
             for try await flag in shared.decode(Bool.self) { acquired = flag }
             if acquired {
                 var overlapping = false
-                let others = try await connection.query(
+                let others = try await connection.run(
                     """
                     select exists (select 1 from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid() \
                     and database = (select oid from pg_database where datname = current_database()) \
@@ -159,16 +159,16 @@ public enum ShardLock {
                 for try await flag in others.decode(Bool.self) { overlapping = flag }
                 acquired = false
                 if !overlapping {
-                    let rows = try await connection.query(
+                    let rows = try await connection.run(
                         "select pg_try_advisory_xact_lock(hashtext('subrecon.shard:' || current_schema()), hashtext(\(key)))",
                         logger: logger)
                     for try await flag in rows.decode(Bool.self) { acquired = flag }
                 }
             }
-            if !acquired { try await connection.query("rollback", logger: logger) }
+            if !acquired { try await connection.run("rollback", logger: logger) }
             return acquired
         } catch {
-            _ = try? await connection.query("rollback", logger: logger)
+            _ = try? await connection.run("rollback", logger: logger)
             throw error
         }
     }

@@ -92,7 +92,7 @@ extension SubscriptionDatabase {
                 try await connection.inTransaction(logger: logger) { connection in
                     var inserted = Set<Int64>()
                     if !verdicts.isEmpty {
-                        let rows = try await connection.query(
+                        let rows = try await connection.run(
                             """
                             insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
                             select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
@@ -100,7 +100,7 @@ extension SubscriptionDatabase {
                             """, logger: logger)
                         for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
                     }
-                    try await connection.query(
+                    try await connection.run(
                         """
                         update reconcile_runs set validated = \(progress.validated), scan_cursor = \(progress.scanCursor), \
                         scan_done = \(progress.scanDone), held_tier = \(progress.heldTier), \

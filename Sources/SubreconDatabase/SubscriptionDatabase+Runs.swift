@@ -135,10 +135,10 @@ extension SubscriptionDatabase {
                 logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
                 do {
                     let value = try await body()
-                    try await connection.query(ShardLock.unlock, logger: logger)
+                    try await connection.run(ShardLock.unlock, logger: logger)
                     return value
                 } catch {
-                    _ = try? await connection.query(ShardLock.unlock, logger: logger)
+                    _ = try? await connection.run(ShardLock.unlock, logger: logger)
                     throw error
                 }
             }

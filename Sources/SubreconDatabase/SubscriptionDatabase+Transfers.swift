@@ -34,12 +34,12 @@ extension SubscriptionDatabase {
                 try await connection.inTransaction(logger: logger) { connection in
                     for (verdict, body) in zip(verdicts, bodies) {
                         let user = verdict.row.id
-                        try await connection.query(
+                        try await connection.run(
                             """
                             update reconcile_verdicts set verdict = \(body)::jsonb \
                             where run_id = \(runID) and user_id = \(user) and outcome is null
                             """, logger: logger)
-                        try await connection.query(
+                        try await connection.run(
                             """
                             insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
                             select \(runID), coalesce((select max(seq) + 1 from reconcile_verdicts where run_id = \(runID)), 0), \

@@ -45,7 +45,7 @@ public struct SubscriptionDatabase: Sendable {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             do {
                 try await settings.session.apply(on: connection, logger: logger)
-                try await connection.query("select 1", logger: logger)
+                try await connection.run("select 1", logger: logger)
             } catch {
                 try? await connection.close()
                 throw error
@@ -206,7 +206,7 @@ public struct SubscriptionDatabase: Sendable {
             try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
                     for entry in entries {
-                        try await connection.query(
+                        try await connection.run(
                             """
                             insert into product_tiers (product_id, tier, entitlement) \
                             values (\(entry.productID), \(entry.tier), \(entry.entitlement)) \

@@ -159,7 +159,7 @@ public enum UsersContract {
             inCurrentSchemaOnly
             ? "(select c.oid from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relname = 'users')"
             : "to_regclass('users')"
-        let relation = try await connection.query(
+        let relation = try await connection.run(
             PostgresQuery(
                 unsafeSQL: """
                     select n.nspname || '.' || c.relname, c.relkind::text from pg_class c \
@@ -168,7 +168,7 @@ public enum UsersContract {
         var found: (String, String)?
         for try await (name, kind) in relation.decode((String, String).self) { found = (name, kind) }
         guard let (name, kind) = found else { return nil }
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             PostgresQuery(
                 unsafeSQL: """
                     select a.attname::text, coalesce(b.typname, t.typname)::text, format_type(a.atttypid, a.atttypmod) \
@@ -209,7 +209,7 @@ public enum UsersContract {
             + "order by a.attnum) from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
             + "and a.attname::text = any($1) and not pg_column_is_updatable(c.oid, a.attnum, false)), '{}') "
             + "from pg_class c where c.oid = \(target)"
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        let rows = try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         for try await (updatable, insteadOfUpdate, columns) in rows.decode((Bool, Bool, [String]).self) {
             if insteadOfUpdate { return nil }
             if !updatable { return "it accepts no UPDATE (not automatically updatable, no INSTEAD OF UPDATE trigger)" }

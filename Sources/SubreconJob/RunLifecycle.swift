@@ -110,7 +110,10 @@ struct RunLifecycle: Sendable {
     /// else marks the run failed (resumable) and is exit 75 with the way to resume.
     func fail(_ error: any Error) async -> CommandFailure {
         if let failure = error as? CommandFailure { return failure }
-        if let journal { try? await journal.setRunStatus(id: runID, .failed) }
+        // Twice: after a server restart the first attempt may meet a connection that died with it (it fails at once).
+        if let journal, (try? await journal.setRunStatus(id: runID, .failed)) == nil {
+            try? await journal.setRunStatus(id: runID, .failed)
+        }
         let reason = (error as? RunStopped)?.reason ?? ExitStatus.failure(error).line
         logger.error("run stopped", metadata: ["error": "\(reason)"])
         return CommandFailure(
