@@ -24,11 +24,12 @@ enum Signals {
             var received = 0
             for await signal in signals {
                 received += 1
-                guard received == 1 else { await hardExit(signal, stop, beforeHardExit, within: publishWithin) }
+                let cause = "stopped by \(signal)"
+                guard received == 1 else { await hardExit(cause, stop, beforeHardExit, within: publishWithin) }
                 stop.stop(reason: "\(signal) received")
                 Task.detached {
                     try? await Task.sleep(for: exitAfter)
-                    await hardExit(signal, stop, beforeHardExit, within: publishWithin)
+                    await hardExit(cause, stop, beforeHardExit, within: publishWithin)
                 }
             }
         }
@@ -39,12 +40,12 @@ enum Signals {
     /// Says why and what to resume (the run `stop` knows is recorded, else that none was), gives `beforeExit` at most
     /// `within`, and exits 75.
     private static func hardExit(
-        _ signal: UnixSignal, _ stop: StopSignal, _ beforeExit: @escaping @Sendable () async -> Void, within: Duration
+        _ cause: String, _ stop: StopSignal, _ beforeExit: @escaping @Sendable () async -> Void, within: Duration
     ) async -> Never {
         let next =
             stop.recordedRun.map { "resume it with `subrecon run --resume \($0)`" }
             ?? "no run was recorded yet: start it again"
-        FileHandle.standardError.write(Data("subrecon: stopped by \(signal) before the run could end cleanly; \(next)\n".utf8))
+        FileHandle.standardError.write(Data("subrecon: \(cause) before the run could end cleanly; \(next)\n".utf8))
         let (done, finished) = AsyncStream<Void>.makeStream()
         Task {
             await beforeExit()

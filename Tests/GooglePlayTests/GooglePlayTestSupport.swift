@@ -24,8 +24,10 @@ struct PlayLoopback {
     let observer: RecordingObserver
     let server: SimulatorServer
 
+    /// `requestTimeout` is patient by default (30 s): tests that count token and API requests must not see a retry
+    /// caused by a loaded machine; a test of the timeout itself passes a short one.
     static func run(
-        maxAttempts: Int = 3, requestTimeout: Duration = .seconds(5), maxRateLimitWait: Duration = .seconds(1),
+        maxAttempts: Int = 3, requestTimeout: Duration = .seconds(30), maxRateLimitWait: Duration = .seconds(1),
         signingKeyPEM: String? = nil, _ body: (PlayLoopback) async throws -> Void
     ) async throws {
         let account = TestKeys.account

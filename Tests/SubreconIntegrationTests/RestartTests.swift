@@ -89,7 +89,7 @@ final class OwnCluster: Sendable {
 /// enough to catch a hang that happens one time in several (`SUBRECON_TEST_RESTART_ROUNDS` raises it).
 @Suite("A database restart under the real binary", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(8)))
 struct RestartTests {
-    static let rounds = ProcessInfo.processInfo.environment["SUBRECON_TEST_RESTART_ROUNDS"].flatMap { Int($0) } ?? 3
+    static let rounds = ProcessInfo.processInfo.environment["SUBRECON_TEST_RESTART_ROUNDS"].flatMap { Int($0) } ?? 2
     /// How long the binary may take to end once its database went away: the restart itself, then the deadline of
     /// the wait it was in (the lock's connection is watched, so it is told at once) — seconds, not minutes.
     static let endWithin: Duration = .seconds(30)
