@@ -20,15 +20,18 @@ final class ClosedConnectionWatch: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Runs `operation` (statements on `connection`); throws `DatabaseError` at once when the connection is closed or
-    /// closes before `operation` ends.
-    func race<T: Sendable>(_ connection: PostgresConnection, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard !connection.isClosed else { throw Self.closed }
+    /// Runs `operation` (statements on `connection`); throws `closed` at once when the connection is closed or closes
+    /// before `operation` ends.
+    func race<T: Sendable>(
+        _ connection: PostgresConnection, closed: DatabaseError = ClosedConnectionWatch.closed,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard !connection.isClosed else { throw closed }
         let claim = Claim()
         let work = WorkBox()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let token = register(connection) {
-                if claim.take() { continuation.resume(throwing: Self.closed) }
+                if claim.take() { continuation.resume(throwing: closed) }
                 work.cancel()
             }
             guard !claim.taken else { return }
@@ -106,6 +109,7 @@ final class ClosedConnectionWatch: Sendable {
 
 extension PostgresConnection {
     /// `query`, ended by the connection closing (`ClosedConnectionWatch`): what every statement of the job uses.
+    @discardableResult
     func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         try await ClosedConnectionWatch.shared.race(self) { try await self.query(query, logger: logger) }
     }

@@ -63,42 +63,12 @@ public enum ShardLock {
     }
 
     /// Runs `body` (queries on the lock's own connection) until it finishes or the connection closes, whichever
-    /// comes first. A query on a connection the server ended (`pg_terminate_backend`, a restart) may never complete
-    /// and may ignore cancellation, so it cannot be a structured child: it is left to end on its own, cancelled, and
-    /// the caller goes on with an error.
+    /// comes first (`ClosedConnectionWatch`): a query on a connection the server ended may never complete.
     static func whileOpen<T: Sendable>(
         _ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let once = Once()
-        let claim: @Sendable () -> Bool = { once.claim() }
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let work = Task {
-                do {
-                    let value = try await body()
-                    if claim() { continuation.resume(returning: value) }
-                } catch {
-                    if claim() { continuation.resume(throwing: error) }
-                }
-            }
-            connection.closeFuture.whenComplete { _ in
-                if claim() {
-                    continuation.resume(
-                        throwing: DatabaseError.database(operation: "shard lock", reason: "the lock's database connection closed"))
-                }
-                work.cancel()
-            }
-        }
-    }
-
-    /// True for the first caller only.
-    private final class Once: Sendable {
-        private let taken = Mutex(false)
-        func claim() -> Bool {
-            taken.withLock { taken in
-                defer { taken = true }
-                return !taken
-            }
-        }
+        try await ClosedConnectionWatch.shared.race(
+            connection, closed: .database(operation: "shard lock", reason: "the lock's database connection closed"), body)
     }
 
     /// Whether the lock's connection was lost, or released by us first.
