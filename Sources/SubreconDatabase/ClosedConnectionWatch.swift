@@ -15,8 +15,9 @@ final class ClosedConnectionWatch: Sendable {
 
     private struct State {
         var nextToken = 0
-        /// Open connections watched → the statements waiting on each.
-        var waiting: [ObjectIdentifier: [Int: @Sendable () -> Void]] = [:]
+        /// Open connections watched → the connection (held, so that its identifier cannot name another connection
+        /// before its close callback removed the entry) and the statements waiting on it.
+        var waiting: [ObjectIdentifier: (connection: PostgresConnection, waiters: [Int: @Sendable () -> Void])] = [:]
     }
     private let state = Mutex(State())
 
@@ -55,12 +56,12 @@ final class ClosedConnectionWatch: Sendable {
         let (token, isNew) = state.withLock { state -> (Int, Bool) in
             state.nextToken += 1
             let isNew = state.waiting[key] == nil
-            state.waiting[key, default: [:]][state.nextToken] = onClose
+            state.waiting[key, default: (connection, [:])].waiters[state.nextToken] = onClose
             return (state.nextToken, isNew)
         }
         if isNew {
             connection.closeFuture.whenComplete { [self] _ in
-                let waiters = state.withLock { $0.waiting.removeValue(forKey: key) } ?? [:]
+                let waiters = state.withLock { $0.waiting.removeValue(forKey: key)?.waiters } ?? [:]
                 for waiter in waiters.values { waiter() }
             }
         }
@@ -68,7 +69,7 @@ final class ClosedConnectionWatch: Sendable {
     }
 
     private func unregister(_ connection: PostgresConnection, _ token: Int) {
-        state.withLock { _ = $0.waiting[ObjectIdentifier(connection)]?.removeValue(forKey: token) }
+        state.withLock { _ = $0.waiting[ObjectIdentifier(connection)]?.waiters.removeValue(forKey: token) }
     }
 
     /// Connections watched right now (tests: the watch holds nothing once statements ended and connections closed).

@@ -28,7 +28,7 @@ struct Loopback {
     let gate: RecordingGate
 
     static func run(
-        apiKey: String = Loopback.apiKey, maxAttempts: Int = 4, requestTimeout: Duration = .seconds(5),
+        apiKey: String = Loopback.apiKey, maxAttempts: Int = 4, requestTimeout: Duration = .seconds(30),
         productEntitlements: [String: String] = [:], max429Wait: Duration = .milliseconds(50),
         rateLimitBudget: Duration = .seconds(300), _ body: (Loopback) async throws -> Void
     ) async throws {

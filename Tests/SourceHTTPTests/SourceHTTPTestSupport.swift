@@ -83,7 +83,7 @@ struct TransportHarness {
     let sleeper = RecordingSleeper()
 
     static func policy(
-        requestTimeout: Duration = .seconds(5), maxBodyBytes: Int = 1 << 16, maxAttempts: Int = 3,
+        requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 16, maxAttempts: Int = 3,
         maxRateLimitWait: Duration = .seconds(60), rateLimitBudget: Duration = .seconds(300)
     ) -> SourceRequestPolicy {
         SourceRequestPolicy(

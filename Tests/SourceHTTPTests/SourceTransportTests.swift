@@ -8,7 +8,7 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-@Suite("SourceTransport: one retry loop for every source, against a loopback server")
+@Suite("SourceTransport: one retry loop for every source, against a loopback server", .timeLimit(.minutes(2)))
 struct SourceTransportTests {
     static let logger = Logger(label: "test.source-http")
 
@@ -187,7 +187,11 @@ struct SourceTransportTests {
             let transport = h.transport(TransportHarness.policy(requestTimeout: .seconds(60)), realSleep: true)
             let request = h.request
             let lookup = Task { await transport.send(request, logger: Self.logger) { classifyProbe($0) } }
-            while await h.route.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            guard try await TestPoll.until(seconds: 30, { await h.route.count > 0 }) else {
+                lookup.cancel()
+                Issue.record("the request never reached the server")
+                return
+            }
             lookup.cancel()
             let result = await lookup.value
             guard case .failure(.cancelled) = result else {
@@ -205,7 +209,12 @@ struct SourceTransportTests {
             let transport = h.transport(realSleep: true)
             let request = h.request
             let lookup = Task { await transport.send(request, logger: Self.logger) { classifyProbe($0) } }
-            while h.gate.backOffDurations.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            // Under load the first request can time out (a transient failure, no 429 wait): then say so and stop.
+            guard try await TestPoll.until(seconds: 30, { !h.gate.backOffDurations.isEmpty }) else {
+                lookup.cancel()
+                Issue.record("no 429 wait began within 30 s")
+                return
+            }
             lookup.cancel()
             let result = await lookup.value
             guard case .failure(.cancelled) = result else {

@@ -18,7 +18,7 @@ struct StripeLoopback {
 
     static func run(
         apiKey: String = StripeLoopback.apiKey, maxAttempts: Int = 3, rateLimitBudget: Duration = .seconds(300),
-        maxPages: Int = 20, maxEventPages: Int = 1000, maxInventoryPages: Int = 1000, requestTimeout: Duration = .seconds(5),
+        maxPages: Int = 20, maxEventPages: Int = 1000, maxInventoryPages: Int = 1000, requestTimeout: Duration = .seconds(30),
         _ body: (StripeLoopback) async throws -> Void
     ) async throws {
         let simulator = StripeSimulator(apiKey: StripeLoopback.apiKey)

@@ -8,7 +8,9 @@ import SubreconJob
 import SubreconReports
 import Testing
 
-@Suite("The job end to end: real PostgreSQL, loopback simulator", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite(
+    "The job end to end: real PostgreSQL, loopback simulator", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
+    .timeLimit(.minutes(5)))
 struct JobTests {
     /// A night with one user per common case.
     func seedNight(_ h: Harness) async throws {

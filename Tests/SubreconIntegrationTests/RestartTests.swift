@@ -56,7 +56,10 @@ final class OwnCluster: Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Polled, as `SubreconBinary.wait` does: `waitUntilExit` from a task can wait forever for an exit it missed.
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        guard try await TestPoll.until(seconds: 120, { !process.isRunning }) else {
+            kill(process.processIdentifier, SIGKILL)
+            throw ScriptFailed(description: "scripts/\(name) still running after 120 s; killed")
+        }
         guard process.terminationStatus == 0 else {
             throw ScriptFailed(
                 description: "scripts/\(name) exited \(process.terminationStatus): \((try? String(contentsOf: err, encoding: .utf8)) ?? "")"
