@@ -12,6 +12,14 @@ let strict: [SwiftSetting] =
         .enableUpcomingFeature("MemberImportVisibility"),
     ] + warningsAsErrors
 
+// What `subrecon --version` prints: the tag at HEAD, else the commit (and "-dirty" with uncommitted changes), read
+// from the checkout the package is built from; "unknown" outside a git checkout (CSubreconBuildInfo's default).
+let buildVersion: String? = Context.gitInformation.map { git in
+    let name = git.currentTag ?? String(git.currentCommit.prefix(12))
+    return git.hasUncommittedChanges ? name + "-dirty" : name
+}
+let buildInfoDefines: [CSetting] = buildVersion.map { [.define("SUBRECON_BUILD_VERSION", to: "\"\($0)\"")] } ?? []
+
 let package = Package(
     name: "subrecon",
     platforms: [.macOS(.v14)],
@@ -177,10 +185,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The version the executable reports (a C string defined at build time, see buildVersion above).
+        .target(name: "CSubreconBuildInfo", cSettings: buildInfoDefines),
         .executableTarget(
             name: "subrecon",
             dependencies: [
                 "SubreconApp", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconDemo",
+                "CSubreconBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

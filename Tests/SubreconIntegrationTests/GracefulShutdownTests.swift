@@ -89,7 +89,10 @@ struct GracefulShutdownTests {
                 h.reportDirectory.path,
             ]
             let (process, stderr) = try SubreconBinary.start(arguments, environment: h.env.values, directory: h.reportDirectory)
-            _ = try await TestPoll.until(seconds: 30) { await !process.isRunning || h.revenueCat.counters().totalRequests >= 2 }
+            _ = try await TestPoll.until(seconds: 30) {
+                if !process.isRunning { return true }
+                return await h.revenueCat.counters().totalRequests >= 2
+            }
             try await h.client.withConnection { locker in
                 // Hold the run table so the clean stop cannot write the run's status: only the second signal ends it.
                 try await locker.query("begin", logger: h.logger)
