@@ -8,7 +8,9 @@ import UnixSignals
 /// dropped, the verdicts already validated are written to the run's ledger, the command exits 75 and
 /// `--resume` with its run id asks only the rest). Whatever happens next, the process does not outlive the signal by much:
 /// a second signal, or `exitAfter` without a clean end, exits 75 at once (what was not committed is rolled back by
-/// PostgreSQL; `--resume` redoes it).
+/// PostgreSQL; `--resume` redoes it). A stop the run asked for itself (the shard lock's connection lost: the database
+/// restarted or went away) gets `stopGrace` to end cleanly, then the same forced exit: a database that stays away
+/// cannot hold the process (CONTRACT "What `run` checks first": every database wait has a deadline).
 ///
 /// The signals come from swift-service-lifecycle's `UnixSignalsSequence`; the order of the shutdown is its
 /// `ServiceGroup`'s (`Commands.withDatabase`: the job ends, then the PostgreSQL client is shut down). The job's
@@ -16,8 +18,9 @@ import UnixSignals
 enum Signals {
     /// - Parameter beforeHardExit: runs before a forced exit 75 (`run`: its metrics), for at most `publishWithin`.
     static func stoppingOnTermination<T: Sendable>(
-        _ stop: StopSignal, exitAfter: Duration = .seconds(10), beforeHardExit: @escaping @Sendable () async -> Void = {},
-        publishWithin: Duration = .seconds(5), _ body: () async throws -> T
+        _ stop: StopSignal, exitAfter: Duration = .seconds(10), stopGrace: Duration = .seconds(20),
+        beforeHardExit: @escaping @Sendable () async -> Void = {}, publishWithin: Duration = .seconds(5),
+        _ body: () async throws -> T
     ) async throws -> T {
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let watcher = Task {
@@ -33,7 +36,18 @@ enum Signals {
                 }
             }
         }
-        defer { watcher.cancel() }
+        // Any stop, whatever asked for it: the clean end gets `stopGrace`, then the process exits 75 regardless.
+        let grace = Task {
+            await stop.wait()
+            guard !Task.isCancelled, let reason = stop.reason else { return }
+            try? await Task.sleep(for: stopGrace)
+            guard !Task.isCancelled else { return }
+            await hardExit("stopped (\(reason))", stop, beforeHardExit, within: publishWithin)
+        }
+        defer {
+            watcher.cancel()
+            grace.cancel()
+        }
         return try await body()
     }
 
@@ -56,6 +70,9 @@ enum Signals {
             finished.yield()
         }
         for await _ in done { break }
-        exit(ExitStatus.stopped.rawValue)
+        // `_exit`, not `exit`: what holds the process here (a connection pool still dialling a database that is
+        // gone) must not hold the exit's clean-up too. Output is flushed first.
+        fflush(nil)
+        _exit(ExitStatus.stopped.rawValue)
     }
 }

@@ -42,15 +42,12 @@ final class OwnCluster: Sendable {
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
-        // Through a shell that closes every descriptor above 2 first: Foundation learns that a child ended when a
-        // descriptor it shares with it closes, and the server `pg_ctl` leaves running would otherwise keep it open.
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments =
-            [
-                "-c",
-                #"for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ "$n" -gt 2 ]; then eval "exec $n>&-"; fi; done; exec "$0" "$@""#,
-                scripts.appendingPathComponent(name).path,
-            ] + arguments
+        // The scripts start the server without the descriptors they inherited (scripts/pg-start's owner_detached):
+        // Foundation learns that a child ended when a descriptor it shares with it closes, and a server holding it
+        // would hide the script's end. Closing it at the script's start instead makes Foundation wait for the script
+        // right then (it waits for a child once that descriptor closes), deaf to every other child ending meanwhile.
+        process.executableURL = scripts.appendingPathComponent(name)
+        process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
@@ -103,7 +100,7 @@ struct RestartTests {
     func withOwnCluster(_ body: (Harness, OwnCluster) async throws -> Void) async throws {
         let cluster = try await OwnCluster()
         do {
-            try await Harness.with(extra: SignalTests.patientHTTP, serverURL: cluster.url) { h in try await body(h, cluster) }
+            try await Harness.with(extra: SignalTests.patientLocks, serverURL: cluster.url) { h in try await body(h, cluster) }
         } catch {
             await cluster.stop()
             throw error
@@ -143,6 +140,26 @@ struct RestartTests {
                 let kept = try await stops.ledgerUsers(h)
                 try await stops.resumeAndCheck(h, runID: runID, ids: ids, notAskedAgain: kept)
             }
+        }
+    }
+
+    @Test("a database that goes away and stays away: the run still ends with 75 within seconds, naming the run")
+    func databaseStaysAway() async throws {
+        try await withOwnCluster { h, cluster in
+            _ = try await h.seedChanging(prefix: "d", count: 24)
+            await h.revenueCat.setLatency(.milliseconds(100))
+            let (process, stderr) = try SubreconBinary.start(
+                stops.runArguments(h, ["--concurrency", "2"]), environment: h.env.values, directory: h.reportDirectory)
+            try await stops.waitFor(process, "6 requests reached RevenueCat") { await h.revenueCat.counters().totalRequests >= 6 }
+            // Down for 60 s: longer than the run may wait once it lost its lock (its stop grace, 20 s).
+            let restart = Task { try await cluster.restart(down: 60) }
+            let status = try await SubreconBinary.wait(process, limit: .seconds(50))
+            try await restart.value
+            #expect(status == 75, "ended with 75 while the database was still away (nil: still running after 50 s, killed)")
+            let lines = try String(contentsOf: stderr, encoding: .utf8).split(separator: "\n").map(String.init)
+            if status != 75 { Issue.record("the binary's last lines:\n\(lines.suffix(40).joined(separator: "\n"))") }
+            let runID = try await stops.onlyRunID(h)
+            #expect(lines.last?.contains("--resume \(runID)") == true, "the last line names the run: \(lines.suffix(5))")
         }
     }
 

@@ -63,6 +63,10 @@ struct SignalTests {
     /// harness's 2 s request timeout can expire, and timed-out attempts (or RevenueCat judged down after them) would
     /// re-ask users on resume for a reason that is not the one under test; a patient timeout keeps the counts exact.
     static let patientHTTP = ["SUBRECON_HTTP_TIMEOUT_SECONDS": "20"]
+    /// For the tests that hold a table lock under the apply batch: a loaded machine can take longer than the default
+    /// 10 s lock_timeout between the batch starting to wait and the test releasing it, and the batch would then fail
+    /// for a reason that is not under test.
+    static let patientLocks = patientHTTP.merging(["SUBRECON_DB_LOCK_TIMEOUT_SECONDS": "60"]) { $1 }
 
     func runArguments(_ h: Harness, _ extra: [String] = []) -> [String] {
         [
@@ -141,7 +145,7 @@ struct SignalTests {
 
     @Test("SIGTERM while applying: the batch in progress commits, exit 75, --resume applies the rest once")
     func sigtermWhileApplying() async throws {
-        try await Harness.with(extra: Self.patientHTTP) { h in
+        try await Harness.with(extra: Self.patientLocks) { h in
             let ids = try await h.seedChanging(prefix: "k", count: 120)
             try await h.client.withConnection { locker in
                 // Hold the audit table so the first apply batch waits inside its transaction.
