@@ -13,7 +13,7 @@ struct SubreconCommand: AsyncParsableCommand {
         abstract: "Keeps subscription tiers in PostgreSQL true to its sources: RevenueCat and every configured store.",
         discussion:
             "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration.",
-        subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self]
+        subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self]
     )
 }
 
