@@ -53,7 +53,8 @@ extension GooglePlayClient {
                     + "the key in GOOGLE_PLAY_SERVICE_ACCOUNT was deleted or disabled, or is not this account's; create a new JSON key")
         case .unsigned:
             return CredentialCheck(
-                Self.source, .misconfigured, "the service account assertion could not be signed: check GOOGLE_PLAY_SERVICE_ACCOUNT's private_key")
+                Self.source, .misconfigured,
+                "the service account assertion could not be signed: check GOOGLE_PLAY_SERVICE_ACCOUNT's private_key")
         case .unanswered:
             return CredentialCheck(Self.source, .unreachable, "OAuth token endpoint: no answer: \(error.description)")
         }
@@ -86,7 +87,8 @@ extension GooglePlayClient {
                 + "with \"View financial data, orders and cancellation survey responses\" (and \"Manage orders and subscriptions\"); "
                 + "a new grant can take up to 24 h to reach the API"
         } else if reasons.contains("projectNotLinked") {
-            fix = "the service account's Google Cloud project is not linked to the Play Console developer account (Play Console → API access)"
+            fix =
+                "the service account's Google Cloud project is not linked to the Play Console developer account (Play Console → API access)"
         } else if reasons.contains("accessNotConfigured") {
             fix = "the Google Play Android Developer API is not enabled in the service account's Google Cloud project"
         } else if reasons.contains("applicationNotFound") {

@@ -2,12 +2,9 @@ import Foundation
 import SourceHTTP
 
 extension RevenueCatConfiguration {
-    /// The prefixes of RevenueCat's public SDK keys (one per app: App Store, Google Play, Amazon, Stripe, Web Billing,
-    /// Test Store), with what each names. They configure the SDK in an app; they are not secret keys.
-    public static let publicKeyPrefixes: [(prefix: String, names: String)] = [
-        ("appl_", "an App Store app"), ("goog_", "a Google Play app"), ("amzn_", "an Amazon app"), ("strp_", "a Stripe app"),
-        ("rcb_", "a Web Billing app"), ("test_", "a Test Store app"),
-    ]
+    /// The prefixes of RevenueCat's public SDK keys, one per app of a project (App Store, Play Store, Amazon, web
+    /// payments, Web Billing, Test Store). They configure the SDK in an app; they are not secret keys.
+    public static let publicKeyPrefixes = ["appl_", "goog_", "amzn_", "strp_", "rcb_", "test_"]
 
     /// `subrecon doctor`'s check of RevenueCat (docs/CONTRACT.md, "subrecon doctor"), made without a request: RevenueCat's
     /// v1 API has no read that leaves nothing behind (`GET /v1/subscribers/{id}` creates the customer it is asked about,
@@ -24,10 +21,11 @@ extension RevenueCatConfiguration {
                 RevenueCatClient.sourceName, .holds, "REVENUECAT_API_KEY has a secret key's shape (sk_…); \(notAsked)")
         }
         let fix = "; use a secret API key (sk_…): Project settings → API keys → + New (\(notAsked))"
-        if let known = Self.publicKeyPrefixes.first(where: { key.hasPrefix($0.prefix) }) {
+        if let prefix = Self.publicKeyPrefixes.first(where: { key.hasPrefix($0) }) {
             return CredentialCheck(
                 RevenueCatClient.sourceName, .misconfigured,
-                "REVENUECAT_API_KEY is a public SDK key of \(known.names) (\(known.prefix)…), not a secret key" + fix)
+                "REVENUECAT_API_KEY is a public SDK key (\(prefix)…), which configures the SDK in one of the project's apps, "
+                    + "not a secret key" + fix)
         }
         if key.hasPrefix("atk_") {
             return CredentialCheck(
@@ -35,6 +33,7 @@ extension RevenueCatConfiguration {
                 "REVENUECAT_API_KEY is an OAuth access token (atk_…), which only the v2 API takes; the night reads v1" + fix)
         }
         return CredentialCheck(
-            RevenueCatClient.sourceName, .misconfigured, "REVENUECAT_API_KEY does not have the shape of RevenueCat's secret keys (sk_…)" + fix)
+            RevenueCatClient.sourceName, .misconfigured,
+            "REVENUECAT_API_KEY does not have the shape of RevenueCat's secret keys (sk_…)" + fix)
     }
 }

@@ -224,7 +224,9 @@ public enum GooglePlayAccessDenial: Sendable, Hashable {
         var domain = "androidpublisher"
         switch self {
         case .permissionDenied:
-            (code, reason, message) = (401, "permissionDenied", "The current user has insufficient permissions to perform the requested operation.")
+            (code, reason, message) = (
+                401, "permissionDenied", "The current user has insufficient permissions to perform the requested operation."
+            )
         case .projectNotLinked:
             (code, reason) = (403, "projectNotLinked")
             message = "The project id used to call the Google Play Developer API has not been linked in the Google Play Developer Console."
@@ -234,7 +236,9 @@ public enum GooglePlayAccessDenial: Sendable, Hashable {
                 "Google Play Android Developer API has not been used in project 123456789012 before or it is disabled. Enable it by "
                 + "visiting the Google Cloud console, then retry."
         }
-        var detail: [String: Any] = ["code": code, "message": message, "errors": [["message": message, "domain": domain, "reason": reason]]]
+        var detail: [String: Any] = [
+            "code": code, "message": message, "errors": [["message": message, "domain": domain, "reason": reason]],
+        ]
         if let status { detail["status"] = status }
         return .json(code, (try? JSONSerialization.data(withJSONObject: ["error": detail], options: [.sortedKeys])) ?? Data())
     }

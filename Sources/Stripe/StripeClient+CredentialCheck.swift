@@ -33,7 +33,7 @@ extension StripeClient {
             return CredentialCheck(
                 Self.sourceName, .misconfigured,
                 "STRIPE_API_KEY is a publishable key (pk_…), which reads nothing; use a secret key (sk_…) or a restricted key (rk_…) "
-                    + "with read access to \(Self.probes.map(\.resource).joined(separator: ", ")) (not asked)")
+                    + "with read access to \(Self.listed(Self.probes.map(\.resource))) (not asked)")
         }
         var refused: [String] = []
         for probe in Self.probes {
@@ -45,7 +45,8 @@ extension StripeClient {
                 let answer = delivery.value
                 if (200..<300).contains(answer.status) { continue }
                 if answer.status == 403 {
-                    refused.append(probe.resource + (Self.permission(in: answer.body).map { " ('\($0)')" } ?? " (Stripe named no permission)"))
+                    refused.append(
+                        probe.resource + (Self.permission(in: answer.body).map { " ('\($0)')" } ?? " (Stripe named no permission)"))
                     continue
                 }
                 return CredentialCheck(Self.sourceName, .misconfigured, "\(what) answered " + refusal(answer))
@@ -54,14 +55,19 @@ extension StripeClient {
         guard refused.isEmpty else {
             return CredentialCheck(
                 Self.sourceName, .misconfigured,
-                "STRIPE_API_KEY is a restricted key without read access to \(refused.joined(separator: ", ")) (HTTP 403): give it Read "
+                "STRIPE_API_KEY is a restricted key without read access to \(Self.listed(refused)) (HTTP 403): give it Read "
                     + "on each in Dashboard → Developers → API keys")
         }
         let kind = key.hasPrefix("rk_") ? "a restricted key" : "a secret key"
         let mode = key.hasPrefix("sk_test_") || key.hasPrefix("rk_test_") ? " (test mode)" : ""
         return CredentialCheck(
             Self.sourceName, .holds,
-            "STRIPE_API_KEY, \(kind)\(mode), reads \(Self.probes.map(\.resource).joined(separator: ", ")) (GET …?limit=1 each)")
+            "STRIPE_API_KEY, \(kind)\(mode), reads \(Self.listed(Self.probes.map(\.resource))) (GET …?limit=1 each)")
+    }
+
+    /// "a, b and c".
+    static func listed(_ items: [String]) -> String {
+        items.count < 2 ? items.joined() : items.dropLast().joined(separator: ", ") + " and " + (items.last ?? "")
     }
 
     private func probeRequest(_ probe: Probe) -> HTTPClientRequest {

@@ -126,7 +126,8 @@ extension Commands {
         let tls =
             identity.tlsVersion.map { "TLS \($0)" }
             ?? (settings.unixSocketPath == nil ? "not encrypted" : "a Unix socket (no TLS)")
-        return "reachable at \(settings.endpoint)/\(settings.database) as role \(identity.role); \(tls) (sslmode=\(settings.sslMode.rawValue))"
+        return
+            "reachable at \(settings.endpoint)/\(settings.database) as role \(identity.role); \(tls) (sslmode=\(settings.sslMode.rawValue))"
     }
 
     static func usersText(_ users: UsersRelation) -> String {

@@ -221,8 +221,10 @@ public enum DemoRunner {
             if doctor {
                 let report = await Commands.doctor(environment: environment, logger: logger)
                 say(
-                    (["demo: subrecon doctor, before \(before) (the database as `run` checks it, each store's key with one harmless read; "
-                        + "exit \(report.exitStatus.rawValue)):"] + report.lines.map { "  " + $0 }).joined(separator: "\n"))
+                    ([
+                        "demo: subrecon doctor, before \(before) (the database as `run` checks it, each store's key with one harmless read; "
+                            + "exit \(report.exitStatus.rawValue)):"
+                    ] + report.lines.map { "  " + $0 }).joined(separator: "\n"))
             }
             say(announce)
             let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)

@@ -1,6 +1,10 @@
+import AsyncHTTPClient
+import Crypto
 import Foundation
+import Logging
 import SourceHTTP
 import StoreSimulator
+import SubreconTestSupport
 import Testing
 
 @testable import AppStore
@@ -43,7 +47,8 @@ struct AppStoreCredentialCheckTests {
         for code in [4_000_002, 4_040_003] {
             let harness = try await AppStoreHarness(scenarios: [])
             await harness.simulator.setFault(
-                .error(status: code / 10_000 == 400 ? 400 : 404, errorCode: code, times: 1), for: AppStoreSimulator.historyFaultKey(Self.probe))
+                .error(status: code / 10_000 == 400 ? 400 : 404, errorCode: code, times: 1),
+                for: AppStoreSimulator.historyFaultKey(Self.probe))
             let check = await harness.client.credentialCheck()
             await harness.stop()
             #expect(check.outcome == .misconfigured, "\(check)")
@@ -73,13 +78,19 @@ struct AppStoreCredentialCheckTests {
         #expect(harness.observer.statuses == [500, 500, 500])
     }
 
-    @Test("nothing listening: unreachable")
+    @Test("nothing listening: unreachable after the attempts, not a key problem")
     func nothingListening() async throws {
-        let harness = try await AppStoreHarness(scenarios: [])
-        await harness.server.shutdown()
-        let check = await harness.client.credentialCheck()
-        await harness.stop()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let configuration = try AppStoreConfiguration(
+            issuerID: "issuer-uuid", keyID: "KEY123", privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation,
+            bundleID: AppStoreHarness.bundleID, baseURLOverride: "http://127.0.0.1:9", rootCertificates: [],
+            requestPolicy: SourceRequestPolicy(requestTimeout: .seconds(2), maxAttempts: 2, baseBackoff: .milliseconds(1)))
+        let observer = RecordingObserver()
+        let client = try AppStoreClient(configuration: configuration, httpClient: http, logger: Logger(label: "test"), observer: observer)
+        let check = await client.credentialCheck()
+        try await http.shutdown()
         #expect(check.outcome == .unreachable, "\(check)")
-        #expect(harness.observer.statuses.allSatisfy { $0 == nil })
+        #expect(check.text.contains("no answer about the key: gave up after 2 attempts"))
+        #expect(observer.statuses == [nil, nil])
     }
 }

@@ -18,7 +18,9 @@ struct StripeCredentialCheckTests {
             let check = await loop.client.credentialCheck()
             #expect(check.outcome == .holds, "\(check)")
             #expect(check.subject == "stripe")
-            #expect(check.text.contains("a secret key (test mode), reads subscriptions, invoices, charges, refunds, checkout sessions and events"))
+            #expect(
+                check.text.contains(
+                    "a secret key (test mode), reads subscriptions, invoices, charges, refunds, checkout sessions and events"))
             let requests = await loop.simulator.recordedRequests()
             #expect(requests.map(\.path) == StripeClient.probes.map { String($0.path.split(separator: "?")[0]) })
             for request in requests {
@@ -50,7 +52,7 @@ struct StripeCredentialCheckTests {
             await loop.simulator.restrictKey(denying: [.events, .invoices])
             let check = await loop.client.credentialCheck()
             #expect(check.outcome == .misconfigured, "\(check)")
-            #expect(check.text.contains("invoices ('rak_invoice_read'), events ('rak_event_read')"))
+            #expect(check.text.contains("invoices ('rak_invoice_read') and events ('rak_event_read')"))
         }
     }
 
@@ -105,7 +107,8 @@ struct StripeCredentialCheckTests {
             StripeClient.permission(
                 in: body(
                     "The provided key 'rk_test_****1234' does not have the required permissions for this endpoint on account "
-                        + "'acct_1'. Having the 'rak_subscription_read' permission would allow this request to continue.")) == "rak_subscription_read")
+                        + "'acct_1'. Having the 'rak_subscription_read' permission would allow this request to continue."))
+                == "rak_subscription_read")
         #expect(StripeClient.permission(in: body("Having the 'rak_charge_read\u{1B}[2J' permission")) == nil)
         #expect(StripeClient.permission(in: body("Having the rak_charge_read permission")) == nil)
         #expect(StripeClient.permission(in: body("The provided key 'rk_test_****1234' is refused")) == nil)

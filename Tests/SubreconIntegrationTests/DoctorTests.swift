@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import PostgresNIO
 import StoreSimulator
+import SubreconJob
 import SubreconTestSupport
 import Testing
 
@@ -60,7 +61,12 @@ struct DoctorTests {
             let output = run.stdoutText + run.stderr
             var secrets = [Self.stripeKey, h.env.values["REVENUECAT_API_KEY"] ?? "-"]
             for pem in [h.env.values["APP_STORE_PRIVATE_KEY"] ?? "", h.env.values["GOOGLE_PLAY_SERVICE_ACCOUNT"] ?? ""] {
-                secrets += pem.components(separatedBy: CharacterSet(charactersIn: "\n\\\"")).filter { $0.count >= 40 }
+                // The private keys' base64 lines (the service account's JSON writes its newlines as `\n`).
+                let base64 = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "+/="))
+                secrets += pem.replacingOccurrences(of: "\\n", with: "\n").components(separatedBy: CharacterSet(charactersIn: "\n\""))
+                    .filter {
+                        $0.count >= 40 && $0.unicodeScalars.allSatisfy { base64.contains($0) }
+                    }
             }
             #expect(secrets.count >= 4)
             for secret in secrets { #expect(!output.contains(secret), "a secret in the output") }
@@ -89,7 +95,7 @@ struct DoctorTests {
         try await Self.withEverySource { h, _, _ in
             let run = try await Self.doctor(h, ["REVENUECAT_API_KEY": "appl_PublicSdkKey0123", "APP_STORE_KEY_ID": "NOTOURKEY1"])
             #expect(run.status == 78, "\(run.stdoutText)")
-            #expect(Self.line(run, "revenuecat").hasPrefix("✗ revenuecat: REVENUECAT_API_KEY is a public SDK key of an App Store app"))
+            #expect(Self.line(run, "revenuecat").hasPrefix("✗ revenuecat: REVENUECAT_API_KEY is a public SDK key (appl_…)"))
             #expect(Self.line(run, "app_store").contains("answered 401: Apple refused the API token"))
             #expect(!run.stdoutText.contains("PublicSdkKey0123"))
             #expect(await h.revenueCat.counters().totalRequests == 0)
@@ -136,8 +142,9 @@ struct DoctorTests {
     @Test("the job's role without UPDATE on users, and with row-level security but no policy: 78 naming them, as run checks")
     func databaseRole() async throws {
         try await Harness.with { h in
-            try await OperatorDatabaseTests.withRole(h, grants: OperatorDatabaseTests.jobGrants + ["revoke update on {schema}.users from {role}"])
-            { env in
+            try await OperatorDatabaseTests.withRole(
+                h, grants: OperatorDatabaseTests.jobGrants + ["revoke update on {schema}.users from {role}"]
+            ) { env in
                 let run = try await Self.doctor(h, env: env.values)
                 #expect(run.status == 78, "\(run.stdoutText)")
                 let role = Self.line(run, "role")
