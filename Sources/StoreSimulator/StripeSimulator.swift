@@ -110,10 +110,12 @@ public struct StripeRecordedRequest: Sendable, Hashable {
 /// (`expand[]=data.latest_invoice.payments`, `expand[]=latest_invoice.payments`); `GET /v1/invoice_payments?invoice=…`,
 /// `GET /v1/charges?payment_intent=…` and `GET /v1/charges/{id}` (`expand[]=data.refunds` / `refunds`: the newest
 /// 10, `has_more` beyond) and `GET /v1/refunds?charge=…` serve the invoices' payments and the charges given with
-/// `setCharges`.
+/// `setCharges`. `GET /v1/invoices` and the unfiltered lists of charges, refunds and checkout sessions serve the whole
+/// account (`StripeSimulator+Account.swift`: what `subrecon doctor` reads).
 ///
 /// Checks `Authorization: Bearer <apiKey>` (401 with Stripe's error body otherwise) and, when `apiVersion` is set,
-/// the `Stripe-Version` header (400 otherwise). Unknown customers and subscriptions are 404 `resource_missing`.
+/// the `Stripe-Version` header (400 otherwise); a key restricted with `restrictKey(denying:)` is refused 403 on the
+/// lists it may not read, with Stripe's message. Unknown customers and subscriptions are 404 `resource_missing`.
 /// Lists in the order subscriptions were given.
 public actor StripeSimulator: SimulatorRoute {
     public let apiKey: String

@@ -27,10 +27,12 @@ struct DoctorTests {
     }
 
     /// `subrecon doctor` with `env` (the harness's, changed by `changes`: nil removes a variable).
-    static func doctor(_ h: Harness, env: [String: String]? = nil, _ changes: [String: String?] = [:]) async throws -> BinaryRun {
+    static func doctor(
+        _ h: Harness, env: [String: String]? = nil, arguments: [String] = [], _ changes: [String: String?] = [:]
+    ) async throws -> BinaryRun {
         var values = env ?? h.env.values
         for (name, value) in changes { values[name] = value }
-        return try await BinaryRun.run(["doctor"], environment: values, directory: h.reportDirectory, limit: .seconds(120))
+        return try await BinaryRun.run(["doctor"] + arguments, environment: values, directory: h.reportDirectory, limit: .seconds(120))
     }
 
     /// The lines on stdout, and the subject of each (`✓ subject: …`).
@@ -111,6 +113,20 @@ struct DoctorTests {
             #expect(Self.line(run, "stripe").hasPrefix("✗ stripe: GET /v1/subscriptions?limit=1&status=all: no answer about the key"))
             #expect(Self.lines(run).filter { $0.hasPrefix("✓ ") }.count == Self.everyLine.count - 1)
             #expect(run.operatorLines.first?.hasPrefix("subrecon: doctor: 1 problem; unreachable: stripe:") == true)
+        }
+    }
+
+    @Test("a store slower than --timeout: 69, its line says so; the other stores are still checked")
+    func storeTimeout() async throws {
+        try await Self.withEverySource { h, stripe, _ in
+            // Stripe answers its first list a byte every half second: far longer than the 1 s doctor gives a store.
+            await stripe.setFault(.trickle(pause: .milliseconds(500)), for: StripeSimulator.inventoryKey)
+            let started = ContinuousClock.now
+            let run = try await Self.doctor(h, arguments: ["--timeout", "1"])
+            #expect(ContinuousClock.now - started < .seconds(30), "the store's check ends at its deadline")
+            #expect(run.status == 69, "\(run.stdoutText)")
+            #expect(Self.line(run, "stripe") == "✗ stripe: no answer within 1.0 s (--timeout)")
+            #expect(Self.line(run, "app_store").hasPrefix("✓ ") && Self.line(run, "google_play").hasPrefix("✓ "))
         }
     }
 

@@ -4,8 +4,8 @@ import SubreconCore
 
 extension AppStoreSource {
     /// The App Store's doctor lines: `AppStoreClient.credentialCheck` for the App Store Server API; the legacy
-    /// `verifyReceipt` bridge is not asked (Apple judges `APPLE_SHARED_SECRET` only together with a real receipt, and a
-    /// made-up receipt is refused before the secret is looked at), which its line says.
+    /// `verifyReceipt` bridge is not asked (Apple judges `APPLE_SHARED_SECRET` only together with a real receipt, which
+    /// doctor does not have), which its line says.
     static func credentialChecks(_ configuration: AppleConfiguration, context: SourceContext) async -> [CredentialCheck] {
         var checks: [CredentialCheck] = []
         if let apple = configuration.appStore {
