@@ -36,8 +36,22 @@ public struct GoogleAccessToken: Sendable, CustomStringConvertible {
 
 /// Why no access token could be obtained. Operator text; never contains the key, the assertion or a token.
 public struct GoogleTokenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What stood in the way: the token endpoint refused the assertion, it could not be signed, or no answer came.
+    public enum Cause: Sendable, Hashable {
+        /// The endpoint answered this status, with the OAuth error code when its body named one (`invalid_grant`).
+        case refused(status: Int, code: String?)
+        /// The assertion could not be signed with the key.
+        case unsigned
+        /// No answer to judge: network, timeouts, 5xx, 429 past its budget, the deadline.
+        case unanswered
+    }
+
     public var description: String
-    public init(_ description: String) { self.description = description }
+    public var cause: Cause
+    public init(_ description: String, cause: Cause = .unanswered) {
+        self.description = description
+        self.cause = cause
+    }
 }
 
 /// The run's access token: fetched once, reused until shortly before it expires, and refreshed by one caller
@@ -122,7 +136,7 @@ extension GoogleAccessTokens {
         { now in
             let assertion: String
             do { assertion = try signer.assertion(now: now) } catch {
-                throw GoogleTokenError("could not sign the service account assertion")
+                throw GoogleTokenError("could not sign the service account assertion", cause: .unsigned)
             }
             var form = URLComponents()
             form.queryItems = [
@@ -158,6 +172,10 @@ extension GoogleAccessTokens {
                 return GoogleAccessToken(
                     value: delivery.value.accessToken ?? "",
                     reuseUntil: GoogleAccessToken.reuseUntil(obtained: now, expiresIn: delivery.value.expiresIn))
+            case .failure(.rejected(let answer, let reason, let attempts)):
+                let code = GoogleJSON.token(answer.body)?.error.flatMap { CredentialCheck.token($0) }
+                let text = SourceRequestFailure.rejected(answer, reason: reason, attempts: attempts).description
+                throw GoogleTokenError(text, cause: .refused(status: answer.status, code: code))
             case .failure(let failure):
                 throw GoogleTokenError(failure.description)
             }

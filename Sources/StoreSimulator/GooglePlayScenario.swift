@@ -205,3 +205,41 @@ public struct GooglePlaySimulatorCounters: Sendable, Hashable {
     public var downAnswers = 0
     public init() {}
 }
+
+/// How Google refuses a valid access token of a service account the app's Play Console has not granted, with the
+/// body Google sends (its `error.errors[].reason` names the cause).
+public enum GooglePlayAccessDenial: Sendable, Hashable {
+    /// 401 `permissionDenied`: the account is not invited to the app (or lacks "View financial data").
+    case permissionDenied
+    /// 403 `projectNotLinked`: the account's Cloud project is not linked to the developer account.
+    case projectNotLinked
+    /// 403 `accessNotConfigured`: the Google Play Android Developer API is not enabled in the account's project.
+    case apiDisabled
+
+    var response: SimulatorResponse {
+        let message: String
+        let reason: String
+        let code: Int
+        var status: String?
+        var domain = "androidpublisher"
+        switch self {
+        case .permissionDenied:
+            (code, reason, message) = (
+                401, "permissionDenied", "The current user has insufficient permissions to perform the requested operation."
+            )
+        case .projectNotLinked:
+            (code, reason) = (403, "projectNotLinked")
+            message = "The project id used to call the Google Play Developer API has not been linked in the Google Play Developer Console."
+        case .apiDisabled:
+            (code, reason, status, domain) = (403, "accessNotConfigured", "PERMISSION_DENIED", "usageLimits")
+            message =
+                "Google Play Android Developer API has not been used in project 123456789012 before or it is disabled. Enable it by "
+                + "visiting the Google Cloud console, then retry."
+        }
+        var detail: [String: Any] = [
+            "code": code, "message": message, "errors": [["message": message, "domain": domain, "reason": reason]],
+        ]
+        if let status { detail["status"] = status }
+        return .json(code, (try? JSONSerialization.data(withJSONObject: ["error": detail], options: [.sortedKeys])) ?? Data())
+    }
+}

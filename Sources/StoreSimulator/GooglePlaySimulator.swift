@@ -36,6 +36,8 @@ public actor GooglePlaySimulator: SimulatorRoute {
     private var voided: [SimulatedVoidedPurchase] = []
     private var voidedPageSize = 1000
     private var voidedQueries: [[String: String]] = []
+    /// How the API refuses a valid access token (nil: the service account is granted the app).
+    private var accessDenial: GooglePlayAccessDenial?
     private static let voidedFaultKey = "\u{0}voidedpurchases"
 
     public init(
@@ -80,6 +82,9 @@ public actor GooglePlaySimulator: SimulatorRoute {
     public func setVoidedFault(_ fault: GooglePlayFault, times: Int? = nil) {
         faults[Self.voidedFaultKey, default: []].append((fault, times))
     }
+    /// From now on every API request with a valid access token is refused as `denial` says (nil: granted again);
+    /// the token endpoint still issues tokens, as Google's does for an account Play Console has not granted.
+    public func setAccessDenied(_ denial: GooglePlayAccessDenial?) { accessDenial = denial }
     /// The query of every voided purchases request that passed the bearer check, in order (percent-decoded).
     public func voidedRequestQueries() -> [[String: String]] { voidedQueries }
 
@@ -211,7 +216,7 @@ public actor GooglePlaySimulator: SimulatorRoute {
     /// A 401 unless the request carries an access token this simulator issued and has not expired.
     func unauthorized(_ request: SimulatorRequest) -> SimulatorResponse? {
         let bearer = request.headers["authorization"].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        if let bearer, let expiry = accessTokens[bearer], expiry > now() { return nil }
+        if let bearer, let expiry = accessTokens[bearer], expiry > now() { return accessDenial?.response }
         tally.unauthorized += 1
         return Self.error(
             401, "Request had invalid authentication credentials. Expected OAuth 2 access token.", status: "UNAUTHENTICATED")

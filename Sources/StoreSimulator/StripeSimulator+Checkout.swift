@@ -77,9 +77,8 @@ extension StripeSimulator {
                 page(items, ids: session.lineItems.map(\.id), query: request.query, url: "/v1/checkout/sessions/\(id)/line_items")
             }
         }
-        guard segments.count == 3, let customer = request.query["customer"] else {
-            return error(400, type: "invalid_request_error", code: "parameter_missing", "customer is required here", param: "customer")
-        }
+        guard segments.count == 3 else { return error(404, type: "invalid_request_error", code: nil, "Unrecognized request URL") }
+        guard let customer = request.query["customer"] else { return listEverySession(request.query) }
         return serve(key: Self.checkoutKey(customer: customer)) {
             guard customers[customer] != nil || checkoutSessions[customer] != nil else {
                 return error(

@@ -110,10 +110,12 @@ public struct StripeRecordedRequest: Sendable, Hashable {
 /// (`expand[]=data.latest_invoice.payments`, `expand[]=latest_invoice.payments`); `GET /v1/invoice_payments?invoice=…`,
 /// `GET /v1/charges?payment_intent=…` and `GET /v1/charges/{id}` (`expand[]=data.refunds` / `refunds`: the newest
 /// 10, `has_more` beyond) and `GET /v1/refunds?charge=…` serve the invoices' payments and the charges given with
-/// `setCharges`.
+/// `setCharges`. `GET /v1/invoices` and the unfiltered lists of charges, refunds and checkout sessions serve the whole
+/// account (`StripeSimulator+Account.swift`: what `subrecon doctor` reads).
 ///
 /// Checks `Authorization: Bearer <apiKey>` (401 with Stripe's error body otherwise) and, when `apiVersion` is set,
-/// the `Stripe-Version` header (400 otherwise). Unknown customers and subscriptions are 404 `resource_missing`.
+/// the `Stripe-Version` header (400 otherwise); a key restricted with `restrictKey(denying:)` is refused 403 on the
+/// lists it may not read, with Stripe's message. Unknown customers and subscriptions are 404 `resource_missing`.
 /// Lists in the order subscriptions were given.
 public actor StripeSimulator: SimulatorRoute {
     public let apiKey: String
@@ -136,6 +138,8 @@ public actor StripeSimulator: SimulatorRoute {
     private var requests = 0
     private var rateLimitedAnswers = 0
     private var downStatus: Int?
+    /// What the key may not read (a restricted key's missing permissions): 403 as Stripe answers it.
+    private var deniedReads: Set<StripeReadPermission> = []
 
     public init(apiKey: String, apiVersion: String? = "2025-03-31.basil") {
         self.apiKey = apiKey
@@ -184,6 +188,10 @@ public actor StripeSimulator: SimulatorRoute {
 
     public func clearFaults() { faults = [:] }
 
+    /// From now on the key is a restricted key without these read permissions: a request needing one answers 403 with
+    /// Stripe's `permission` message (`permissionDenied`); empty: every read allowed again.
+    public func restrictKey(denying permissions: Set<StripeReadPermission>) { deniedReads = permissions }
+
     /// Every request answers `status` (e.g. 503, Stripe's `api_error`) from now on; nil: up again.
     public func setDown(status: Int?) { downStatus = status }
 
@@ -199,6 +207,9 @@ public actor StripeSimulator: SimulatorRoute {
     /// The fault key of `GET /v1/events`.
     public static let eventsKey = "events"
 
+    /// The fault key of `GET /v1/invoices`.
+    public static let invoicesKey = "invoices"
+
     /// The fault key of `GET /v1/refunds?charge=…`.
     public static func refundsKey(charge: String) -> String { "refunds/\(charge)" }
 
@@ -208,10 +219,11 @@ public actor StripeSimulator: SimulatorRoute {
         let isPayments = segments == ["v1", "invoice_payments"]
         let isCharges = (segments.count == 2 || segments.count == 3) && segments[0] == "v1" && segments[1] == "charges"
         let isRefunds = segments == ["v1", "refunds"]
+        let isInvoices = segments == ["v1", "invoices"]
         let isItems = segments == ["v1", "subscription_items"]
         let isCheckout = segments.count >= 3 && segments[0] == "v1" && segments[1] == "checkout" && segments[2] == "sessions"
         guard
-            isEvents || isPayments || isCharges || isRefunds || isItems || isCheckout
+            isEvents || isPayments || isCharges || isRefunds || isItems || isCheckout || isInvoices
                 || (segments.count >= 2 && segments.count <= 3 && segments[0] == "v1" && segments[1] == "subscriptions")
         else { return nil }
         requests += 1
@@ -226,7 +238,9 @@ public actor StripeSimulator: SimulatorRoute {
         if let apiVersion, request.headers["stripe-version"] != apiVersion {
             return error(400, type: "invalid_request_error", code: "invalid_request", "Stripe-Version \(apiVersion) expected")
         }
+        if let needed = StripeReadPermission.needed(by: segments), deniedReads.contains(needed) { return permissionDenied(needed) }
         if isEvents { return serve(key: Self.eventsKey) { listEvents(request.query) } }
+        if isInvoices { return serve(key: Self.invoicesKey) { listInvoices(request.query) } }
         if isCheckout { return handleCheckout(request) }
         if isItems {
             guard let subscription = request.query["subscription"] else {
@@ -246,9 +260,7 @@ public actor StripeSimulator: SimulatorRoute {
             return serve(key: invoice) { listPayments(invoice, request.query) }
         }
         if isRefunds {
-            guard let charge = request.query["charge"] else {
-                return error(400, type: "invalid_request_error", code: "parameter_missing", "charge is required here", param: "charge")
-            }
+            guard let charge = request.query["charge"] else { return listEveryRefund(request.query) }
             return serve(key: Self.refundsKey(charge: charge)) { listRefunds(charge, request.query) }
         }
         if isCharges {
@@ -256,11 +268,7 @@ public actor StripeSimulator: SimulatorRoute {
                 let id = segments[2]
                 return serve(key: id) { retrieveCharge(id, withRefunds: expand == "refunds") }
             }
-            guard let intent = request.query["payment_intent"] else {
-                return error(
-                    400, type: "invalid_request_error", code: "parameter_missing", "payment_intent is required here",
-                    param: "payment_intent")
-            }
+            guard let intent = request.query["payment_intent"] else { return listEveryCharge(request.query) }
             return serve(key: intent) { listCharges(intent, request.query, withRefunds: expand == "data.refunds") }
         }
         if segments.count == 3 {

@@ -23,7 +23,7 @@ public struct StripeClient: Sendable {
 
     let configuration: StripeConfiguration
     let logger: Logger
-    private let transport: SourceTransport
+    let transport: SourceTransport
 
     public init(
         httpClient: HTTPClient, configuration: StripeConfiguration, logger: Logger,

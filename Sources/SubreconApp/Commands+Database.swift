@@ -50,16 +50,27 @@ extension Commands {
             try await group.run()
             guard let result = job.result else { throw CommandFailure(.stopped, "stopped before the command could finish") }
             return result
-        } catch let newer as SchemaNewerThanBinary {
-            // A rolled-back deploy: refused before anything is touched (docs/CONTRACT.md, "Database").
-            throw CommandFailure(.config, newer.description)
-        } catch let error as DatabaseError {
+        } catch {
+            throw databaseFailure(error)
+        }
+    }
+
+    /// What a command reports for `error` from the database (docs/CONTRACT.md, "Exit codes"), `withDatabase`'s and
+    /// `doctor`'s one map: a schema newer than the binary (a rolled-back deploy, refused before anything is touched:
+    /// "Database"), missing, outdated or not the one asked for, and a missing privilege are 78; unreachable, a refused
+    /// certificate and a read-only server 69; anything else as it came.
+    static func databaseFailure(_ error: any Error) -> any Error {
+        switch error {
+        case let newer as SchemaNewerThanBinary:
+            return CommandFailure(.config, newer.description)
+        case let error as DatabaseError:
             switch error {
-            case .schemaMissing, .schemaOutdated, .schemaNotCurrent, .permissionDenied:
-                throw CommandFailure(.config, error.description)
-            case .unreachable, .certificateRefused, .readOnly: throw CommandFailure(.unavailable, error.description)
-            default: throw error
+            case .schemaMissing, .schemaOutdated, .schemaNotCurrent, .permissionDenied: return CommandFailure(.config, error.description)
+            case .unreachable, .certificateRefused, .readOnly: return CommandFailure(.unavailable, error.description)
+            default: return error
             }
+        default:
+            return error
         }
     }
 }

@@ -114,7 +114,7 @@ public enum DemoRunner {
             let soloUsers = DemoScenario.withoutRevenueCat(asOf: asOf)
             let explainInSecond = explain.map { id in soloUsers.contains { $0.row.id == id } } ?? false
             let allSources = try await night.run(
-                users, explaining: explainInSecond ? nil : explain,
+                users, explaining: explainInSecond ? nil : explain, doctor: true,
                 environment: ProcessEnvironment(
                     setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
                 before: "run 1",
@@ -125,7 +125,7 @@ public enum DemoRunner {
             // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
             try postgres.createDatabase(secondDatabase)
             let withoutRevenueCat = try await night.run(
-                soloUsers, explaining: explainInSecond ? explain : nil,
+                soloUsers, explaining: explainInSecond ? explain : nil, doctor: false,
                 environment: ProcessEnvironment(setup.stores.merging(["DATABASE_URL": postgres.url(database: secondDatabase)]) { $1 }),
                 before: "run 2",
                 announce: "demo: run 2 of 2, no RevenueCat (App Store, Stripe, Google Play asked directly) in database \(secondDatabase): "
@@ -200,8 +200,8 @@ public enum DemoRunner {
             revenueCat: ["REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
     }
 
-    /// One demo night: seed the database and the simulators, explain the chosen user if it is one of these, run the
-    /// job, and say its story and summary.
+    /// One demo night: seed the database and the simulators, explain the chosen user if it is one of these, check
+    /// everything the night needs with `subrecon doctor` (`doctor`), run the job, and say its story and summary.
     struct Night {
         let simulators: Simulators
         let options: RunOptions
@@ -210,12 +210,21 @@ public enum DemoRunner {
         let say: @Sendable (String) -> Void
 
         func run(
-            _ users: [DemoUser], explaining: String?, environment: ProcessEnvironment, before: String, announce: String, title: String
+            _ users: [DemoUser], explaining: String?, doctor: Bool, environment: ProcessEnvironment, before: String, announce: String,
+            title: String
         ) async throws -> RunResult {
             try await seedDatabase(users, environment: environment, logger: logger)
             await simulators.seed(users)
             if let explaining {
                 say(try await explanation(of: explaining, environment: environment, asOf: options.asOf, before: before, logger: logger))
+            }
+            if doctor {
+                let report = await Commands.doctor(environment: environment, logger: logger)
+                say(
+                    ([
+                        "demo: subrecon doctor, before \(before) (the database as `run` checks it, each store's key with one harmless read; "
+                            + "exit \(report.exitStatus.rawValue)):"
+                    ] + report.lines.map { "  " + $0 }).joined(separator: "\n"))
             }
             say(announce)
             let result = try await Commands.run(environment: environment, options: options, logger: logger, progress: progress)

@@ -15,7 +15,7 @@ struct SubreconCommand: AsyncParsableCommand {
         discussion:
             "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration.",
         version: String(cString: subrecon_build_version()),
-        subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self]
+        subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self]
     )
 }
 

@@ -25,10 +25,11 @@ struct PlayLoopback {
     let server: SimulatorServer
 
     /// `requestTimeout` is patient by default (30 s): tests that count token and API requests must not see a retry
-    /// caused by a loaded machine; a test of the timeout itself passes a short one.
+    /// caused by a loaded machine; a test of the timeout itself passes a short one. `package` is the client's package
+    /// name (another than the simulator's app: Google's `applicationNotFound`).
     static func run(
         maxAttempts: Int = 3, requestTimeout: Duration = .seconds(30), maxRateLimitWait: Duration = .seconds(1),
-        signingKeyPEM: String? = nil, _ body: (PlayLoopback) async throws -> Void
+        signingKeyPEM: String? = nil, package clientPackage: String = PlayLoopback.package, _ body: (PlayLoopback) async throws -> Void
     ) async throws {
         let account = TestKeys.account
         let simulator = GooglePlaySimulator(account: account, packageName: package)
@@ -38,7 +39,7 @@ struct PlayLoopback {
                 clientEmail: account.clientEmail, privateKeyPEM: signingKeyPEM ?? account.privateKeyPEM,
                 privateKeyID: account.keyID, tokenURI: server.baseURL + "/token")
             let configuration = try GooglePlayConfiguration(
-                serviceAccount: serviceAccount, packageName: package, baseURL: server.baseURL,
+                serviceAccount: serviceAccount, packageName: clientPackage, baseURL: server.baseURL,
                 requestPolicy: SourceRequestPolicy(
                     requestTimeout: requestTimeout, maxBodyBytes: GooglePlayConfiguration.defaultMaxBodyBytes,
                     maxAttempts: maxAttempts, baseBackoff: .milliseconds(5), maxBackoff: .milliseconds(20),

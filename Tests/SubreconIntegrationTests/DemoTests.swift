@@ -174,11 +174,22 @@ struct DemoTests {
             environment: environment, reportDirectory: reports, keep: false, explain: "demo-39-apple-feed-refund",
             logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
         var lines = said.withLock { $0 }
-        try #require(lines.count == 9)
+        try #require(lines.count == 10)
         #expect(lines[0].hasPrefix("demo: PostgreSQL started on 127.0.0.1:"))
         #expect(lines[1].hasPrefix("demo: store simulator listening on http://127.0.0.1:"))
         // --explain: `subrecon explain` of the feed user before run 1, the row still active, every source saying refunded.
         let explained = lines.remove(at: 2).split(separator: "\n").map(String.init)
+        // `subrecon doctor` before run 1: every check holds against the demo's database and simulators.
+        let doctor = lines.remove(at: 2).split(separator: "\n").map(String.init)
+        #expect(doctor.first?.hasPrefix("demo: subrecon doctor, before run 1 (") == true)
+        #expect(doctor.first?.hasSuffix("exit 0):") == true, "\(doctor)")
+        let checked = doctor.dropFirst().map { String($0.dropFirst(4).prefix { $0 != ":" }) }
+        #expect(
+            checked == [
+                "configuration", "database", "schema", "users", "role", "revenuecat", "app_store", "app_store receipts", "google_play",
+                "stripe",
+            ], "\(doctor)")
+        #expect(doctor.dropFirst().allSatisfy { $0.hasPrefix("  ✓ ") || $0.hasPrefix("  – app_store receipts:") }, "\(doctor)")
         #expect(explained.first?.hasPrefix("demo: subrecon explain demo-39-apple-feed-refund --as-of ") == true)
         #expect(explained.first?.hasSuffix(", before run 1 (asks every source, changes nothing):") == true)
         #expect(explained.contains { $0.hasPrefix("  row: tier 1, active, ends ") })

@@ -3,8 +3,9 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// `docs/CONTRACT.md` says what the code does: its option table is `subrecon run --help`, its drift kinds are the
-/// `Drift` enum, its exit codes the `ExitStatus` enum. A change on either side without the other fails here.
+/// `docs/CONTRACT.md` says what the code does: its option tables are `subrecon run --help` and `subrecon doctor --help`,
+/// its drift kinds are the `Drift` enum, its exit codes the `ExitStatus` enum. A change on either side without the
+/// other fails here.
 @Suite("docs/CONTRACT.md matches the code")
 struct ContractDocTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -34,6 +35,21 @@ struct ContractDocTests {
         #expect(documented == ExitStatus.allCases.map { String($0.rawValue) }.sorted { Int($0)! < Int($1)! })
     }
 
+    @Test("`subrecon doctor`'s section: its option table is `subrecon doctor --help`, its exit codes are ExitStatus values")
+    func doctorMatchesHelp() throws {
+        let documented = try ContractDoc.firstCells(of: "subrecon doctor")
+        let help = try ContractDoc.help(packageRoot: Self.packageRoot, command: "doctor")
+        let offered = ContractDoc.options(inHelp: help).subtracting(["--help"])
+        #expect(!offered.isEmpty, "no option found in `subrecon doctor --help`")
+        #expect(Set(documented) == offered, "docs/CONTRACT.md's doctor options against `subrecon doctor --help`")
+        let lines = try ContractDoc.firstCells(of: "subrecon doctor", table: 1)
+        #expect(lines.first == "configuration" && lines.contains("database") && lines.contains("revenuecat"))
+        let codes = try ContractDoc.firstCells(of: "subrecon doctor", table: 2)
+        #expect(codes == ["0", "69", "78"])
+        #expect(codes.allSatisfy { code in ExitStatus.allCases.contains { String($0.rawValue) == code } })
+        #expect(try ContractDoc.firstCells(of: "Commands").contains("subrecon doctor [--timeout SECONDS]"))
+    }
+
     @Test("the repository stands alone: nothing in it points at a directory outside it")
     func noReferenceOutsideTheRepository() throws {
         let needles = [".." + "/shared", "/work/" + "shared"]
@@ -55,15 +71,17 @@ enum ContractDoc {
         var description: String
     }
 
-    /// The first cell of every body row of the first table under the `## heading` section (backticks removed).
-    static func firstCells(of heading: String) throws -> [String] {
+    /// The first cell of every body row of the first table (or the `table`-th, counted from 0) under the `## heading`
+    /// section (backticks removed).
+    static func firstCells(of heading: String, table index: Int = 0) throws -> [String] {
         let url = ContractDocTests.packageRoot.appendingPathComponent("docs/CONTRACT.md")
         guard let data = FileManager.default.contents(atPath: url.path) else { throw Missing(description: "\(url.path) missing") }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         guard let start = lines.firstIndex(of: Substring("## " + heading)) else {
             throw Missing(description: "docs/CONTRACT.md has no section `## \(heading)`")
         }
-        let section = lines[(start + 1)...].prefix { !$0.hasPrefix("## ") }
+        var section = lines[(start + 1)...].prefix { !$0.hasPrefix("## ") }
+        for _ in 0..<index { section = section.drop { !$0.hasPrefix("|") }.drop { $0.hasPrefix("|") } }
         let table = section.drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }.dropFirst(2)
         return table.map { row in
             let cell = row.dropFirst().split(separator: "|", omittingEmptySubsequences: false).first ?? ""
@@ -72,9 +90,12 @@ enum ContractDoc {
     }
 
     /// `subrecon run --help` from the built executable (`swift build` first).
-    static func runHelp(packageRoot: URL) throws -> String {
+    static func runHelp(packageRoot: URL) throws -> String { try help(packageRoot: packageRoot, command: "run") }
+
+    /// `subrecon COMMAND --help` from the built executable (`swift build` first).
+    static func help(packageRoot: URL, command: String) throws -> String {
         let binary = packageRoot.appendingPathComponent(".build/debug/subrecon").path
-        guard let text = try HelpText.of(binary: binary, ["run"], columns: 200) else {
+        guard let text = try HelpText.of(binary: binary, [command], columns: 200) else {
             throw Missing(description: "\(binary) is missing: run swift build first")
         }
         return text

@@ -47,6 +47,11 @@ public protocol StoreSource: Sendable {
     var hasInventory: Bool { get }
     /// Every live purchase the store lists now, as `FeedEntries.purchases` (CONTRACT "Which users a run asks about", "Whose purchase it is"), or nil when it has none.
     func inventory() async -> FeedRead?
+    /// `subrecon doctor`'s lines for the store (docs/CONTRACT.md, "subrecon doctor"): one harmless authenticated read
+    /// per part configured that proves the key and the permissions the night needs, with the store's own client and
+    /// auth; a part nothing can be asked of without changing something is `notChecked`, saying why. No default: a
+    /// store says itself how it is proven.
+    static func credentialChecks(_ configuration: Configuration, context: SourceContext) async -> [CredentialCheck]
 }
 
 extension StoreSource {
@@ -61,6 +66,12 @@ extension StoreSource {
     /// The store's configuration in `configuration`, when it is configured.
     static func configured(in configuration: SubreconConfiguration) -> Configuration? {
         configuration.stores[origin] as? Configuration
+    }
+
+    /// The store's doctor lines for `configuration`'s entry; nil when the store is not configured.
+    static func credentialChecks(from configuration: SubreconConfiguration, context: SourceContext) async -> [CredentialCheck]? {
+        guard let mine = configured(in: configuration) else { return nil }
+        return await credentialChecks(mine, context: context)
     }
 
     /// Builds the source from `configuration`'s entry, when the store is configured.
