@@ -7,7 +7,7 @@ import SubreconCore
 /// | transaction                                   | fact                                                       |
 /// |-----------------------------------------------|------------------------------------------------------------|
 /// | `type` `Non-Consumable`                       | `kind: .nonExpiring`, line = original transaction id        |
-/// | with `revocationDate`                         | `refundedAt` = it, `storeState: .revoked` (never entitles)  |
+/// | with `revocationDate`                         | `refundedAt` = it (ends the line from that instant on)      |
 /// | any other `type` (or none)                    | none (the subscription path reads subscriptions)           |
 /// | Non-Consumable without an original transaction id or product id | error (fetch) for the user              |
 ///
@@ -37,7 +37,8 @@ public enum AppleNonConsumableMapping {
             fact.kind = .nonExpiring
             fact.expiresDate = nil
             fact.autoRenew = false
-            if fact.refundedAt != nil { fact.storeState = .revoked }
+            // A revocation is dated: the core judges the line revoked from `refundedAt` on, so a run judging an
+            // instant before it still sees the purchase (CONTRACT "Deciding the truth").
             let key = transaction.transactionId.flatMap { $0.isEmpty ? nil : $0 } ?? original
             if latest[key] == nil { order.append(key) }
             latest[key] = StoreFact(lookupID: lookup, purchase: fact, signedBy: signer)

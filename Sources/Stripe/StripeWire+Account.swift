@@ -38,6 +38,6 @@ public enum StripeAccount {
 
 extension StripeSubscription {
     /// The buyer's account Stripe states for this subscription (CONTRACT "Whose purchase it is"): its own `metadata.user_id`, else its
-    /// expanded customer's; nil when neither states one.
-    public var accountToken: String? { metadataUserID ?? customerUserID }
+    /// expanded customer's; nil when neither states one (empty or whitespace only states none, as everywhere).
+    public var accountToken: String? { [metadataUserID, customerUserID].lazy.compactMap(normalisedIdentifier).first }
 }

@@ -61,12 +61,16 @@ public struct SourceHealth: Sendable, Hashable {
 
     public var isDown: Bool { state != .up }
 
-    /// Declares the source down at `now` when it is failing and a wait of `wait` before asking again would make the
-    /// stretch of failures last a whole window (a token endpoint or a feed answering only `429` with a long
-    /// `Retry-After`); returns whether it did. A source not failing, or already down, is left as it is.
+    /// Declares the source down at `now` when it has failed more than once over a stretch that already lasted and a
+    /// wait of `wait` before asking again would make that stretch last a whole window (a token endpoint or a feed
+    /// answering only `429` with a long `Retry-After`); returns whether it did. One failure is never a stretch: a
+    /// single `429` asking for the whole window is waited out and asked again. A source not failing, or already down,
+    /// is left as it is.
     @discardableResult
     public mutating func declareDown(ifWaiting wait: Duration, at now: Duration) -> Bool {
-        guard state == .up, let since = failingSince, now + wait - since >= window else { return false }
+        guard state == .up, failures >= 2, let since = failingSince, now > since, now + wait - since >= window else {
+            return false
+        }
         state = .down(since: now)
         return true
     }

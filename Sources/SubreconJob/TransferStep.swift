@@ -26,7 +26,9 @@ struct TransferStep: Sendable {
             guard let last = page.last, page.count >= max(1, options.pageSize) else { break }
             after = last.id
         }
-        try await ledger.replace(rows.map { Verdict.transferred($0, by: transfers) })
-        return rows.count
+        // A row that cannot be read keeps its own verdict (`row_error`): nothing about it can be listed as read.
+        let readable = rows.filter { $0.rowError == nil }
+        try await ledger.replace(readable.map { Verdict.transferred($0, by: transfers) })
+        return readable.count
     }
 }

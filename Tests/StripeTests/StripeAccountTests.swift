@@ -39,6 +39,11 @@ struct StripeAccountTests {
         #expect(both.accountToken == "u-sub")
         // A customer given as an id string states no account.
         #expect(try Self.subscription(customer: #""cus_9""#).accountToken == nil)
+        // A blank user_id on the subscription states none: it never hides the customer's.
+        for blank in [#"{"user_id": " "}"#, #"{"user_id": "\t\n"}"#] {
+            #expect(try Self.subscription(metadata: blank, customer: expanded).accountToken == "u-9", "\(blank)")
+            #expect(try Self.subscription(metadata: blank).accountToken == nil, "\(blank)")
+        }
     }
 
     @Test("a user_id that is not a string of 1...500 characters, or metadata that is not an object, is not stated")

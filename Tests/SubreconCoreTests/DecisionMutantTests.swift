@@ -13,7 +13,18 @@ struct Mutant: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    static let all: [Mutant] = [alwaysSkip, alwaysDowngrade, ignoreSandbox, ignoreGrace, swapAuthority]
+    static let all: [Mutant] = [alwaysSkip, alwaysDowngrade, ignoreSandbox, ignoreGrace, swapAuthority, ignoreBuyer]
+
+    /// The buyer a store names is dropped: every purchase judged as if the store named nobody.
+    static let ignoreBuyer = Mutant(name: "ignore the buyer", caughtBy: ["buyer"]) { row, facts, context in
+        var anyone = facts
+        anyone.stores = facts.stores.map {
+            var f = $0
+            f.purchase.buyer = .unstated
+            return f
+        }
+        return realDecide(row, anyone, context)
+    }
 
     /// Answers `skipped` (as a fetch error) with no change for everyone: trivially fail-closed, and useless.
     static let alwaysSkip = Mutant(

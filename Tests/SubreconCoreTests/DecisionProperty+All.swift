@@ -8,7 +8,33 @@ extension DecisionProperty {
     static let all: [DecisionProperty] = [
         lowersOnlyWhenEnded, raisesOnlyWithEvidence, errorsLeaveTheRow, rerunChangesNothing, sandboxNeverRaises,
         sandboxOnlyHoldsNothing, entitledIsNotSkipped, endedMeansTierZero, graceKeepsTier, storeIsAuthority,
+        anotherBuyerNeverEntitles,
     ]
+
+    /// Store facts with generated buyers (CONTRACT "Whose purchase it is"): unstated, the user's id, the row's
+    /// `account_token` (an Apple token in another case), or another account. A line whose store names another account
+    /// never entitles the user: the row is untouched, `ownership_conflict`, whatever else the facts say.
+    static let anotherBuyerNeverEntitles = DecisionProperty(
+        key: "buyer", name: "a line whose store names another buyer's account leaves the row untouched (ownership_conflict)"
+    ) { seed, decide in
+        var input = seed % 2 == 0 ? Input(seed: seed) : Input.decidable(seed: seed)
+        var g = SeededRandom(seed: seed ^ 0x5EED_B0B)
+        let token = "8f14e45f-ceea-467f-a0a6-1b0a3f2c9d11"
+        input.row.accountToken = g.chance(0.5) ? token : nil
+        for index in input.facts.stores.indices {
+            let store = input.facts.stores[index].purchase.store
+            let named: String? = g.pick([nil, input.row.id, token.uppercased(), "someone-else", "U"])
+            input.facts.stores[index].purchase.buyer = .stated(named, store: store)
+        }
+        let foreign = input.facts.stores.filter { fact in
+            fact.purchase.buyer.account.map { !isOwnAccount($0, row: input.row) } ?? false
+        }
+        guard !foreign.isEmpty else { return .premiseFailed }
+        let verdict = input.verdict(decide)
+        return conclude(
+            !verdict.changesRow && verdict.intents.isEmpty && verdict.truth == nil && verdict.drift.contains(.ownershipConflict),
+            "\(verdict.action) \(verdict.drift) with \(foreign.count) purchase(s) of another buyer")
+    }
 
     static let lowersOnlyWhenEnded = DecisionProperty(
         key: "a", name: "a tier is lowered only when every purchase that could grant it is positively ended"

@@ -6,12 +6,13 @@ import Testing
 /// truth"): the core applies it to every fact of the line, whatever the other transactions say.
 @Suite("A refund ends its line, not one transaction")
 struct LineRefundTests {
-    /// An Apple non-consumable transaction of original transaction `original`.
+    /// An Apple non-consumable transaction of original transaction `original`, as the mapping builds it: a revocation
+    /// is its date (`refundedAt`), no store state.
     static func lifetime(_ original: String, txn: String, purchased: Double, revoked: Double? = nil) -> StoreFact {
         let purchase = PurchaseFact(
             origin: .appStore, productID: "lifetime", store: .appStore, kind: .nonExpiring, isSandbox: false,
             purchaseDate: days(purchased), refundedAt: revoked.map(days), autoRenew: false,
-            storeState: revoked == nil ? nil : .revoked, originalTransactionID: original, storeTransactionID: txn,
+            storeState: nil, originalTransactionID: original, storeTransactionID: txn,
             line: PurchaseLine.of(store: .appStore, ids: [original, txn]), buyer: .unstated)
         return StoreFact(lookupID: original, purchase: purchase)
     }
@@ -51,6 +52,13 @@ struct LineRefundTests {
                 subscriberKnown: false, purchases: [], stores: [future, Self.lifetime("9000", txn: "9001", purchased: -1)]),
             context: context)
         #expect(later.truth?.tier == 2, "a refund dated after T is no refund at T")
+        let revokedLater = decide(
+            row: Self.lifetimeRow,
+            facts: SourceFacts(
+                subscriberKnown: false, purchases: [],
+                stores: [Self.lifetime("9000", txn: "9000", purchased: -40, revoked: 2), Self.lifetime("9000", txn: "9001", purchased: -1)]),
+            context: context)
+        #expect(revokedLater.truth?.tier == 2, "a revocation dated after T (a backfill judging the past) is none at T")
     }
 
     @Test("a subscription line keeps the per-period rule: an earlier period's refund, even issued now, never ends it")

@@ -71,5 +71,11 @@ struct SourceHealthTests {
         recovered.record(.success, at: .seconds(30))
         let answered = recovered.declareDown(ifWaiting: .seconds(120), at: .seconds(31))
         #expect(!answered, "a source that answered is not failing")
+        var single = SourceHealth()
+        single.record(.failure, status: 429, at: .seconds(0))
+        let whole = single.declareDown(ifWaiting: .seconds(60), at: .seconds(0))
+        #expect(!whole, "one 429 asking for the whole minute is waited out, not a minute of failures")
+        let longer = single.declareDown(ifWaiting: .seconds(600), at: .seconds(0))
+        #expect(!longer, "nor one asking for ten minutes: the wait's own cap bounds it")
     }
 }

@@ -114,6 +114,30 @@ struct GooglePlayJobTests {
         }
     }
 
+    @Test("an expiryTime with milliseconds is the instant the row, drift.json and drift.csv hold, to the millisecond")
+    func millisecondInstants() async throws {
+        try await Self.withGoogle { h, google in
+            // 02:59:58.270 the day before T + 28 days: a value binary floating point cannot hold exactly.
+            let expiry = Harness.day(28).addingTimeInterval(-1.730)
+            try await h.store.insertUsers([Self.row("g-ms", end: -2)])
+            await google.setPurchase(
+                .single(
+                    "SUBSCRIPTION_STATE_ACTIVE", product: "premium_monthly", start: Harness.day(-2), expiry: expiry, autoRenew: true),
+                token: "tok-g-ms")
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let stated = ISO8601.string(expiry)
+            #expect(stated.hasSuffix(":58.270Z"), "\(stated)")
+            let user = try #require(try await h.user("g-ms"))
+            #expect(user.endDate.map(ISO8601.string) == stated, "the row holds the stated instant")
+            for name in ["drift.json", "drift.csv"] {
+                let text = try String(contentsOf: result.folder.appendingPathComponent(name), encoding: .utf8)
+                #expect(text.contains(String(stated.dropLast(5))), "\(name) prints \(stated)")
+                #expect(text.contains(":58.270"), "\(name): the millisecond the source stated")
+                #expect(!text.contains(":58.269"), "\(name): never a millisecond early")
+            }
+        }
+    }
+
     @Test("each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes")
     func failures() async throws {
         try await Self.withGoogle { h, google in

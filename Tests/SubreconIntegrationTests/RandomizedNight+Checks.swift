@@ -128,26 +128,31 @@ extension RandomizedNightTests {
         default: row(tier, "billing_issue", -Double(rng.int(1...5)), Double(rng.int(-3...3)))
         }
     }
-    /// Rows a webhook bug (or an app's view) left with a NULL where the contract says not null: `n-poison-0` (tier 1
-    /// past its end, status NULL) and `n-poison-1` (tier NULL, in billing issue). RevenueCat entitles both, so a job
-    /// that read them as anything would change them. Returns their ids.
+    /// Rows a webhook bug (or an app's view) left unreadable: `n-poison-0` (tier 1 past its end, status NULL),
+    /// `n-poison-1` (tier NULL, in billing issue), timestamps no instant can carry (`infinity` in `updated_at`,
+    /// `-infinity` in the end and, every night, in the grace end). RevenueCat entitles each, so a job that read them as
+    /// anything would change them. Returns their ids.
     static func poisonRows(count: Int, harness h: Harness) async throws -> [String] {
         try await h.client.query(
             "alter table users alter column subscription_status drop not null, alter column current_tier drop not null")
+        // Every night holds one timestamp no instant can carry (`-infinity` in the grace end: n-poison-4), then
+        // `count` more of the others.
         let rows = [
-            "('n-poison-0', 1, null, '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
-            "('n-poison-1', null, 'billing_issue', '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+            "('n-poison-0', 1, null, '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+            "('n-poison-1', null, 'billing_issue', '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
             // A timestamp no instant can carry: one user's row_error, never the night's.
-            "('n-poison-2', 1, 'active', '2026-05-29T03:00:00Z', 'apple_iap', 'premium_monthly', 'infinity')",
-            "('n-poison-3', 1, 'active', '-infinity', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
-        ].prefix(count)
+            "('n-poison-2', 1, 'active', '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', 'infinity')",
+            "('n-poison-3', 1, 'active', '-infinity', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+        ].prefix(count) + [
+            "('n-poison-4', 1, 'billing_issue', '2026-05-29T03:00:00Z', '-infinity', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')"
+        ]
         try await h.client.query(
             PostgresQuery(
                 unsafeSQL: """
-                    insert into users (id, current_tier, subscription_status, subscription_end_date, subscription_source, \
-                    iap_product_id, updated_at) values \(rows.joined(separator: ", "))
+                    insert into users (id, current_tier, subscription_status, subscription_end_date, grace_period_ends_at, \
+                    subscription_source, iap_product_id, updated_at) values \(rows.joined(separator: ", "))
                     """))
-        let ids = (0..<count).map { "n-poison-\($0)" }
+        let ids = (0..<count).map { "n-poison-\($0)" } + ["n-poison-4"]
         for id in ids {
             await h.revenueCat.setSubscriber(
                 SimulatedSubscriber(
@@ -165,7 +170,8 @@ extension RandomizedNightTests {
             (updated_at = '2026-05-01T00:00:00Z' and \
             ((id = 'n-poison-0' and current_tier = 1 and subscription_status is null) or \
             (id = 'n-poison-1' and current_tier is null and subscription_status = 'billing_issue') or \
-            (id = 'n-poison-3' and current_tier = 1 and subscription_end_date = '-infinity'))) or \
+            (id = 'n-poison-3' and current_tier = 1 and subscription_end_date = '-infinity') or \
+            (id = 'n-poison-4' and current_tier = 1 and grace_period_ends_at = '-infinity'))) or \
             (id = 'n-poison-2' and updated_at = 'infinity' and current_tier = 1 and subscription_status = 'active')
             """)
         return same == ids.count

@@ -105,8 +105,11 @@ extension RandomizedNightTests {
                 firstSeen: Harness.day(-300),
                 subscriptions: [Harness.subscription("premium_monthly", purchased: -1, expires: 29, txn: original)]),
             for: owner)
-        let holderCase = Generated(
+        var holderCase = Generated(
             row: holderRow, truth: .unusable("RevenueCat lists the line under \(owner)"), drift: "ownership_conflict")
+        holderCase.transferOwner = (
+            owner, .known(.entitled(1, end: 29, product: "premium_monthly", source: "apple_iap"))
+        )
         var ownerCase = Generated(
             row: ownerRow, truth: .known(.entitled(1, end: 29, product: "premium_monthly", source: "apple_iap")), linesEntitle: 1,
             appleWrite: original)
