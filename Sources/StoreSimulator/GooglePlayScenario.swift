@@ -76,8 +76,8 @@ public struct SimulatedPlaySubscription: Sendable, Hashable {
     public var startTime: Date?
     public var lineItems: [LineItem]
     public var testPurchase: Bool
-    /// `externalAccountIdentifiers.obfuscatedExternalAccountId`, the buyer's account the app handed Google (SPEC
-    /// 5.10); nil: no `externalAccountIdentifiers` at all.
+    /// `externalAccountIdentifiers.obfuscatedExternalAccountId`, the buyer's account the app handed Google (CONTRACT
+    /// "Whose purchase it is"); nil: no `externalAccountIdentifiers` at all.
     public var obfuscatedAccountID: String?
 
     public init(

@@ -1,4 +1,5 @@
 import Foundation
+import SubreconCore
 
 /// Google's error bodies and time format, as the simulator writes them.
 extension GooglePlaySimulator {
@@ -20,8 +21,11 @@ extension GooglePlaySimulator {
         }
     }
 
-    /// RFC 3339 with milliseconds, as Google writes times.
+    /// RFC 3339 with three fraction digits, as Google writes times. Google writes the millisecond it means; a formatter
+    /// given binary floating point truncates (…58.27 → …58.269), so the instant is written from the rounded millisecond
+    /// count, as the reports write it.
     public static func rfc3339(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        let text = ISO8601.string(date)
+        return text.contains(".") ? text : text.dropLast() + ".000Z"
     }
 }

@@ -3,8 +3,8 @@ import Logging
 import SubreconCore
 
 extension StripeClient {
-    /// The query items asking a subscription list for each customer (its `metadata.user_id` names the buyer, SPEC
-    /// 5.10) and each latest invoice with its payments (Stripe allows four expansion levels).
+    /// The query items asking a subscription list for each customer (its `metadata.user_id` names the buyer, CONTRACT
+    /// "Whose purchase it is") and each latest invoice with its payments (Stripe allows four expansion levels).
     static let listExpansion =
         "\(encoded("expand[]"))=\(encoded("data.customer"))&\(encoded("expand[]"))=\(encoded("data.latest_invoice.payments"))"
     /// The same for `GET /v1/subscriptions/{id}`.

@@ -138,6 +138,37 @@ struct GooglePlayJobTests {
         }
     }
 
+    @Test(
+        "a subscription whose obfuscatedExternalAccountId names another user (or the user id in another case) never extends; the own id does"
+    )
+    func subscriptionBuyer() async throws {
+        try await Self.withGoogle { h, google in
+            for (id, account) in [("g-own", "g-own"), ("g-other", "g-own"), ("g-case", "G-CASE"), ("g-blank", " ")] {
+                try await h.store.insertUsers([Self.row(id, end: -2)])
+                var purchase = Self.play("ACTIVE", expiry: 28, start: -2)
+                purchase.obfuscatedAccountID = account
+                await google.setPurchase(purchase, token: "tok-" + id)
+            }
+            let before = try #require(try await h.user("g-other"))
+            let result = try await h.run { $0.maxDowngradeRatio = 1 }
+            let rows = try h.report(result)
+            for id in ["g-own", "g-blank"] {
+                let user = try #require(try await h.user(id))
+                #expect(user.currentTier == 1 && user.endDate == Harness.day(28), "\(id): its own (or no stated) buyer extends")
+                #expect(rows[id]?.action == "extend", "\(id)")
+                #expect(try await h.auditRows(id) == 1, "\(id): one audit row")
+            }
+            for id in ["g-other", "g-case"] {
+                let user = try #require(try await h.user(id))
+                #expect(user.endDate == Harness.day(-2) && user.currentTier == 1, "\(id): untouched")
+                #expect(rows[id]?.action == "skipped" && rows[id]?.drift == ["ownership_conflict"], "\(id): \(rows[id]?.drift ?? [])")
+                #expect(try await h.auditRows(id) == 0, "\(id): no audit row")
+                #expect(try await h.intents(id) == 0, "\(id): no intent")
+            }
+            #expect(try await h.user("g-other") == before, "the whole row as it was")
+        }
+    }
+
     @Test("each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes")
     func failures() async throws {
         try await Self.withGoogle { h, google in

@@ -137,15 +137,16 @@ extension RandomizedNightTests {
             "alter table users alter column subscription_status drop not null, alter column current_tier drop not null")
         // Every night holds one timestamp no instant can carry (`-infinity` in the grace end: n-poison-4), then
         // `count` more of the others.
-        let rows = [
-            "('n-poison-0', 1, null, '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
-            "('n-poison-1', null, 'billing_issue', '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
-            // A timestamp no instant can carry: one user's row_error, never the night's.
-            "('n-poison-2', 1, 'active', '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', 'infinity')",
-            "('n-poison-3', 1, 'active', '-infinity', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
-        ].prefix(count) + [
-            "('n-poison-4', 1, 'billing_issue', '2026-05-29T03:00:00Z', '-infinity', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')"
-        ]
+        let rows =
+            [
+                "('n-poison-0', 1, null, '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+                "('n-poison-1', null, 'billing_issue', '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+                // A timestamp no instant can carry: one user's row_error, never the night's.
+                "('n-poison-2', 1, 'active', '2026-05-29T03:00:00Z', null, 'apple_iap', 'premium_monthly', 'infinity')",
+                "('n-poison-3', 1, 'active', '-infinity', null, 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')",
+            ].prefix(count) + [
+                "('n-poison-4', 1, 'billing_issue', '2026-05-29T03:00:00Z', '-infinity', 'apple_iap', 'premium_monthly', '2026-05-01T00:00:00Z')"
+            ]
         try await h.client.query(
             PostgresQuery(
                 unsafeSQL: """

@@ -5,6 +5,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconTestSupport
 import Testing
 
 /// The built executable, run as a child process with the harness's environment (as cron or systemd run it).
@@ -45,9 +46,8 @@ enum SubreconBinary {
 
     /// The exit status once the process ended, or nil if it is still running after `limit` (it is then killed).
     static func wait(_ process: Process, limit: Duration) async throws -> Int32? {
-        let deadline = ContinuousClock.now + limit
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
+        let ended = try await TestPoll.until(limit, interval: .milliseconds(50)) { !process.isRunning }
+        if !ended {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return nil
@@ -104,16 +104,17 @@ struct SignalTests {
     func waitFor(
         _ process: Process, _ what: String, limit: Duration = .seconds(30), _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            guard process.isRunning else {
-                Issue.record("the process ended before: \(what)")
-                return
-            }
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
+        var ended = false
+        let reached = try await TestPoll.until(limit, interval: .milliseconds(10)) {
+            ended = !process.isRunning
+            if ended { return true }
+            return try await condition()
         }
-        Issue.record("not reached within \(limit): \(what)")
+        if ended {
+            Issue.record("the process ended before: \(what)")
+        } else if !reached {
+            Issue.record("not reached within \(limit): \(what)")
+        }
     }
 
     func ledgerUsers(_ h: Harness) async throws -> Set<String> {
