@@ -99,7 +99,10 @@ struct TransportDeadlineTests {
             }
             return 7
         }
-        #expect(cutOff && value == 7)
+        // The inner deadline is the outer one, the same instant: whichever fires first ends the work, so on a loaded
+        // machine the outer run may see the work end (7) just before its own deadline fires. Either way the work that
+        // would sleep an hour ends at the deadline.
+        #expect(value == 7, "cut off: \(cutOff)")
         #expect(ContinuousClock.now - start < .seconds(30), "cut off long before the hour it would sleep")
         let quick = await LookupDeadline.run(within: .seconds(10)) { 1 }
         #expect(quick.value == 1 && !quick.cutOff)
