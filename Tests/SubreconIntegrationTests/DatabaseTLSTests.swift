@@ -118,6 +118,28 @@ struct DatabaseTLSTests {
         }
     }
 
+    @Test("an sslrootcert that is missing, or holds no certificate: exit 78 at start naming the setting, before any connection or store")
+    func unusableRootCertificate() async throws {
+        try await Harness.with { h in
+            let empty = h.reportDirectory.appendingPathComponent("empty.pem")
+            try Data("not a certificate\n".utf8).write(to: empty)
+            for path in ["/nonexistent/subrecon-ca.pem", empty.path] {
+                let url = try Self.url(h, host: "localhost", "sslmode=verify-full&sslrootcert=\(path)")
+                let run = try await Self.binary(
+                    h, ["run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--report-dir", h.reportDirectory.path],
+                    databaseURL: url)
+                #expect(run.status == 78, "\(path): \(run.operatorLines)")
+                #expect(run.operatorLines.count == 1, "\(path): \(run.operatorLines)")
+                let line = run.operatorLines.first ?? ""
+                #expect(line.contains("sslrootcert") && line.contains(path), "\(line)")
+                let migrate = try await Self.binary(h, ["migrate"], databaseURL: url)
+                #expect(migrate.status == 78, "migrate, \(path): \(migrate.operatorLines)")
+            }
+            #expect(await h.revenueCat.counters().totalRequests == 0, "no store was asked")
+            #expect(try await h.count("select count(*)::int from reconcile_runs") == 0, "no run recorded")
+        }
+    }
+
     @Test("a certificate for localhost reached as 127.0.0.1 under verify-full: exit 69, one line saying host name mismatch")
     func hostNameMismatch() async throws {
         let ca = try TestTLS.required(TestTLS.ca, "SUBRECON_TEST_TLS_CA")

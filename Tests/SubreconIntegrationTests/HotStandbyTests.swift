@@ -99,6 +99,11 @@ struct HotStandbyTests {
                 h, ["run", "--dry-run", "--as-of", ISO8601.string(Harness.asOf), "--report-dir", h.reportDirectory.path],
                 schema: schema)
             #expect(dry.status == 0, "a dry run reads only: \(dry.operatorLines)")
+
+            // explain reads only too: the row as the standby has it, the sources asked, nothing written.
+            let explain = try await Self.binary(h, ["explain", "sb-000", "--as-of", ISO8601.string(Harness.asOf)], schema: schema)
+            #expect(explain.status == 0, "explain works on a hot standby: \(explain.operatorLines)")
+            #expect(explain.stdoutText.contains("sb-000"), "\(explain.stdoutText.prefix(400))")
         }
     }
 
