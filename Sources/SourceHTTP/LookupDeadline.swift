@@ -27,7 +27,7 @@ public enum LookupDeadline {
             await withTaskGroup(of: Event<T>.self) { group in
                 group.addTask { .value(await operation()) }
                 group.addTask {
-                    do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return .cancelled }
+                    do { try await DeadlineSleep.until(deadline) } catch { return .cancelled }
                     return .deadline
                 }
                 var result: (value: T?, cutOff: Bool) = (nil, false)

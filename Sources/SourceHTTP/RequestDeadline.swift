@@ -42,7 +42,7 @@ extension HTTPClient {
                     status: Int(response.status.code), headers: response.headers, body: Data(buffer.readableBytesView))
             }
             group.addTask {
-                try await _Concurrency.Task.sleep(for: deadline + .milliseconds(250))
+                try await DeadlineSleep.for(deadline + .milliseconds(250))
                 return nil
             }
             defer { group.cancelAll() }
