@@ -13,7 +13,7 @@ public enum StoredCatalog {
     }
 
     static func problem(_ entry: ProductCatalog.Entry) -> String? {
-        let product = ProductFile.visible(entry.productID)
+        let product = visible(entry.productID)
         if entry.productID.isEmpty { return "a product id is empty" }
         if let scalar = OperatorText.control(in: entry.productID) {
             return "product id \(product) holds the control character \(OperatorText.name(scalar))"
@@ -25,6 +25,22 @@ public enum StoredCatalog {
             return "product \(product)'s entitlement holds the control character \(OperatorText.name(scalar))"
         }
         return nil
+    }
+
+    /// `value` quoted, each scalar `OperatorText.control` names written as `\u{FEFF}` (a byte order mark is invisible
+    /// in a terminal, and Swift's `debugDescription` prints it as is).
+    static func visible(_ value: String) -> String {
+        var text = "\""
+        for scalar in value.unicodeScalars {
+            if OperatorText.control(in: String(scalar)) != nil {
+                text += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else if scalar == "\"" || scalar == "\\" {
+                text += "\\" + String(scalar)
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return text + "\""
     }
 
     /// `catalog` when every row is one `products import` accepts; else a configuration error (78) naming the first

@@ -1,5 +1,8 @@
 import Foundation
+import PostgresNIO
+import StoreSimulator
 import SubreconCore
+import SubreconJob
 import SubreconTestSupport
 import Testing
 
