@@ -25,7 +25,7 @@ extension Commands {
                     .userErrors,
                     "user \(SourceText.sanitized(userID).debugDescription): row_error: \(problem); no source asked, nothing changed")
             }
-            let catalog = try await database.loadCatalog()
+            let catalog = try StoredCatalog.checked(try await database.loadCatalog())
             let context = DecisionContext(asOf: asOf, environment: config.environment, catalog: catalog)
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: 4)) { http in
                 let source = try StoreFactSource(

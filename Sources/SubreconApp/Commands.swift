@@ -37,9 +37,12 @@ public enum Commands {
         return try await withDatabase(config.database, logger: logger) { try await $0.loadCatalog() }
     }
 
-    public static func importProducts(_ entries: [ProductCatalog.Entry], environment env: ProcessEnvironment, logger: Logger) async throws {
+    /// `subrecon products import [--replace] FILE`: all or nothing; with `replacing`, the file becomes the whole table.
+    public static func importProducts(
+        _ entries: [ProductCatalog.Entry], replacing: Bool = false, environment env: ProcessEnvironment, logger: Logger
+    ) async throws {
         let config = try SubreconConfiguration.load(env, requireSource: false)
-        try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries) }
+        try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries, replacing: replacing) }
     }
 
     /// How far `--as-of` may lie from now in a run that applies (CONTRACT "Exit codes"): 24 h back, 15 min ahead.

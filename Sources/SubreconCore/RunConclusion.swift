@@ -10,6 +10,11 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
     case unavailable = 69
     case stopped = 75
     case config = 78
+    /// Stopped by SIGINT with no recorded run to resume (a dry run, or one stopped before it was recorded): 128 + 2, as
+    /// a shell reports a process SIGINT ended.
+    case interrupted = 130
+    /// Stopped by SIGTERM with no recorded run to resume: 128 + 15.
+    case terminated = 143
 
     public var meaning: String {
         switch self {
@@ -22,6 +27,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
         case .unavailable: "a dependency was unreachable at start, nothing done"
         case .stopped: "the run stopped before it finished (signal, lost database, lost shard lock); resume it with --resume RUN_ID"
         case .config: "configuration error, nothing touched"
+        case .interrupted: "stopped by SIGINT with no recorded run to resume (a dry run, or stopped before it was recorded); start it again"
+        case .terminated: "stopped by SIGTERM with no recorded run to resume (a dry run, or stopped before it was recorded); start it again"
         }
     }
 }

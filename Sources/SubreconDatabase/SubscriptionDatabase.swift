@@ -200,11 +200,13 @@ public struct SubscriptionDatabase: Sendable {
         }
     }
 
-    /// Inserts or replaces catalog entries by product id, in one transaction.
-    public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws {
+    /// Inserts or replaces catalog entries by product id, in one transaction; with `replacing`, the entries become the
+    /// whole table (every other row deleted in the same transaction).
+    public func upsertProducts(_ entries: [ProductCatalog.Entry], replacing: Bool = false) async throws {
         try await run("upsert products") {
             try await session.withConnection { connection in
                 try await connection.inTransaction(logger: logger) { connection in
+                    if replacing { try await connection.run("delete from product_tiers", logger: logger) }
                     for entry in entries {
                         try await connection.run(
                             """

@@ -1,4 +1,7 @@
+import Foundation
 import SubreconCore
+import SubreconDatabase
+import SubreconReports
 
 /// An error that ends the command with a specific exit status and one operator-facing line.
 public struct CommandFailure: Error, CustomStringConvertible, Sendable {
@@ -13,17 +16,25 @@ public struct CommandFailure: Error, CustomStringConvertible, Sendable {
 extension ExitStatus {
     /// The one map from a failure to its exit status and operator line (CONTRACT "Exit codes"), used by every command.
     ///
-    /// Typed failures keep their status; configuration 78; a database unreachable at start 69 (`withDatabase` turns
-    /// it into a `CommandFailure` before anything is touched); a stop (signal, lost lock, cancellation) 75; any
-    /// other failure after start (the run folder or the run record could not be written, a database error mid-run)
-    /// is the run stopping before it finished, 75 — never "some users errored" (1), which only a finished run says.
+    /// Typed failures keep their status; configuration 78, and so are a schema the binary cannot use and a report
+    /// folder that cannot be written; a database failure 69 (unreachable, refused, an error it answered: nothing
+    /// done). Exit 75 is only for a run that was recorded and can be resumed: `RunLifecycle.fail` says it, as a
+    /// `CommandFailure`; nothing else does. Any other failure is 69, sysexits.h's catch-all ("something you wanted to
+    /// do doesn't work"), never 75 — never "some users errored" (1) either, which only a finished run says.
     public static func failure(_ error: any Error) -> (status: ExitStatus, line: String) {
         switch error {
         case let failure as CommandFailure: return (failure.status, failure.description)
         case let error as ConfigError: return (.config, error.description)
-        case let stopped as RunStopped: return (.stopped, "stopped: \(stopped.reason)")
-        case is CancellationError: return (.stopped, "stopped (interrupted)")
-        default: return (.stopped, "stopped before finishing: \(error)")
+        case let newer as SchemaNewerThanBinary: return (.config, newer.description)
+        case let error as DatabaseError:
+            switch error {
+            case .schemaMissing, .schemaOutdated, .schemaNotCurrent, .permissionDenied: return (.config, error.description)
+            default: return (.unavailable, "\(error.description); nothing done")
+            }
+        case let error as ReportError: return (.config, error.description)
+        case let stopped as RunStopped: return (.unavailable, "stopped before anything was recorded: \(stopped.reason)")
+        case is CancellationError: return (.unavailable, "stopped before anything was recorded (interrupted)")
+        default: return (.unavailable, "failed before finishing: \(error)")
         }
     }
 }

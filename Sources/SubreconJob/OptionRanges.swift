@@ -2,8 +2,8 @@ import Foundation
 import SubreconCore
 
 /// The documented range of every numeric and date option of the commands (README "Options", CONTRACT "Hostile answers and bounded work"). The
-/// executable checks them in `validate()`, before anything is touched: outside its range an option is exit 64 with
-/// one line naming it. Pure.
+/// executable checks them before anything is touched (`run` at the start of its `run()`, so that its metrics are
+/// written; the other commands in `validate()`): outside its range an option is exit 64 with one line naming it. Pure.
 public enum OptionRanges {
     public static let concurrency = 1...1024
     public static let limit = 1...100_000_000

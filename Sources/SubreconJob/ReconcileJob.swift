@@ -61,14 +61,14 @@ public struct ReconcileJob: Sendable {
         let folder = try lifecycle.createFolder()
         var summary = lifecycle.newSummary(sources: sourcesNote)
         let start = ContinuousClock.now
+        // Whether `--resume` can continue this run if it fails: a run being resumed is already in `reconcile_runs`; a
+        // new one once `begin` recorded it; a dry run never (CONTRACT "Exit codes": 75 only for a resumable run).
+        var recorded = resume != nil && !options.dryRun
+        if recorded { options.stop?.recorded(run: runID) }
         do {
-            let context = DecisionContext(
-                asOf: options.asOf, environment: options.environment, catalog: try await ports.catalog.loadCatalog())
-            let ledger: any VerdictLedger =
-                options.dryRun
-                ? try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
-                : DatabaseLedger(database: ports.verdicts, runID: runID)
+            let (context, ledger) = try await prepare(options, runID: runID, folder: folder)
             try await lifecycle.begin(resuming: resume)
+            recorded = !options.dryRun
 
             var state = resume ?? RunProgress()
             var options = options
@@ -109,8 +109,20 @@ public struct ReconcileJob: Sendable {
             try await lifecycle.finish(summary, end: end)
             return RunResult(summary: summary, folder: folder.url, exitStatus: end.exitStatus)
         } catch {
-            throw await lifecycle.fail(error)
+            throw await lifecycle.fail(error, recorded: recorded)
         }
+    }
+
+    /// The decision's context and the run's ledger, before the run is recorded: the stored catalog is checked
+    /// (`StoredCatalog`: a row `products import` would refuse is a 78 here, before any store is asked).
+    private func prepare(_ options: RunOptions, runID: String, folder: RunFolder) async throws -> (DecisionContext, any VerdictLedger) {
+        let catalog = try StoredCatalog.checked(try await ports.catalog.loadCatalog())
+        let context = DecisionContext(asOf: options.asOf, environment: options.environment, catalog: catalog)
+        let ledger: any VerdictLedger =
+            options.dryRun
+            ? try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
+            : DatabaseLedger(database: ports.verdicts, runID: runID)
+        return (context, ledger)
     }
 
     /// The night's orphans (CONTRACT "Whose purchase it is") into `orphans.csv` (header only when none) and `summary.json`. A resumed run

@@ -106,20 +106,31 @@ struct RunLifecycle: Sendable {
             ])
     }
 
-    /// The one place a failure after start becomes the command's failure: typed failures keep their status; anything
-    /// else marks the run failed (resumable) and is exit 75 with the way to resume.
-    func fail(_ error: any Error) async -> CommandFailure {
+    /// The one place a failure after start becomes the command's failure: typed failures keep their status. A run
+    /// that is `recorded` (in `reconcile_runs`, so `--resume` can continue it) is marked failed and is exit 75 with the
+    /// way to resume. Exit 75 is for nothing else (CONTRACT "Exit codes"): a dry run, or a run that failed before it
+    /// was recorded (the product catalog could not be loaded, the run's row not written), has nothing to resume — a
+    /// signal gives 130/143, anything else `ExitStatus.failure`'s code (69 for the database), saying to start again.
+    func fail(_ error: any Error, recorded: Bool) async -> CommandFailure {
         if let failure = error as? CommandFailure { return failure }
+        let reason = (error as? RunStopped)?.reason ?? ExitStatus.failure(error).line
+        guard recorded, let journal else {
+            // (a row `begin` wrote before it failed is marked failed: nothing resumes it)
+            if let journal { try? await journal.setRunStatus(id: runID, .failed) }
+            logger.error("run stopped before it was recorded", metadata: ["error": "\(reason)"])
+            let status = options.stop?.signalStatus ?? ExitStatus.failure(error).status
+            return CommandFailure(
+                status,
+                options.dryRun
+                    ? "dry run \(runID) stopped (\(reason)); nothing was changed, nothing to resume: start it again"
+                    : "run \(runID) stopped before it was recorded (\(reason)); nothing was changed, nothing to resume: start it again")
+        }
         // Twice: after a server restart the first attempt may meet a connection that died with it (it fails at once).
-        if let journal, (try? await journal.setRunStatus(id: runID, .failed)) == nil {
+        if (try? await journal.setRunStatus(id: runID, .failed)) == nil {
             try? await journal.setRunStatus(id: runID, .failed)
         }
-        let reason = (error as? RunStopped)?.reason ?? ExitStatus.failure(error).line
         logger.error("run stopped", metadata: ["error": "\(reason)"])
         return CommandFailure(
-            .stopped,
-            options.dryRun
-                ? "dry run \(runID) stopped (\(reason)); nothing was changed"
-                : "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
+            .stopped, "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
     }
 }

@@ -1,3 +1,4 @@
+import SubreconCore
 import Synchronization
 
 /// A request to stop a run early and cleanly (SIGTERM / SIGINT, a host ServiceGroup's graceful shutdown, or the shard
@@ -9,6 +10,7 @@ import Synchronization
 public final class StopSignal: Sendable {
     private struct State {
         var reason: String?
+        var signalStatus: ExitStatus?
         var recordedRun: String?
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextID = 0
@@ -27,10 +29,14 @@ public final class StopSignal: Sendable {
     /// Notes that run `id` is recorded, so resuming it is possible from here on.
     public func recorded(run id: String) { state.withLock { $0.recordedRun = id } }
 
-    /// Asks the run to stop; the first reason wins.
-    public func stop(reason: String) {
+    /// The exit a stop by a signal gives when no recorded run can be resumed (a dry run, or a run stopped before it was
+    /// recorded): 130 for SIGINT, 143 for SIGTERM; nil when the stop came from elsewhere (a lost shard lock).
+    public var signalStatus: ExitStatus? { state.withLock { $0.signalStatus } }
+
+    /// Asks the run to stop; the first reason wins. `signalStatus`: the signal's exit when nothing can be resumed.
+    public func stop(reason: String, signalStatus: ExitStatus? = nil) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            if state.reason == nil { state.reason = reason }
+            if state.reason == nil { (state.reason, state.signalStatus) = (reason, signalStatus) }
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }

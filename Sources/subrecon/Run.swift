@@ -60,26 +60,35 @@ struct Run: AsyncParsableCommand {
     var feedTimeout: Double = 300
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
-    func validate() throws {
-        guard ["nightly", "backfill"].contains(mode) else { throw ValidationError("--mode must be nightly or backfill") }
-        if let problem = rangeProblem() { throw ValidationError(problem) }
+    /// The usage error in the options, as the line to print; nil when there is none. Checked at the start of `run()`
+    /// (not in `validate()`, which exits before the metrics could be written): a usage error is exit 64 like any
+    /// other, with its metrics written (docs/CONTRACT.md, `--metrics-file`).
+    func usageProblem() -> String? {
+        guard ["nightly", "backfill"].contains(mode) else { return "--mode must be nightly or backfill" }
+        if let problem = rangeProblem() { return problem }
         guard ShardSpec(parsing: shard).map({ OptionRanges.shardCount.contains($0.count) }) == true else {
-            throw ValidationError("--shard must be I/N with 0 <= I < N and N in 1...\(OptionRanges.shardCount.upperBound)")
+            return "--shard must be I/N with 0 <= I < N and N in 1...\(OptionRanges.shardCount.upperBound)"
         }
-        if let pushgatewayURL, URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
-            throw ValidationError("--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091")
-        }
-        if let pushgatewayURL, MetricsPublisher.hasUserInfo(pushgatewayURL) {
-            throw ValidationError(
-                "--pushgateway-url must not carry credentials; set SUBRECON_PUSHGATEWAY_USER and SUBRECON_PUSHGATEWAY_PASSWORD (or _FILE)")
-        }
+        if let problem = pushgatewayProblem() { return problem }
         if let resume, let acceptDowngrades, resume != acceptDowngrades {
-            throw ValidationError("--resume and --accept-downgrades name different runs")
+            return "--resume and --accept-downgrades name different runs"
         }
-        if (resume != nil || acceptDowngrades != nil) && dryRun { throw ValidationError("--resume cannot be a dry run") }
-        if (endAfter != nil || endBefore != nil) && mode != "backfill" {
-            throw ValidationError("--end-after/--end-before need --mode backfill")
+        if (resume != nil || acceptDowngrades != nil) && dryRun { return "--resume cannot be a dry run" }
+        if (endAfter != nil || endBefore != nil) && mode != "backfill" { return "--end-after/--end-before need --mode backfill" }
+        return nil
+    }
+
+    /// A `--pushgateway-url` that is not one to push to (not http(s), or carrying credentials).
+    func pushgatewayProblem() -> String? {
+        guard let pushgatewayURL else { return nil }
+        if URLComponents(string: pushgatewayURL)?.host == nil || !pushgatewayURL.hasPrefix("http") {
+            return "--pushgateway-url must be an http(s) URL, e.g. http://pushgateway:9091"
         }
+        if MetricsPublisher.hasUserInfo(pushgatewayURL) {
+            return
+                "--pushgateway-url must not carry credentials; set SUBRECON_PUSHGATEWAY_USER and SUBRECON_PUSHGATEWAY_PASSWORD (or _FILE)"
+        }
+        return nil
     }
 
     /// The first option outside its documented range (`OptionRanges`, README "Options"), as the line to print.
@@ -109,19 +118,24 @@ struct Run: AsyncParsableCommand {
         let logger = Startup.logger(env)
         let stop = StopSignal()
         let metrics = metricsTargets(env)
+        if let problem = usageProblem() {
+            await MetricsPublisher.publishExit(.usage, to: metrics, logger: logger)
+            throw ValidationError(problem)  // printed with the usage, exit 64, as swift-argument-parser's own
+        }
         // The signals are watched until the process ends (the summary and the metrics included), as before; a forced
         // exit (a second signal, or no clean end in time) still publishes its 75.
         try await Signals.stoppingOnTermination(
-            stop, beforeHardExit: { await MetricsPublisher.publishExit(.stopped, to: metrics, logger: logger) }
+            stop, beforeHardExit: { await MetricsPublisher.publishExit($0, to: metrics, logger: logger) }
         ) {
             try await runGuarded(env: env, logger: logger, stop: stop, metrics: metrics)
         }
     }
 
-    /// Where the metrics go, with the shard and dry-run flag as given: what an exit without a run folder publishes.
+    /// Where the metrics go, with the shard and dry-run flag as given: what an exit without a run folder publishes. A
+    /// `--pushgateway-url` that is itself the usage error is not pushed to (the shard, when it is, reads as 0/1).
     func metricsTargets(_ env: ProcessEnvironment) -> MetricsTargets {
         MetricsTargets(
-            metricsFile: metricsFile, pushgatewayURL: pushgatewayURL,
+            metricsFile: metricsFile, pushgatewayURL: pushgatewayProblem() == nil ? pushgatewayURL : nil,
             credentials: pushgatewayURL == nil ? nil : try? PushgatewayCredentials.load(env), shard: ShardSpec(parsing: shard) ?? .all,
             dryRun: dryRun, reportDirectory: URL(fileURLWithPath: reportDir))
     }

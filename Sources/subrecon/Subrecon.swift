@@ -13,7 +13,7 @@ struct SubreconCommand: AsyncParsableCommand {
         commandName: "subrecon",
         abstract: "Keeps subscription tiers in PostgreSQL true to its sources: RevenueCat and every configured store.",
         discussion:
-            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration.",
+            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration, 130/143 stopped by a signal with nothing to resume.",
         version: String(cString: subrecon_build_version()),
         subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self]
     )
@@ -72,7 +72,9 @@ struct Products: AsyncParsableCommand {
             try await Startup.guarded(logger) {
                 let catalog = try await Commands.loadProducts(environment: env, logger: logger)
                 let check = try ProductCheck.check(reportDirectory: URL(fileURLWithPath: reportDir), catalog: catalog)
-                for line in check.lines { print(line) }
+                // Rows `run` refuses (78) are named first; text from a source or a row is escaped for the terminal.
+                for problem in StoredCatalog.problems(catalog) { print(TerminalText.escaped("warning: product_tiers: \(problem)")) }
+                for line in check.lines { print(TerminalText.escaped(line)) }
                 return .ok
             }
         }
@@ -98,13 +100,15 @@ struct Products: AsyncParsableCommand {
                 "Import a CSV (RFC 4180: product_id,tier[,entitlement], header optional) or JSON ([{product_id, tier, entitlement}]) file; all or nothing."
         )
         @Argument(help: "CSV or JSON file") var file: String
+        @Flag(help: "The file becomes the whole mapping: rows of product_tiers not in it are deleted (same transaction).")
+        var replace = false
         func run() async throws {
             let env = Startup.environment()
             let logger = Startup.logger(env)
             try await Startup.guarded(logger) {
                 let entries = try ProductFile.parse(path: file)
-                try await Commands.importProducts(entries, environment: env, logger: logger)
-                print("imported \(entries.count) products")
+                try await Commands.importProducts(entries, replacing: replace, environment: env, logger: logger)
+                print("imported \(entries.count) products" + (replace ? "; product_tiers holds exactly these" : ""))
                 return .ok
             }
         }

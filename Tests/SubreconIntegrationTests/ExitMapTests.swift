@@ -100,7 +100,9 @@ struct ExitMapTests {
         }
     }
 
-    @Test("a run folder that cannot be written is exit 78 before anything is touched; other failures after start are 75, never 1")
+    @Test(
+        "a run folder that cannot be written is exit 78 before anything is touched; other failures with nothing to resume are 69, never 75 or 1"
+    )
     func bookkeepingFailures() async throws {
         try await Harness.with { h in
             try await h.seed(h.row("b-1", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
@@ -115,11 +117,11 @@ struct ExitMapTests {
             #expect(try await runCount(h) == 0)
         }
         struct DiskFull: Error {}
-        #expect(ExitStatus.failure(DiskFull()).status == .stopped)
-        #expect(ExitStatus.failure(CancellationError()).status == .stopped)
+        #expect(ExitStatus.failure(DiskFull()).status == .unavailable)
+        #expect(ExitStatus.failure(CancellationError()).status == .unavailable)
         #expect(ExitStatus.failure(ConfigError("X", "is bad")).status == .config)
         #expect(ExitStatus.failure(CommandFailure(.shardLocked, "held")).status == .shardLocked)
-        #expect(ExitStatus.failure(DatabaseError.database(operation: "record verdicts", reason: "gone")).status == .stopped)
+        #expect(ExitStatus.failure(DatabaseError.database(operation: "record verdicts", reason: "gone")).status == .unavailable)
     }
 
     @Test("runs whose shards overlap cannot run at once (0/1 or 0/2 beside 0/4: exit 4); 0/4 beside 1/4 can")

@@ -70,6 +70,33 @@ struct MetricsOnEveryExitTests {
         }
     }
 
+    @Test("a usage error in the options (out of range, a bad --shard, a refused combination) is 64 with its metrics written")
+    func usageErrors() async throws {
+        let gateway = RecordingPushgateway()
+        try await Harness.with(routes: [gateway]) { h in
+            let file = h.reportDirectory.appendingPathComponent("subrecon.prom")
+            let cases: [(String, [String], String, Bool)] = [
+                ("--concurrency 0", ["--concurrency", "0"], "0_1", true),
+                ("--max-downgrade-ratio 2 on shard 1/2", ["--max-downgrade-ratio", "2", "--shard", "1/2"], "1_2", true),
+                ("a malformed --shard (read as 0/1)", ["--shard", "3/2"], "0_1", true),
+                ("--resume of a dry run", ["--dry-run", "--resume", "20260101T000000Z-s0of1-abc"], "0_1", true),
+                ("--end-after without backfill", ["--end-after", "2026-01-01T00:00:00Z"], "0_1", true),
+                ("a --pushgateway-url carrying credentials (not pushed to)", [], "0_1", false),
+            ]
+            for (what, extra, shard, push) in cases {
+                try? FileManager.default.removeItem(at: file)
+                var args = arguments(h, metrics: file, push: push) + extra
+                if !push { args += ["--pushgateway-url", "http://ops:secret@127.0.0.1:9/"] }
+                let pushesBefore = await gateway.requests.count
+                let run = try await BinaryRun.run(args, environment: h.env.values, directory: h.reportDirectory)
+                #expect(run.status == 64, "\(what): \(run.stderr)")
+                #expect(try metrics(file).value("subrecon_run_exit_code", ["shard": shard]) == 64, "\(what)")
+                #expect(await gateway.requests.count == pushesBefore + (push ? 1 : 0), "\(what): pushed when the URL is valid")
+            }
+            #expect(try await h.count("select count(*)::int from reconcile_runs") == 0, "nothing recorded")
+        }
+    }
+
     @Test("a run stopped by SIGTERM (75) writes its exit code; the resumed run writes 0")
     func stopped() async throws {
         // A patient request timeout: under load the harness's 2 s timeout could judge RevenueCat down, and the stop
@@ -96,6 +123,27 @@ struct MetricsOnEveryExitTests {
                 environment: h.env.values, directory: h.reportDirectory)
             #expect(resumed.status == 0, "\(resumed.operatorLines)")
             #expect(try metrics(file).value("subrecon_run_exit_code", ["shard": "0_1"]) == 0)
+        }
+    }
+
+    @Test("a dry run stopped by SIGTERM has nothing to resume: 143, never 75, no --resume; its metrics say 143")
+    func stoppedDryRun() async throws {
+        try await Harness.with(extra: SignalTests.patientHTTP) { h in
+            _ = try await h.seedChanging(prefix: "d", count: 30)
+            await h.revenueCat.setLatency(.milliseconds(200))
+            let file = h.reportDirectory.appendingPathComponent("subrecon.prom")
+            let (process, err) = try SubreconBinary.start(
+                arguments(h, metrics: file, push: false, ["--concurrency", "2", "--dry-run"]), environment: h.env.values,
+                directory: h.reportDirectory)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await h.revenueCat.counters().totalRequests < 6 && process.isRunning && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            kill(process.processIdentifier, SIGTERM)
+            #expect(try await SubreconBinary.wait(process, limit: .seconds(40)) == 143)
+            let stderr = try String(contentsOf: err, encoding: .utf8)
+            #expect(!stderr.contains("--resume") && stderr.contains("nothing to resume"), "\(stderr)")
+            #expect(try metrics(file).value("subrecon_run_exit_code", ["shard": "0_1"]) == 143)
         }
     }
 
