@@ -100,6 +100,29 @@ struct ReportRerenderTests {
         }
     }
 
+    @Test("a backfill run and each shard's run (refund review, orphans) re-render identically")
+    func backfillAndShards() async throws {
+        try await Harness.with(apple: true) { h in
+            try await seedNight(h)
+            let backfill = try await h.run {
+                $0.mode = .backfill
+                $0.maxDowngradeRatio = 1
+                $0.refundReviewCount = 1
+            }
+            try await expectSameFolder(h, runID: backfill.summary.runID, original: try Self.files(backfill.folder), "a backfill run")
+            for index in 0..<2 {
+                let shard = try #require(ShardSpec(parsing: "\(index)/2"))
+                let night = try await h.run {
+                    $0.shard = shard
+                    $0.maxDowngradeRatio = 1
+                    $0.refundReviewCount = 1
+                }
+                try await expectSameFolder(
+                    h, runID: night.summary.runID, original: try Self.files(night.folder), "shard \(index)/2's run")
+            }
+        }
+    }
+
     @Test("pointed at the run's own folder, report writes a new folder; --overwrite rewrites the original, identically")
     func neverOverwritesUnlessAsked() async throws {
         try await Harness.with { h in

@@ -96,15 +96,21 @@ struct RolledBackSchemaTests {
         }
     }
 
-    @Test("the binary: migrate, run and explain exit 78 with one line naming both versions")
+    @Test("the binary: every command that touches the database exits 78 with one line naming both versions")
     func binary() async throws {
         try await Harness.with { h in
             try await h.seed(h.row("rb-3", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
             try await rollBack(h)
+            let products = h.reportDirectory.appendingPathComponent("products.csv")
+            try Data("product_id,tier\r\npremium_monthly,1\r\n".utf8).write(to: products)
+            let tiersBefore = try await h.count("select count(*)::int from product_tiers")
             let commands: [[String]] = [
                 ["migrate"],
                 ["run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--report-dir", h.reportDirectory.path],
+                ["run", "--resume", "20260601T030000Z-0123abcd", "--report-dir", h.reportDirectory.path],
                 ["explain", "rb-3", "--as-of", ISO8601.string(Harness.asOf)],
+                ["report", "20260601T030000Z-0123abcd", "--report-dir", h.reportDirectory.path],
+                ["products", "list"], ["products", "import", products.path], ["products", "check", "--report-dir", h.reportDirectory.path],
             ]
             for arguments in commands {
                 let (process, err) = try SubreconBinary.start(arguments, environment: h.env.values, directory: h.reportDirectory)
@@ -116,7 +122,13 @@ struct RolledBackSchemaTests {
                     "\(arguments[0]): \(lines)")
             }
             #expect(try await h.user("rb-3")?.currentTier == 1, "nothing applied")
+            #expect(try await h.count("select count(*)::int from product_tiers") == tiersBefore, "nothing imported")
             #expect(await h.revenueCat.counters().totalRequests == 0, "no source asked")
+            // doctor reports it as its database line and exits 78 too.
+            let doctor = try await BinaryRun.run(["doctor"], environment: h.env.values, directory: h.reportDirectory, limit: .seconds(60))
+            #expect(doctor.status == 78, "doctor: \(doctor.stdoutText) \(doctor.stderr)")
+            let said = doctor.stdoutText + doctor.stderr
+            #expect(said.contains("version \(Self.newer)") && said.contains("version \(Self.known)"), "doctor: \(said)")
         }
     }
 }
