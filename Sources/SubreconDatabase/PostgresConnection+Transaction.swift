@@ -7,8 +7,8 @@ extension PostgresConnection {
     /// (unlike `withTransaction`, which wraps it), so typed outcomes such as a lost compare-and-set stay visible.
     /// `BEGIN`, `COMMIT` and `ROLLBACK` end when the connection closes, as every statement does (`run`).
     func inTransaction<T>(
-        session: SessionSetup? = nil, overriding: [String: String] = [:], logger: Logger,
-        _ body: (PostgresConnection) async throws -> T
+        isolation: isolated (any Actor)? = #isolation, session: SessionSetup? = nil, overriding: [String: String] = [:],
+        logger: Logger, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await run("begin", logger: logger)
         do {
@@ -17,7 +17,12 @@ extension PostgresConnection {
             try await run("commit", logger: logger)
             return value
         } catch {
-            _ = try? await run("rollback", logger: logger)
+            do {
+                try await run("rollback", logger: logger)
+            } catch {
+                // Never back to a pool inside a transaction it could not end.
+                try? await close()
+            }
             throw error
         }
     }

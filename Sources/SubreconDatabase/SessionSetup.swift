@@ -112,7 +112,9 @@ public struct SessionPool: Sendable {
         _ body: (PostgresConnection) async throws -> R
     ) async throws -> R {
         try await client.withConnection(isolation: isolation) { connection in
-            try await connection.inTransaction(session: setup, overriding: overriding, logger: Self.logger, body)
+            try await connection.inTransaction(
+                isolation: isolation, session: setup, overriding: overriding, logger: Self.logger
+            ) { connection in try await body(connection) }
         }
     }
 
@@ -121,7 +123,7 @@ public struct SessionPool: Sendable {
     func withLease<R: Sendable>(
         isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> R
     ) async throws -> R {
-        try await client.withConnection(isolation: isolation, body)
+        try await client.withConnection(isolation: isolation) { connection in try await body(connection) }
     }
 
     /// Runs `query` as a transaction of its own and reads its rows before the connection goes back to the pool.

@@ -257,7 +257,8 @@ struct OperatorDatabaseTests {
                     "create policy job_write on {schema}.users for update to {role} using (id in ('\(ids[0])', '\(ids[1])', '\(ids[2])'))",
                 ]
             try await Self.withRole(h, grants: grants) { env in
-                let result = try await Self.holdingRows(h, "select 1 from users where id = \(ids[0]) for update") {
+                let lock = PostgresQuery(unsafeSQL: "select 1 from \(Self.schema(of: h)).users where id = '\(ids[0])' for update")
+                let result = try await Self.holdingRows(lock) {
                     try await Commands.run(environment: env, options: h.options { $0.maxDowngradeRatio = 1 }, logger: h.logger)
                 }
                 #expect(result.exitStatus == .userErrors)
@@ -295,7 +296,7 @@ struct OperatorDatabaseTests {
                 try await Self.withRole(h, grants: grants) { env in
                     let held = OwnTablesTests.downgraded
                     let lock = PostgresQuery(unsafeSQL: "select 1 from \(app).profiles where id = '\(held)'::uuid for update")
-                    let result = try await Self.holdingRows(h, lock) {
+                    let result = try await Self.holdingRows(lock) {
                         try await Commands.run(environment: env, options: h.options(), logger: h.logger)
                     }
                     #expect(result.exitStatus == .ok)
@@ -311,18 +312,20 @@ struct OperatorDatabaseTests {
     }
 
     /// Runs `body` while another session (a webhook's open transaction) holds the rows `lock` locks.
-    static func holdingRows<T: Sendable>(_ h: Harness, _ lock: PostgresQuery, _ body: () async throws -> T) async throws -> T {
-        try await h.client.withConnection { webhook in
-            try await webhook.query("begin", logger: h.logger)
-            do {
-                try await webhook.query(lock, logger: h.logger)
-                let value = try await body()
-                try await webhook.query("rollback", logger: h.logger)
-                return value
-            } catch {
-                _ = try? await webhook.query("rollback", logger: h.logger)
-                throw error
-            }
+    static func holdingRows<T>(_ lock: PostgresQuery, _ body: () async throws -> T) async throws -> T {
+        let logger = Logger(label: "webhook")
+        let webhook = try await PostgresConnection.connect(
+            configuration: try TestDatabase.settings().connectionConfiguration(), id: 41, logger: logger)
+        do {
+            try await webhook.query("begin", logger: logger)
+            try await webhook.query(lock, logger: logger)
+            let value = try await body()
+            try await webhook.query("rollback", logger: logger)
+            try await webhook.close()
+            return value
+        } catch {
+            try? await webhook.close()
+            throw error
         }
     }
 

@@ -5,8 +5,14 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconReports
 import SubreconTestSupport
 import Testing
+
+/// `SUBRECON_TEST_PGBOUNCER_TRANSACTION_URL`, when set and not empty.
+enum TransactionPooler {
+    static let url = ProcessInfo.processInfo.environment["SUBRECON_TEST_PGBOUNCER_TRANSACTION_URL"].flatMap { $0.isEmpty ? nil : $0 }
+}
 
 /// The job behind a stock PgBouncer in transaction mode (docs/CONTRACT.md, "The session"): each transaction may run on
 /// another server connection, and those connections go on to serve the app. `scripts/pgbouncer-start` hands out
@@ -14,11 +20,11 @@ import Testing
 @Suite(
     "The job behind a pooler in transaction mode", .serialized, .enabled(if: Harness.isEnabled, Harness.skip),
     .enabled(
-        if: TransactionPoolerTests.pooler != nil,
+        if: TransactionPooler.url != nil,
         "SUBRECON_TEST_PGBOUNCER_TRANSACTION_URL is not set: scripts/test starts a PgBouncer when pgbouncer is installed"),
     .timeLimit(.minutes(5)))
 struct TransactionPoolerTests {
-    static let pooler = ProcessInfo.processInfo.environment["SUBRECON_TEST_PGBOUNCER_TRANSACTION_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let pooler = TransactionPooler.url
 
     @Test(
         "migrate, run and rerun through a transaction pooler: the tables in the schema asked for, the same rows and reports as a direct run, no setting left on the pooler's connections"
@@ -76,8 +82,9 @@ struct TransactionPoolerTests {
     func secondRunOfTheShard() async throws {
         try await Harness.with { h in
             _ = try await h.seedChanging(prefix: "tl", count: 8)
-            var env = h.env
-            env.values["DATABASE_URL"] = try #require(Self.pooler) + "&search_path=" + OperatorDatabaseTests.schema(of: h)
+            var pooled = h.env
+            pooled.values["DATABASE_URL"] = try #require(Self.pooler) + "&search_path=" + OperatorDatabaseTests.schema(of: h)
+            let env = pooled
             await h.revenueCat.setLatency(.milliseconds(300))
             let options = h.options { $0.concurrency = 1 }
             let first = Task { try await Commands.run(environment: env, options: options, logger: h.logger) }
