@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconDatabase
