@@ -16,8 +16,8 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
     case schemaMissing(table: String)
     /// The schema is older than this build expects (pending migrations).
     case schemaOutdated(current: Int, required: Int)
-    /// The session is not in the schema its `search_path` asked for (the schema does not exist, or a pooler dropped
-    /// `search_path`): exit 78, never "run migrate" (docs/CONTRACT.md, "Database").
+    /// A transaction is not in the schema its `search_path` asked for (the schema does not exist, or the role lacks
+    /// USAGE on it): exit 78, never "run migrate" (docs/CONTRACT.md, "The session").
     case schemaNotCurrent(requested: String, current: String?)
     /// The job's role lacks a privilege (SQLSTATE 42501) during `operation`: exit 78 naming it.
     case permissionDenied(operation: String, reason: String)
@@ -38,8 +38,8 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
         case .schemaNotCurrent(let requested, let current):
             "search_path asks for schema '\(requested)' but the session's current schema is "
                 + (current.map { "'\($0)'" } ?? "none")
-                + ": the schema does not exist, the role lacks USAGE on it, or a connection pooler dropped search_path "
-                + "(use a direct or session-mode URL, create the schema or grant USAGE on it); nothing done"
+                + ": the schema does not exist or the role lacks USAGE on it (create the schema or grant USAGE on it); "
+                + "nothing done"
         case .permissionDenied(let operation, let reason):
             "the database role lacks a privilege for \(operation): \(reason); grant it (README, \"Your database\")"
         case .database(let operation, let reason): "database error during \(operation): \(reason)"

@@ -132,14 +132,26 @@ public enum DatabasePreflight {
         return problems
     }
 
-    /// Whether row-level security applies to the job's role on `users` or a table under it now
-    /// (`row_security_active`): a compare-and-set that updated nothing while the row still reads as it was read was
-    /// refused by a policy, not lost to another writer.
-    static func rowSecurityActive(connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.run(
-            PostgresQuery(unsafeSQL: "select coalesce(bool_or(row_security_active(t.rel::oid)), false) from (\(rlsTablesSQL)) t"),
-            logger: logger)
-        for try await active in rows.decode(Bool.self) { return active }
+    /// Whether row-level security may refuse the job's update of some row of `users` now: it applies to the role on
+    /// `users` or a table under it (`row_security_active`) and the role's policies there do not admit every row, i.e.
+    /// no permissive policy with `USING (true)` covers both SELECT and UPDATE, or a restrictive one applies. Only
+    /// then may a compare-and-set that updated nothing while the row still reads as it was read be a policy's refusal
+    /// rather than another writer holding the row (docs/CONTRACT.md, "Applying").
+    static func rowSecurityMayRefuse(connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let policy = """
+            p.polrelid = t.rel::oid and (0::oid = any(p.polroles)             or exists (select 1 from unnest(p.polroles) pr where pg_has_role(current_user, pr, 'MEMBER')))
+            """
+        let admitsAll = { (command: String) in
+            """
+            exists (select 1 from pg_policy p where \(policy) and p.polpermissive and p.polcmd::text in ('*', '\(command)')             and pg_get_expr(p.polqual, p.polrelid) = 'true')
+            """
+        }
+        let sql = """
+            select coalesce(bool_or(row_security_active(t.rel::oid) and not (\(admitsAll("r")) and \(admitsAll("w"))             and not exists (select 1 from pg_policy p where \(policy) and not p.polpermissive             and p.polcmd::text in ('*', 'r', 'w')))), false) from (\(rlsTablesSQL)) t
+            """
+        for try await mayRefuse in try await connection.run(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Bool.self) {
+            return mayRefuse
+        }
         return false
     }
 }
@@ -148,7 +160,7 @@ extension SubscriptionDatabase {
     /// Why a run that applies cannot write to this database (a hot standby, read-only sessions); nil when it can.
     public func readOnlyState() async throws -> String? {
         try await run("check the database takes writes") {
-            try await session.withConnection { try await DatabasePreflight.readOnlyState(connection: $0, logger: logger) }
+            try await session.withTransaction { try await DatabasePreflight.readOnlyState(connection: $0, logger: logger) }
         }
     }
 
@@ -160,7 +172,7 @@ extension SubscriptionDatabase {
             + (users.hasAccountToken ? ["account_token"] : [])
         let written = UsersContract.writtenColumns + users.presentIdentifierColumns.map(\.name)
         return try await run("check the role's privileges") {
-            try await session.withConnection { connection in
+            try await session.withTransaction { connection in
                 let missing = try await DatabasePreflight.missingPrivileges(
                     connection: connection, logger: logger, usersColumns: read, written: written, writing: writing)
                 var problems: [String] = []

@@ -36,18 +36,18 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
     public var sslMode: SSLMode
     /// PEM file of roots to trust for `verify-ca` / `verify-full` (`sslrootcert`); nil = system roots.
     public var sslRootCertificatePath: String?
-    /// The session's `search_path`, set by `SessionSetup` right after each connection is made: tables live in its
-    /// first schema, which the session must then really be in (docs/CONTRACT.md, "Database").
+    /// The `search_path`, set by `SessionSetup` at the start of every transaction: tables live in its first schema,
+    /// which the transaction must then really be in (docs/CONTRACT.md, "The session").
     public var searchPath: String?
     /// Becomes the `application_name` startup parameter.
     public var applicationName: String?
     /// Where the settings came from: `DATABASE_URL` or `PG*`, for messages.
     public var origin: String
-    /// Limits every session of subrecon sets right after it connects (`SessionSetup`), so no statement, lock wait or
-    /// forgotten transaction can hold the night (or the app's rows) indefinitely.
+    /// Limits every transaction of subrecon sets first (`SessionSetup`), so no statement, lock wait or forgotten
+    /// transaction can hold the night (or the app's rows) indefinitely.
     public var timeouts = Timeouts()
 
-    /// `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` of every session; zero = none.
+    /// `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` of every transaction; zero = none.
     public struct Timeouts: Sendable, Hashable {
         /// Longest any one statement may run (the candidate count on a large table is the slowest).
         public var statement: Duration
@@ -108,8 +108,8 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
 
     /// The startup parameters sent with every connection: `application_name` only, which every pooler passes on
     /// (a stock PgBouncer refuses any other, `unsupported startup parameter: statement_timeout`). The timeouts and
-    /// `search_path` are set by one statement right after the connection is made (`SessionSetup`,
-    /// docs/CONTRACT.md, "Database").
+    /// `search_path` are set by one statement at the start of every transaction (`SessionSetup`, docs/CONTRACT.md,
+    /// "The session").
     public var startupParameters: [(String, String)] {
         applicationName.map { [("application_name", $0)] } ?? []
     }

@@ -2,17 +2,46 @@ import Logging
 import PostgresNIO
 
 extension PostgresConnection {
-    /// Runs `body` between `BEGIN` and `COMMIT`, rolling back when it throws. The body's error is rethrown as is
+    /// Runs `body` between `BEGIN` and `COMMIT`, rolling back when it throws; right after `BEGIN`, the session's
+    /// settings and `overriding` are applied transaction-locally (`applyLocally`). The body's error is rethrown as is
     /// (unlike `withTransaction`, which wraps it), so typed outcomes such as a lost compare-and-set stay visible.
-    func inTransaction<T>(logger: Logger, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await query("begin", logger: logger)
+    /// `BEGIN`, `COMMIT` and `ROLLBACK` end when the connection closes, as every statement does (`run`).
+    func inTransaction<T>(
+        isolation: isolated (any Actor)? = #isolation, session: SessionSetup? = nil, overriding: [String: String] = [:],
+        logger: Logger, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await run("begin", logger: logger)
         do {
+            try await applyLocally(session, overriding: overriding, logger: logger)
             let value = try await body(self)
-            try await query("commit", logger: logger)
+            try await run("commit", logger: logger)
             return value
         } catch {
-            _ = try? await query("rollback", logger: logger)
+            do {
+                try await run("rollback", logger: logger)
+            } catch {
+                // Never back to a pool inside a transaction it could not end.
+                try? await close()
+            }
             throw error
+        }
+    }
+
+    /// Inside a transaction: `session`'s settings with `overriding` (`SessionSetup.applyLocally`), or, without a
+    /// session (its settings are the connection's startup parameters), `overriding` alone; one statement, none when
+    /// there is nothing to set.
+    func applyLocally(_ session: SessionSetup?, overriding: [String: String], logger: Logger) async throws {
+        if let session {
+            try await session.applyLocally(on: self, overriding: overriding, logger: logger)
+        } else if !overriding.isEmpty {
+            var binds = PostgresBindings()
+            var calls: [String] = []
+            for (name, value) in overriding.sorted(by: { $0.key < $1.key }) {
+                binds.append(name)
+                binds.append(value)
+                calls.append("set_config($\(binds.count - 1), $\(binds.count), true)")
+            }
+            try await run(PostgresQuery(unsafeSQL: "select " + calls.joined(separator: ", "), binds: binds), logger: logger)
         }
     }
 }

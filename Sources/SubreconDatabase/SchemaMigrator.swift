@@ -76,46 +76,45 @@ public struct SchemaMigrator: Sendable {
             return []
         }
         do {
-            return try await client.withConnection { connection in
-                try await connection.inTransaction(logger: logger) { connection in
-                    // Another migrator of this schema may hold the lock while it migrates: wait for it, up to two
-                    // minutes, rather than the session's short lock_timeout (docs/CONTRACT.md, "Database").
-                    try await connection.run(
-                        "select set_config('lock_timeout', '120s', true), set_config('statement_timeout', '600s', true)", logger: logger)
-                    try await connection.run(
-                        "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
-                        logger: logger)
-                    try await connection.run(
-                        """
-                        create table if not exists subrecon_schema_migrations (
-                            version integer primary key,
-                            name text,
-                            applied_at timestamptz not null default now()
-                        )
-                        """, logger: logger)
-                    let applied = try await Self.appliedVersions(connection: connection, logger: logger)
-                    try refuseNewer(applied)
-                    let owner = try await Self.usersOwner(
-                        connection: connection, logger: logger, initialApplied: applied.contains(1), requiring: requiredOptional)
-                    var now: [Int] = []
-                    for migration in migrations.sorted(by: { $0.version < $1.version })
-                    where !applied.contains(migration.version) {
-                        for statement in owner == .subrecon ? migration.ownUsersStatements : [] {
-                            try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
-                        }
-                        for statement in migration.statements {
-                            try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
-                        }
-                        try await connection.run(
-                            "insert into subrecon_schema_migrations (version, name) values (\(migration.version), \(migration.name))",
-                            logger: logger)
-                        logger.info(
-                            "applied schema migration",
-                            metadata: ["db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)"])
-                        now.append(migration.version)
+            // The migration's own transaction gets the session's settings and schema check like every unit of work
+            // (docs/CONTRACT.md, "The session"): its tables are created in the schema asked for, never elsewhere.
+            // Another migrator of this schema may hold the lock while it migrates: wait for it, up to two minutes,
+            // rather than the session's short lock_timeout (docs/CONTRACT.md, "Database").
+            let waits = ["lock_timeout": "120s", "statement_timeout": "600s"]
+            return try await client.withTransaction(overriding: waits) { connection in
+                try await connection.run(
+                    "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
+                    logger: logger)
+                try await connection.run(
+                    """
+                    create table if not exists subrecon_schema_migrations (
+                        version integer primary key,
+                        name text,
+                        applied_at timestamptz not null default now()
+                    )
+                    """, logger: logger)
+                let applied = try await Self.appliedVersions(connection: connection, logger: logger)
+                try refuseNewer(applied)
+                let owner = try await Self.usersOwner(
+                    connection: connection, logger: logger, initialApplied: applied.contains(1), requiring: requiredOptional)
+                var now: [Int] = []
+                for migration in migrations.sorted(by: { $0.version < $1.version })
+                where !applied.contains(migration.version) {
+                    for statement in owner == .subrecon ? migration.ownUsersStatements : [] {
+                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
-                    return now
+                    for statement in migration.statements {
+                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.run(
+                        "insert into subrecon_schema_migrations (version, name) values (\(migration.version), \(migration.name))",
+                        logger: logger)
+                    logger.info(
+                        "applied schema migration",
+                        metadata: ["db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)"])
+                    now.append(migration.version)
                 }
+                return now
             }
         } catch let violation as UsersContract.Violation {
             throw violation
@@ -172,7 +171,7 @@ public struct SchemaMigrator: Sendable {
     /// On a current schema, checks an app's `users` against the contract as `migrate` would, reading only.
     func checkCurrentUsers(client: SessionPool, logger: Logger, requiring requiredOptional: Set<String>) async throws {
         do {
-            try await client.withConnection { connection in
+            try await client.withTransaction { connection in
                 var owner: String?
                 let sql = "select value from subrecon_settings where key = 'users_owner'"
                 let exists = try await connection.run("select to_regclass('subrecon_settings') is not null", logger: logger)
@@ -212,7 +211,7 @@ public struct SchemaMigrator: Sendable {
     /// The recorded versions; empty when the migrations table does not exist yet.
     package func appliedVersions(client: SessionPool, logger: Logger) async throws -> Set<Int> {
         do {
-            return try await client.withConnection { connection in
+            return try await client.withTransaction { connection in
                 let rows = try await connection.run(
                     "select to_regclass('subrecon_schema_migrations') is not null", logger: logger)
                 var exists = false

@@ -1,13 +1,15 @@
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
 
-/// What every connection the job opens gets right after it is made, as SQL (docs/CONTRACT.md, "Database"): the
-/// three timeouts and the `search_path`, with `set_config`, then a check that the session really is in the schema
-/// asked for. Sent as startup parameters instead, a stock PgBouncer refuses the connection
-/// (`unsupported startup parameter: statement_timeout`) and a pooler that drops `search_path` silently moves the
-/// job into `public`.
+/// What every unit of work the job sends gets first, as SQL inside its own transaction (docs/CONTRACT.md, "The
+/// session"): the three timeouts and the `search_path`, with `set_config(…, true)` (transaction-local), and a check
+/// that the transaction really is in the schema asked for, all in one statement right after `begin`.
+///
+/// Never session-level: behind a pooler in transaction mode (PgBouncer, Supabase's port 6543) each transaction may run
+/// on another server connection, so a session setting would be missing from later statements and would stay on the
+/// server connection for the app's own clients. Never startup parameters either: a stock PgBouncer refuses them
+/// (`unsupported startup parameter: statement_timeout`).
 public struct SessionSetup: Sendable, Hashable {
     /// The `search_path` asked for (the URL's `search_path` or `options=-csearch_path=`); nil leaves the server's.
     public var searchPath: String?
@@ -60,73 +62,77 @@ public struct SessionSetup: Sendable, Hashable {
         return entries.filter { !$0.isEmpty }
     }
 
-    /// Sets the session up on `connection`; throws `DatabaseError.schemaNotCurrent` when the session is not in
-    /// `requestedSchema` afterwards (the schema does not exist, or a pooler hands out server sessions that lost it).
-    public func apply(on connection: PostgresConnection, logger: Logger) async throws {
+    /// Sets the settings up for the transaction `connection` is in (`begin` already sent), `overriding` some of them
+    /// for this transaction only (a migration's longer waits, the shard lock's none), with one statement; throws
+    /// `DatabaseError.schemaNotCurrent` when the transaction is not in `requestedSchema` afterwards (the schema does not
+    /// exist, or the role lacks USAGE on it). Outside a transaction `set_config(…, true)` would last one statement.
+    public func applyLocally(on connection: PostgresConnection, overriding: [String: String] = [:], logger: Logger) async throws {
         var binds = PostgresBindings()
         var calls: [String] = []
         for (name, value) in timeouts.settings {
-            binds.append(value)
-            calls.append("set_config('\(name)', $\(binds.count), false)")
+            binds.append(overriding[name] ?? value)
+            calls.append("set_config('\(name)', $\(binds.count), true)")
         }
         if let searchPath {
             binds.append(searchPath)
-            calls.append("set_config('search_path', $\(binds.count), false)")
+            calls.append("set_config('search_path', $\(binds.count), true)")
         }
-        try await connection.run(PostgresQuery(unsafeSQL: "select " + calls.joined(separator: ", "), binds: binds), logger: logger)
-        guard let requestedSchema else { return }
+        // Evaluated left to right: current_schema() reads the search_path the calls before it set.
+        let sql = "select " + calls.joined(separator: ", ") + ", current_schema()::text"
         var current: String?
-        for try await schema in try await connection.run("select current_schema()::text", logger: logger).decode(String?.self) {
-            current = schema
+        for try await row in try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+            let cells = row.makeRandomAccess()
+            current = try cells[cells.count - 1].decode(String?.self)
         }
-        guard current == requestedSchema else {
-            throw DatabaseError.schemaNotCurrent(requested: requestedSchema, current: current)
-        }
+        guard let requestedSchema, current != requestedSchema else { return }
+        throw DatabaseError.schemaNotCurrent(requested: requestedSchema, current: current)
     }
 }
 
-/// The job's pool, every connection set up by `SessionSetup` before its first use (nil: a pool whose connections
-/// carry the session in their startup parameters, `DatabaseSettings.clientConfiguration(direct:)`).
+/// The job's pool: every unit of work is one transaction on a leased connection, opened with the session's settings
+/// (`SessionSetup.applyLocally`) and committed at its end, so nothing the job sets outlives it on the server
+/// connection, whatever pooler sits in between (docs/CONTRACT.md, "The session"). nil `setup`: a pool whose
+/// connections carry the settings in their startup parameters (`DatabaseSettings.clientConfiguration(direct:)`); its
+/// units of work are transactions all the same.
 public struct SessionPool: Sendable {
     public let client: PostgresClient
     public let setup: SessionSetup?
-    private let prepared = PreparedConnections()
+    static let logger = Logger(label: "subrecon.database.session")
 
     public init(client: PostgresClient, setup: SessionSetup?) {
         self.client = client
         self.setup = setup
     }
 
-    /// Leases a connection, set up on its first lease, for `body`.
-    func withConnection<R: Sendable>(
-        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> R
+    /// Runs `body` as one transaction (`PostgresConnection.inTransaction` with the session's settings) on a leased
+    /// connection: committed when it returns, rolled back when it throws. `body` must not open a transaction itself.
+    /// `overriding`: settings of this transaction only (a migration's longer waits).
+    func withTransaction<R: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, overriding: [String: String] = [:],
+        _ body: (PostgresConnection) async throws -> R
     ) async throws -> R {
         try await client.withConnection(isolation: isolation) { connection in
-            try await prepare(connection)
-            return try await body(connection)
+            try await connection.inTransaction(
+                isolation: isolation, session: setup, overriding: overriding, logger: Self.logger
+            ) { connection in try await body(connection) }
         }
     }
 
-    /// Runs `query` on a set-up connection and reads its rows before the connection goes back to the pool.
+    /// Leases a connection for `body`, which opens and ends its own transaction (with `setup`'s settings applied
+    /// inside it) and leaves none open: the shard lock's.
+    func withLease<R: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresConnection) async throws -> R
+    ) async throws -> R {
+        try await client.withConnection(isolation: isolation) { connection in try await body(connection) }
+    }
+
+    /// Runs `query` as a transaction of its own and reads its rows before the connection goes back to the pool.
     @discardableResult
     func query(_ query: PostgresQuery, logger: Logger) async throws -> CollectedRows {
-        try await withConnection { connection in
+        try await withTransaction { connection in
             CollectedRows(rows: try await connection.run(query, logger: logger).collect())
         }
     }
-
-    private func prepare(_ connection: PostgresConnection) async throws {
-        guard let setup, !prepared.contains(connection.id) else { return }
-        try await setup.apply(on: connection, logger: Logger(label: "subrecon.database.session"))
-        prepared.insert(connection.id)
-    }
-}
-
-/// The ids of the pool's connections that were set up (a new connection after a reconnect has a new id).
-private final class PreparedConnections: Sendable {
-    private let ids = Mutex<Set<Int>>([])
-    func contains(_ id: Int) -> Bool { ids.withLock { $0.contains(id) } }
-    func insert(_ id: Int) { _ = ids.withLock { $0.insert(id) } }
 }
 
 /// The rows of one query, read while its connection was leased.

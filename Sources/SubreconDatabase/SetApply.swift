@@ -42,11 +42,13 @@ struct SetApply {
         let updated = try await update(pending)
         let missing = pending.map(\.verdict.row.id).filter { !updated.contains($0) }
         let existing = try await probe(missing)
-        let unchanged = pending.contains { entry in
+        let unchanged = pending.filter { entry in
             guard case .some(let now) = existing[entry.verdict.row.id] else { return false }
             return now == entry.verdict.row.updatedAtMicros
-        }
-        let policyActive = unchanged ? try await DatabasePreflight.rowSecurityActive(connection: connection, logger: logger) : false
+        }.map(\.verdict.row.id)
+        let mayRefuse = unchanged.isEmpty ? false : try await DatabasePreflight.rowSecurityMayRefuse(connection: connection, logger: logger)
+        // A row another writer holds also still reads as it was read: told apart from a policy's refusal by a lock.
+        let held = mayRefuse && lockRows ? try await heldByOthers(unchanged) : []
         let applied = pending.filter { updated.contains($0.verdict.row.id) }
         try await audit(applied)
         let inserted = try await insertIntents(applied.flatMap(\.verdict.intents))
@@ -57,8 +59,9 @@ struct SetApply {
             guard updated.contains(verdict.row.id) else {
                 var outcome = ApplyOutcome.notFound
                 if case .some(let now) = existing[verdict.row.id] {
-                    // Still as it was read: not another writer's doing, but a policy's (docs/CONTRACT.md, "Applying").
-                    outcome = now == verdict.row.updatedAtMicros && policyActive ? .refusedByPolicy : .concurrentUpdate
+                    // Still as it was read and held by no other writer: a policy's doing (docs/CONTRACT.md, "Applying").
+                    let refused = now == verdict.row.updatedAtMicros && mayRefuse && !held.contains(verdict.row.id)
+                    outcome = refused ? .refusedByPolicy : .concurrentUpdate
                 }
                 results.append(AppliedVerdict(outcome: outcome, queuedIntents: [], deduplicatedIntents: []))
                 continue
@@ -148,6 +151,31 @@ struct SetApply {
             logger: logger)
         for try await (id, micros) in rows.decode((String, Int64?).self) { found[id] = .some(micros) }
         return found
+    }
+
+    /// The rows among `ids` (not updated, still reading as they were read) that another writer holds, or held when
+    /// the update ran: those a `FOR UPDATE NOWAIT` finds taken (SQLSTATE 55P03) or takes now. The rows a policy keeps
+    /// from the job's UPDATE are filtered out of the lock by the same policy, so they are neither. Under a savepoint of
+    /// the apply's transaction (a taken row fails the statement); a row at a time only when some row is taken.
+    private func heldByOthers(_ ids: [String]) async throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        try await connection.run("savepoint subrecon_probe", logger: logger)
+        do {
+            var locked = Set<String>()
+            let rows = try await connection.run(
+                PostgresQuery(unsafeSQL: "select u.id from users u where u.id = any($1::text[]) for update of u nowait", binds: binds(ids)),
+                logger: logger)
+            for try await id in rows.decode(String.self) { locked.insert(id) }
+            try await connection.run("release savepoint subrecon_probe", logger: logger)
+            return locked
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+            try await connection.run("rollback to savepoint subrecon_probe", logger: logger)
+            try await connection.run("release savepoint subrecon_probe", logger: logger)
+            guard ids.count > 1 else { return Set(ids) }
+            var held = Set<String>()
+            for id in ids { held.formUnion(try await heldByOthers([id])) }
+            return held
+        }
     }
 
     private func binds(_ ids: [String]) -> PostgresBindings {

@@ -105,13 +105,11 @@ public enum ShardLock {
         let count = shard.count
         try await connection.run("begin", logger: logger)
         do {
-            // The session inside the lock's transaction (docs/CONTRACT.md, "The session"): behind a pooler in
-            // transaction mode only the open transaction keeps its server connection, and the locks are keyed by
-            // `current_schema()`.
-            try await session?.apply(on: connection, logger: logger)
-            try await connection.run(
-                "select set_config('idle_in_transaction_session_timeout', '0', true), set_config('statement_timeout', '0', true)",
-                logger: logger)
+            // The session's settings inside the lock's transaction, as every unit of work has them (docs/CONTRACT.md,
+            // "The session"): the locks are keyed by `current_schema()`. The transaction stays open all night, so its
+            // idle and statement timeouts are off.
+            try await connection.applyLocally(
+                session, overriding: ["idle_in_transaction_session_timeout": "0", "statement_timeout": "0"], logger: logger)
             var acquired = false
             let shared = try await connection.run(
                 "select pg_try_advisory_xact_lock_shared(hashtext('subrecon.shards:' || current_schema()), \(count)::int4)",

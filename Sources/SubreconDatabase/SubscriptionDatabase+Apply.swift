@@ -13,8 +13,9 @@ public enum ApplyOutcome: Sendable, Hashable {
     case notFound
     /// The verdict does not change the row (`changesRow` is false): nothing was written.
     case unchanged
-    /// The update touched nothing although the row still reads as it was read, with row-level security active for
-    /// the job's role: a policy refused it (docs/CONTRACT.md, "Applying"). Nothing was written.
+    /// The update touched nothing although the row still reads as it was read, with row-level security that may refuse
+    /// rows active for the job's role and no other writer holding the row: a policy refused it (docs/CONTRACT.md,
+    /// "Applying"). Nothing was written.
     case refusedByPolicy
     /// Writing the row failed for lack of a privilege (SQLSTATE 42501; `reason` names it). Nothing was written.
     case permissionDenied(reason: String)
@@ -86,24 +87,22 @@ extension SubscriptionDatabase {
 
     private func applyInTransaction(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict] {
         try await run("apply") {
-            try await session.withConnection { connection in
-                try await connection.inTransaction(logger: logger) { connection in
-                    var setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
-                    setApply.lockRows = users.isTable
-                    setApply.identifierColumns = users.presentIdentifierColumns
-                    var results = verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
-                    for group in SetApply.groups(verdicts) {
-                        let pending = group.compactMap { index -> (index: Int, verdict: Verdict, truth: Entitlement)? in
-                            let verdict = verdicts[index]
-                            guard verdict.changesRow, let truth = verdict.truth else { return nil }
-                            return (index, verdict, truth)
-                        }
-                        guard !pending.isEmpty else { continue }
-                        let applied = try await setApply.apply(pending.map { ($0.verdict, $0.truth) })
-                        for (entry, result) in zip(pending, applied) { results[entry.index] = result }
+            try await session.withTransaction { connection in
+                var setApply = SetApply(runID: runID, ledger: ledger, logger: logger, connection: connection)
+                setApply.lockRows = users.isTable
+                setApply.identifierColumns = users.presentIdentifierColumns
+                var results = verdicts.map { _ in AppliedVerdict(outcome: .unchanged, queuedIntents: [], deduplicatedIntents: []) }
+                for group in SetApply.groups(verdicts) {
+                    let pending = group.compactMap { index -> (index: Int, verdict: Verdict, truth: Entitlement)? in
+                        let verdict = verdicts[index]
+                        guard verdict.changesRow, let truth = verdict.truth else { return nil }
+                        return (index, verdict, truth)
                     }
-                    return results
+                    guard !pending.isEmpty else { continue }
+                    let applied = try await setApply.apply(pending.map { ($0.verdict, $0.truth) })
+                    for (entry, result) in zip(pending, applied) { results[entry.index] = result }
                 }
+                return results
             }
         }
     }

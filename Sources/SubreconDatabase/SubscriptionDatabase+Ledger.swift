@@ -88,26 +88,24 @@ extension SubscriptionDatabase {
             bodies.append(body)
         }
         return try await run("record verdicts") {
-            try await session.withConnection { connection in
-                try await connection.inTransaction(logger: logger) { connection in
-                    var inserted = Set<Int64>()
-                    if !verdicts.isEmpty {
-                        let rows = try await connection.run(
-                            """
-                            insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
-                            select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
-                            on conflict do nothing returning seq
-                            """, logger: logger)
-                        for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
-                    }
-                    try await connection.run(
+            try await session.withTransaction { connection in
+                var inserted = Set<Int64>()
+                if !verdicts.isEmpty {
+                    let rows = try await connection.run(
                         """
-                        update reconcile_runs set validated = \(progress.validated), scan_cursor = \(progress.scanCursor), \
-                        scan_done = \(progress.scanDone), held_tier = \(progress.heldTier), \
-                        would_lose_tier = \(progress.wouldLoseTier), user_errors = \(progress.userErrors) where id = \(runID)
+                        insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
+                        select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
+                        on conflict do nothing returning seq
                         """, logger: logger)
-                    return inserted.intersection(exact)
+                    for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
                 }
+                try await connection.run(
+                    """
+                    update reconcile_runs set validated = \(progress.validated), scan_cursor = \(progress.scanCursor), \
+                    scan_done = \(progress.scanDone), held_tier = \(progress.heldTier), \
+                    would_lose_tier = \(progress.wouldLoseTier), user_errors = \(progress.userErrors) where id = \(runID)
+                    """, logger: logger)
+                return inserted.intersection(exact)
             }
         }
     }

@@ -130,8 +130,8 @@ extension SubscriptionDatabase {
     /// `subrecon run` uses `ShardLock.withLock`, which holds the lock on a dedicated connection and watches it.
     package func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
         do {
-            return try await session.withConnection { connection -> T? in
-                guard try await ShardLock.take(shard, on: connection, logger: logger) else { return nil }
+            return try await session.withLease { connection -> T? in
+                guard try await ShardLock.take(shard, on: connection, session: session.setup, logger: logger) else { return nil }
                 logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
                 do {
                     let value = try await body()

@@ -15,7 +15,7 @@ extension SubscriptionDatabase {
     /// The role the job's sessions run as and the TLS protocol of one of its connections.
     public func sessionIdentity() async throws -> SessionIdentity {
         try await run("read the session's role and TLS state") {
-            try await session.withConnection { connection in
+            try await session.withTransaction { connection in
                 let rows = try await connection.run(
                     """
                     select current_user::text, coalesce((select version from pg_stat_ssl where pid = pg_backend_pid() and ssl), '')

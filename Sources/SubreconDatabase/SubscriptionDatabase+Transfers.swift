@@ -30,23 +30,21 @@ extension SubscriptionDatabase {
         let encoder = JSONEncoder()
         let bodies = try verdicts.map { SourceText.jsonbText(try encoder.encode($0)) }
         try await run("replace verdicts") {
-            try await session.withConnection { connection in
-                try await connection.inTransaction(logger: logger) { connection in
-                    for (verdict, body) in zip(verdicts, bodies) {
-                        let user = verdict.row.id
-                        try await connection.run(
-                            """
-                            update reconcile_verdicts set verdict = \(body)::jsonb \
-                            where run_id = \(runID) and user_id = \(user) and outcome is null
-                            """, logger: logger)
-                        try await connection.run(
-                            """
-                            insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
-                            select \(runID), coalesce((select max(seq) + 1 from reconcile_verdicts where run_id = \(runID)), 0), \
-                            \(user), \(body)::jsonb \
-                            where not exists (select 1 from reconcile_verdicts where run_id = \(runID) and user_id = \(user))
-                            """, logger: logger)
-                    }
+            try await session.withTransaction { connection in
+                for (verdict, body) in zip(verdicts, bodies) {
+                    let user = verdict.row.id
+                    try await connection.run(
+                        """
+                        update reconcile_verdicts set verdict = \(body)::jsonb \
+                        where run_id = \(runID) and user_id = \(user) and outcome is null
+                        """, logger: logger)
+                    try await connection.run(
+                        """
+                        insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
+                        select \(runID), coalesce((select max(seq) + 1 from reconcile_verdicts where run_id = \(runID)), 0), \
+                        \(user), \(body)::jsonb \
+                        where not exists (select 1 from reconcile_verdicts where run_id = \(runID) and user_id = \(user))
+                        """, logger: logger)
                 }
             }
         }

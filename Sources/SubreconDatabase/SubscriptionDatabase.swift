@@ -11,7 +11,8 @@ import SubreconCore
 public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
-    /// The pool as the store uses it: each connection set up by `SessionSetup` before its first query.
+    /// The pool as the store uses it: each unit of work one transaction, opened with the session's settings
+    /// (`SessionSetup`).
     let session: SessionPool
     /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
     /// detected once per run by `checkUsers`); `account_token` is read and written only once `checkUsers` found it.
@@ -19,7 +20,7 @@ public struct SubscriptionDatabase: Sendable {
 
     /// - Parameter identifierColumns: the stores' identifier columns in `users` (their adapters declare them: the
     ///   composition root's registry), read into `UserRow.identifiers`.
-    /// - Parameter session: what each of `client`'s connections gets before its first query (`DatabaseSettings.session`);
+    /// - Parameter session: what each transaction on `client`'s connections gets first (`DatabaseSettings.session`);
     ///   nil when the client's connections carry it as startup parameters (`clientConfiguration(direct: true)`).
     public init(client: PostgresClient, logger: Logger, identifierColumns: [IdentifierColumn] = [], session: SessionSetup? = nil) {
         self.client = client
@@ -31,9 +32,10 @@ public struct SubscriptionDatabase: Sendable {
             isTable: true, optionalColumns: Set(identifierColumns.map(\.name)), identifierColumns: identifierColumns)
     }
 
-    /// Opens one connection with `settings`, sets its session up (`SessionSetup`: a session not in the schema asked
-    /// for is `DatabaseError.schemaNotCurrent`, exit 78) and runs `select 1`, so an unreachable database is reported at
-    /// start (`DatabaseError.unreachable` → exit 69) instead of after the pool's retries. Needs no running client.
+    /// Opens one connection with `settings` and runs one transaction with the session's settings (`SessionSetup`: a
+    /// transaction not in the schema asked for is `DatabaseError.schemaNotCurrent`, exit 78), so an unreachable
+    /// database is reported at start (`DatabaseError.unreachable` → exit 69) instead of after the pool's retries.
+    /// Needs no running client.
     public static func checkReachable(_ settings: DatabaseSettings, logger: Logger) async throws(DatabaseError) {
         let configuration: PostgresConnection.Configuration
         do {
@@ -44,8 +46,7 @@ public struct SubscriptionDatabase: Sendable {
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             do {
-                try await settings.session.apply(on: connection, logger: logger)
-                try await connection.run("select 1", logger: logger)
+                try await connection.inTransaction(session: settings.session, logger: logger) { _ in }
             } catch {
                 try? await connection.close()
                 throw error
@@ -204,17 +205,15 @@ public struct SubscriptionDatabase: Sendable {
     /// whole table (every other row deleted in the same transaction).
     public func upsertProducts(_ entries: [ProductCatalog.Entry], replacing: Bool = false) async throws {
         try await run("upsert products") {
-            try await session.withConnection { connection in
-                try await connection.inTransaction(logger: logger) { connection in
-                    if replacing { try await connection.run("delete from product_tiers", logger: logger) }
-                    for entry in entries {
-                        try await connection.run(
-                            """
-                            insert into product_tiers (product_id, tier, entitlement) \
-                            values (\(entry.productID), \(entry.tier), \(entry.entitlement)) \
-                            on conflict (product_id) do update set tier = excluded.tier, entitlement = excluded.entitlement
-                            """, logger: logger)
-                    }
+            try await session.withTransaction { connection in
+                if replacing { try await connection.run("delete from product_tiers", logger: logger) }
+                for entry in entries {
+                    try await connection.run(
+                        """
+                        insert into product_tiers (product_id, tier, entitlement) \
+                        values (\(entry.productID), \(entry.tier), \(entry.entitlement)) \
+                        on conflict (product_id) do update set tier = excluded.tier, entitlement = excluded.entitlement
+                        """, logger: logger)
                 }
             }
         }

@@ -242,7 +242,7 @@ extension SubscriptionDatabase {
     ///   `DatabaseError.schemaMissing` when there is no `users` at all.
     public func checkUsers(requiring requiredOptional: Set<String>, writable: Bool = true) async throws -> UsersRelation {
         let described = try await run("check users columns") {
-            try await session.withConnection { connection in
+            try await session.withTransaction { connection in
                 try await UsersContract.describe(connection: connection, logger: logger)
             }
         }
@@ -255,7 +255,7 @@ extension SubscriptionDatabase {
         }
         if writable {
             let problem = try await run("check users is updatable") {
-                try await session.withConnection {
+                try await session.withTransaction {
                     try await UsersContract.updateProblem(
                         connection: $0, logger: logger, alsoWritten: users.identifierColumns.map(\.name))
                 }

@@ -244,6 +244,92 @@ struct OperatorDatabaseTests {
         }
     }
 
+    @Test(
+        "RLS whose UPDATE policy admits some rows and a webhook holding an admitted row while the job applies: that user is concurrent_update, the rows the policy refuses write_refused"
+    )
+    func rowSecurityAndAHeldRow() async throws {
+        try await Harness.with { h in
+            let ids = try await h.seedChanging(prefix: "rlh", count: 5)
+            try await h.client.query("alter table users enable row level security")
+            let grants =
+                Self.jobGrants + [
+                    "create policy job_read on {schema}.users for select to {role} using (true)",
+                    "create policy job_write on {schema}.users for update to {role} using (id in ('\(ids[0])', '\(ids[1])', '\(ids[2])'))",
+                ]
+            try await Self.withRole(h, grants: grants) { env in
+                let lock = PostgresQuery(unsafeSQL: "select 1 from \(Self.schema(of: h)).users where id = '\(ids[0])' for update")
+                let result = try await Self.holdingRows(lock) {
+                    try await Commands.run(environment: env, options: h.options { $0.maxDowngradeRatio = 1 }, logger: h.logger)
+                }
+                #expect(result.exitStatus == .userErrors)
+                #expect(result.summary.applied == 2)
+                #expect(result.summary.concurrentUpdates == 1)
+                #expect(result.summary.errors == 2)
+                let rows = try h.report(result)
+                #expect(rows[ids[0]]?.drift.contains("concurrent_update") == true)
+                #expect(rows[ids[0]]?.drift.contains("write_refused") == false)
+                #expect(rows[ids[0]]?.applied == false)
+                #expect(rows[ids[0]]?.error?.contains("row-level security") != true)
+                for id in ids[3...] {
+                    #expect(rows[id]?.drift.contains("write_refused") == true)
+                    #expect(rows[id]?.error?.contains("row-level security") == true)
+                }
+            }
+            try await h.client.query("alter table users disable row level security")
+        }
+    }
+
+    @Test(
+        "the Supabase recipe with the README's policy and a webhook holding a user's profile while the job applies: that user is concurrent_update, never write_refused"
+    )
+    func supabaseHeldRow() async throws {
+        let app = OwnTablesTests.appSchemaName()
+        try await Harness.with(setUp: { schema in try await OwnTablesTests.loadExample(schema, app: app) }) { h in
+            try await OwnTablesTests.cleaningUp(app, h.client) {
+                try await OwnTablesTests.seedNight(h, app: app)
+                try await h.client.query(PostgresQuery(unsafeSQL: "alter table \(app).profiles enable row level security"))
+                try await h.client.query(PostgresQuery(unsafeSQL: "alter table \(app).ios_subscriptions enable row level security"))
+                let grants =
+                    Self.supabaseGrants(app: app) + [
+                        "create policy subrecon_job on \(app).profiles for all to {role} using (true) with check (true)",
+                        "create policy subrecon_job on \(app).ios_subscriptions for all to {role} using (true) with check (true)",
+                    ]
+                try await Self.withRole(h, grants: grants) { env in
+                    let held = OwnTablesTests.downgraded
+                    let lock = PostgresQuery(unsafeSQL: "select 1 from \(app).profiles where id = '\(held)'::uuid for update")
+                    let result = try await Self.holdingRows(lock) {
+                        try await Commands.run(environment: env, options: h.options(), logger: h.logger)
+                    }
+                    #expect(result.exitStatus == .ok)
+                    #expect(result.summary.applied == 2)
+                    #expect(result.summary.concurrentUpdates == 1)
+                    #expect(result.summary.errors == 0)
+                    let row = try h.report(result)[held]
+                    #expect(row?.drift.contains("concurrent_update") == true)
+                    #expect(row?.drift.contains("write_refused") == false)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` while another session (a webhook's open transaction) holds the rows `lock` locks.
+    static func holdingRows<T>(_ lock: PostgresQuery, _ body: () async throws -> T) async throws -> T {
+        let logger = Logger(label: "webhook")
+        let webhook = try await PostgresConnection.connect(
+            configuration: try TestDatabase.settings().connectionConfiguration(), id: 41, logger: logger)
+        do {
+            try await webhook.query("begin", logger: logger)
+            try await webhook.query(lock, logger: logger)
+            let value = try await body()
+            try await webhook.query("rollback", logger: logger)
+            try await webhook.close()
+            return value
+        } catch {
+            try? await webhook.close()
+            throw error
+        }
+    }
+
     // MARK: Helpers
 
     /// What a least-privilege job role gets (README, "Your database"): its schema, every table in it read and

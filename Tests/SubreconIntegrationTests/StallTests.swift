@@ -125,7 +125,9 @@ struct StallTests {
         }
     }
 
-    @Test("every database session sets statement_timeout, lock_timeout and idle_in_transaction_session_timeout from the environment")
+    @Test(
+        "every transaction of the job sets statement_timeout, lock_timeout and idle_in_transaction_session_timeout from the environment; none outlives it"
+    )
     func sessionTimeouts() async throws {
         try await Harness.with { h in
             var values = h.env.values
@@ -134,16 +136,23 @@ struct StallTests {
             let config = try SubreconConfiguration.load(ProcessEnvironment(values), requireSource: true)
             let connection = try await PostgresConnection.connect(
                 configuration: try config.database.connectionConfiguration(), id: 9, logger: h.logger)
-            // As every connection of the job: set right after connecting, not as startup parameters.
-            try await config.database.session.apply(on: connection, logger: h.logger)
-            var shown: [String] = []
-            for name in ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"] {
-                for try await value in try await connection.query("select current_setting(\(name))", logger: h.logger).decode(String.self) {
-                    shown.append(value)
+            func shown() async throws -> [String] {
+                var shown: [String] = []
+                for name in ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"] {
+                    let rows = try await connection.query("select current_setting(\(name))", logger: h.logger)
+                    for try await value in rows.decode(String.self) { shown.append(value) }
                 }
+                return shown
             }
+            // As every unit of work of the job: set inside its transaction, not as startup parameters nor for the session.
+            try await connection.query("begin", logger: h.logger)
+            try await config.database.session.applyLocally(on: connection, logger: h.logger)
+            let inside = try await shown()
+            try await connection.query("commit", logger: h.logger)
+            let after = try await shown()
             try await connection.close()
-            #expect(shown == ["7s", "1500ms", "1min"])
+            #expect(inside == ["7s", "1500ms", "1min"])
+            #expect(after == ["0", "0", "0"], "the server connection keeps none of them (a pooler hands it to others)")
             values["SUBRECON_DB_LOCK_TIMEOUT_SECONDS"] = "soon"
             #expect(throws: ConfigError.self) { try SubreconConfiguration.load(ProcessEnvironment(values), requireSource: true) }
         }
