@@ -60,13 +60,15 @@ struct SessionTransactionTests {
         await #expect(throws: DatabaseError.schemaNotCurrent(requested: settings.searchPath ?? "", current: nil)) {
             try await connection.inTransaction(session: settings.session, logger: Self.logger) { _ in }
         }
-        // Not left inside an aborted or open transaction.
-        var open = true
-        for try await state in try await connection.query("select now() = statement_timestamp()", logger: Self.logger).decode(Bool.self) {
-            open = !state
+        // Not left inside an open transaction: two statements get two transaction ids.
+        var ids: [Int64] = []
+        for _ in 0..<2 {
+            for try await id in try await connection.query("select txid_current()", logger: Self.logger).decode(Int64.self) {
+                ids.append(id)
+            }
         }
         try await connection.close()
-        #expect(!open)
+        #expect(ids.count == 2 && ids[0] != ids[1])
     }
 
     @Test("BEGIN on a connection that closed ends at once with the closed connection's error")
