@@ -27,15 +27,7 @@ extension GooglePlayClient {
         let url =
             configuration.baseURL + "/androidpublisher/v3/applications/" + package + "/purchases/voidedpurchases?type=1&maxResults=1"
         let outcome = await transport.send(
-            logger: logger,
-            request: { _ in
-                var request = HTTPClientRequest(url: url)
-                request.method = .GET
-                request.headers.add(name: "Authorization", value: "Bearer " + access.value)
-                request.headers.add(name: "Accept", value: "application/json")
-                return request
-            },
-            classify: probeClass)
+            logger: logger, request: { _ in Self.authorizedGET(url, access) }, classify: probeClass)
         switch outcome {
         case .failure(let failure): return .failed(Self.source, asking: what, failure)
         case .success(let delivery): return judgeProbe(delivery.value, asking: what)

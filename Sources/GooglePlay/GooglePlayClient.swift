@@ -108,15 +108,7 @@ public struct GooglePlayClient: Sendable {
                 return .failure(fetchError("OAuth token endpoint: \((error as? GoogleTokenError)?.description ?? "request failed")"))
             }
             let outcome = await transport.send(
-                logger: logger,
-                request: { _ in
-                    var request = HTTPClientRequest(url: url)
-                    request.method = .GET
-                    request.headers.add(name: "Authorization", value: "Bearer " + access.value)
-                    request.headers.add(name: "Accept", value: "application/json")
-                    return request
-                },
-                classify: classify)
+                logger: logger, request: { _ in Self.authorizedGET(url, access) }, classify: classify)
             switch outcome {
             case .success(let delivery):
                 guard let value = delivery.value else {
@@ -167,6 +159,15 @@ public struct GooglePlayClient: Sendable {
     }
 
     /// "HTTP 403 (PERMISSION_DENIED)": the status and Google's error status when the body names one.
+    /// A GET of `url` with the access token, asking for JSON.
+    static func authorizedGET(_ url: String, _ access: GoogleAccessToken) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Authorization", value: "Bearer " + access.value)
+        request.headers.add(name: "Accept", value: "application/json")
+        return request
+    }
+
     static func named(_ answer: SourceAnswer) -> String {
         let status = GoogleJSON.error(answer.body)?.error?.status.map { String($0.prefix(40)) }
         return "HTTP \(answer.status)" + (status.map { " (\($0))" } ?? "")
