@@ -12,7 +12,7 @@ extension Commands {
     /// The sources get `deadline` for all their requests together (`--timeout`): past it they are a fetch error.
     public static func explain(
         environment env: ProcessEnvironment, userID: String, asOf: Date, logger: Logger,
-        deadline: Duration = RunOptions.defaultExplainDeadline
+        deadline: Duration = RunOptions.Default.explainDeadline
     ) async throws -> Explanation {
         let config = try SubreconConfiguration.load(env, requireSource: true)
         return try await withDatabase(config.database, logger: logger) { unchecked in

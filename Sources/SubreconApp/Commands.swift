@@ -59,56 +59,62 @@ public enum Commands {
         progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, resume resumeID: String? = nil, now: Date = Date()
     ) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireSource: true)
-        var adjusted = options
-        adjusted.environment = config.environment
-        if adjusted.stop == nil { adjusted.stop = StopSignal() }
-        if resumeID == nil { try checkAsOf(adjusted, now: now) }
-        let requested = adjusted
-        let firstStart = now
-        let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: firstStart, shard: adjusted.shard)
+        // The options as asked, in the configured store environment; `--resume` replaces the stored part below.
+        var requested = options
+        requested.environment = config.environment
+        if requested.stop == nil { requested.stop = StopSignal() }
+        if resumeID == nil { try checkAsOf(requested, now: now) }
+        let newRunID = resumeID ?? ReconcileJob.makeRunID(startedAt: now, shard: requested.shard)
         var logger = logger
         logger[metadataKey: "run.id"] = "\(newRunID)"  // on every line of the run, the clients' and the store's too
         // A graceful shutdown of a host's ServiceGroup around this call stops the run between steps, like SIGTERM.
-        let shutdown = adjusted.stop
-        let onShutdown: @Sendable () -> Void = { shutdown?.stop(reason: "graceful shutdown requested") }
-        return try await withDatabase(config.database, logger: logger, onGracefulShutdown: onShutdown) { [logger] unchecked in
+        let stop = requested.stop
+        let onShutdown: @Sendable () -> Void = { stop?.stop(reason: "graceful shutdown requested") }
+        return try await withDatabase(config.database, logger: logger, onGracefulShutdown: onShutdown) { [logger, requested] unchecked in
             // The app's own `users` (CONTRACT "Database"): its columns are checked once, before the run writes anything.
             let database = try await checkedUsers(unchecked, configuration: config)
             try await preflight(database, writing: !requested.dryRun)
-            var options = requested
-            var startedAt = firstStart
-            var runID = newRunID
-            var resumeFrom: RunProgress?
-            if let resumeID {
-                let stored = try await resumable(
-                    resumeID, journal: database, dryRun: options.dryRun, acceptingDowngrades: options.acceptDowngrades, now: now)
-                try stored.selection.apply(to: &options)
-                runID = resumeID
-                startedAt = stored.startedAt
-                resumeFrom = stored.progress
-            }
-            let finalOptions = options
-            let stats = RequestStats(health: SourceHealthBoard(clock: finalOptions.healthClock))
-            return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
+            let start = try await RunStart.resolve(requested, runID: newRunID, resuming: resumeID, journal: database, now: now)
+            let stats = RequestStats(health: SourceHealthBoard(clock: start.options.tuning.healthClock))
+            return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: start.options.concurrency)) { http in
                 let (source, notes) = try factSource(
-                    config: config, options: options, http: http, stats: stats, database: database, logger: logger)
+                    config: config, options: start.options, http: http, stats: stats, database: database, logger: logger)
                 let job = ReconcileJob(
                     database: database, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
-                let stop = finalOptions.stop
                 guard
                     let result = try await ShardLock.withLock(
-                        settings: config.database, shard: finalOptions.shard, logger: logger,
+                        settings: config.database, shard: start.options.shard, logger: logger,
                         onLost: { stop?.stop(reason: $0) },
                         {
-                            try await job.run(finalOptions, runID: runID, startedAt: startedAt, resume: resumeFrom)
+                            try await job.run(start.options, runID: start.runID, startedAt: start.startedAt, resume: start.progress)
                         })
                 else {
                     throw CommandFailure(
                         .shardLocked,
-                        "another run holds shard \(finalOptions.shard) or one overlapping it (a different shard count); nothing done")
+                        "another run holds shard \(start.options.shard) or one overlapping it (a different shard count); nothing done")
                 }
                 return result
             }
+        }
+    }
+
+    /// What a `run` starts from: a new run with the options as asked, or (`--resume RUN_ID`) the stored run with its
+    /// stored selection over them, its first start and its progress.
+    struct RunStart: Sendable {
+        var options: RunOptions
+        var runID: String
+        var startedAt: Date
+        var progress: RunProgress?
+
+        static func resolve(
+            _ requested: RunOptions, runID: String, resuming resumeID: String?, journal: any RunJournal, now: Date
+        ) async throws -> RunStart {
+            guard let resumeID else { return RunStart(options: requested, runID: runID, startedAt: now, progress: nil) }
+            let stored = try await Commands.resumable(
+                resumeID, journal: journal, dryRun: requested.dryRun, acceptingDowngrades: requested.acceptDowngrades, now: now)
+            var options = requested
+            try stored.selection.apply(to: &options)
+            return RunStart(options: options, runID: resumeID, startedAt: stored.startedAt, progress: stored.progress)
         }
     }
 

@@ -59,18 +59,4 @@ public struct CandidateReason: RawRepresentable, Sendable, Codable, Hashable, Co
     }
 
     public var description: String { rawValue }
-
-    /// The CONTRACT "Which users a run asks about" rules `row` meets at `asOf` (the database's own account), in rule order.
-    public static func nightlyRules(row: UserRow, asOf: Date, lookbackDays: Int) -> [CandidateReason] {
-        var reasons: [CandidateReason] = []
-        if row.currentTier > 0, let end = row.endDate, end < asOf, !(row.graceEndsAt.map { $0 > asOf } ?? false) {
-            reasons.append(.expired)
-        }
-        if row.statusText == SubscriptionStatus.billingIssue.rawValue { reasons.append(.billingIssue) }
-        let since = asOf.addingTimeInterval(-Double(lookbackDays) * 86_400)
-        if ["expired", "canceled", "refunded"].contains(row.statusText), let end = row.endDate, end >= since {
-            reasons.append(.lapsed)
-        }
-        return reasons
-    }
 }

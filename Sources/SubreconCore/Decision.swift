@@ -180,7 +180,7 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
             resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.entitlements, catalog: context.catalog,
             asOf: asOf),
         asOf: asOf)
-    var evidence = Evidence.sort(purchases, context: context)
+    var evidence = Evidence.judging(purchases, context: context)
     if !conflicts.isEmpty { evidence.drift.insert(.sourceConflict) }
 
     let granting: Granting?
@@ -261,7 +261,7 @@ struct UnknownProducts: Error {
     var products: [String]
 }
 
-/// The user's purchases sorted by what their stated facts allow: judged (known), undecidable (unknown), and the
+/// The user's purchases, each judged at T and kept by what its stated facts allow: judged (known), undecidable (unknown), and the
 /// drift found on the way (a sandbox purchase that would have entitled).
 struct Evidence {
     var considered: [(purchase: PurchaseFact, judgement: PurchaseJudgement)] = []
@@ -269,7 +269,7 @@ struct Evidence {
     var drift = Set<Drift>()
 
     /// Sandbox purchases never entitle in a production run; neither does one whose environment is unstated.
-    static func sort(_ purchases: [PurchaseFact], context: DecisionContext) -> Evidence {
+    static func judging(_ purchases: [PurchaseFact], context: DecisionContext) -> Evidence {
         var evidence = Evidence()
         for purchase in purchases {
             let judged = judge(purchase, asOf: context.asOf)

@@ -41,6 +41,15 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     /// Store identifiers linked to this user tonight and not (yet) in the row (CONTRACT "Whose purchase it is" linking: a feed entry or an
     /// inventory subscription whose store named the user's account), by the source that asks with them.
     public var links: [FactOrigin: String] = [:]
+    /// Why a run's candidate scan selected this row (CONTRACT "Reports" `candidate_reason`): the rules, feeds and
+    /// sweeps it met, as the candidate query stated them; empty for a row read otherwise.
+    public var candidateReasons: [CandidateReason] = []
+
+    /// What a stored verdict keeps of the row: everything but `candidateReasons`, which the verdict carries itself.
+    private enum CodingKeys: String, CodingKey {
+        case id, currentTier, statusText, endDate, graceEndsAt, source, productID, originalTransactionID, autoRenew
+        case updatedAtMicros, identifiers, rowError, accountToken, links
+    }
 
     public init(
         id: String, currentTier: Int, status: String, endDate: Date? = nil, graceEndsAt: Date? = nil,

@@ -33,16 +33,17 @@ public struct CandidateQuery: Sendable, Hashable {
     public var sweepFreeDays: Int = 0
     /// Nightly: the run whose recorded candidates (feeds and sweep, `reconcile_run_candidates`) join the scan.
     public var runCandidatesID: String?
-    /// Nightly: users named by the feeds of a run that records nothing (a dry run), joining the scan.
-    public var namedUserIDs: [String]?
+    /// Nightly: users named by the feeds of a run that records nothing (a dry run), with the reasons their feeds gave,
+    /// joining the scan.
+    public var namedUsers: [String: [CandidateReason]]?
 
     public init(
         mode: Mode = .nightly, asOf: Date, lookbackDays: Int = 60, userIDs: [String]? = nil, endAfter: Date? = nil,
         endBefore: Date? = nil, shard: ShardSpec = .all, sweepDays: Int = 0, runCandidatesID: String? = nil,
-        namedUserIDs: [String]? = nil, sweepFreeDays: Int = 0
+        namedUsers: [String: [CandidateReason]]? = nil, sweepFreeDays: Int = 0
     ) {
         self.sweepFreeDays = max(0, sweepFreeDays)
-        self.namedUserIDs = namedUserIDs
+        self.namedUsers = namedUsers
         self.sweepDays = max(0, sweepDays)
         self.runCandidatesID = runCandidatesID
         self.mode = mode
@@ -92,14 +93,14 @@ public struct CandidateQuery: Sendable, Hashable {
         return ((day % days) + days) % days
     }
 
-    /// The sweep bucket of a user id in Swift (the SQL computes the same): `hash("sweep:" + id) mod days`. A hash of
-    /// its own, so the sweep's nights do not line up with `--shard` slices.
+    /// The rolling sweep's bucket of a user id, as the SQL computes it (`bucketSQL`): `hash("sweep:" + id) mod days`
+    /// (0 when `days` is 0). A hash of its own, so the sweep's nights do not line up with `--shard` slices. The scan
+    /// never calls it (PostgreSQL states each row's reasons); the demo seeds the user a night's sweep takes with it.
     public static func sweepBucket(of id: String, days: Int) -> Int { bucket(of: id, prefix: "sweep:", days: days) }
 
-    /// The free-row sweep's bucket of a user id (the SQL computes the same): `hash("sweep_free:" + id) mod days`.
+    /// The free-row sweep's bucket of a user id, as the SQL computes it: `hash("sweep_free:" + id) mod days`.
     public static func sweepFreeBucket(of id: String, days: Int) -> Int { bucket(of: id, prefix: "sweep_free:", days: days) }
 
-    /// `hash(prefix + id) mod days` (0 when `days` is 0), as `bucketSQL` computes it in PostgreSQL.
     static func bucket(of id: String, prefix: String, days: Int) -> Int {
         days > 0 ? Int(ShardSpec.hash(of: prefix + id) % UInt32(days)) : 0
     }
@@ -142,9 +143,17 @@ public struct CandidateQuery: Sendable, Hashable {
         sql(after: nil, limit: nil, users: .subreconTable([]))
     }
 
-    /// The nightly selection's rules (CONTRACT "Which users a run asks about"), one branch each: the three database rules, the users feeds named
-    /// (a dry run's), and the sweeps tested inline when no run records its candidates.
-    private func nightlyRules(_ binds: inout PostgresBindings) -> [String] {
+    /// One rule of the selection: the rows it takes (a condition on `users`) and why (a SQL text expression: the
+    /// reasons, comma-separated, that `reasons(stated:)` reads).
+    struct Rule {
+        var reasons: String
+        var condition: String
+    }
+
+    /// The nightly selection's rules (CONTRACT "Which users a run asks about"), one branch each: the three database
+    /// rules, the users feeds named (a dry run's, with their feeds' reasons), and the sweeps tested inline when no run
+    /// records its candidates.
+    private func nightlyRules(_ binds: inout PostgresBindings) -> [Rule] {
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
             return "$\(binds.count)"
@@ -154,25 +163,53 @@ public struct CandidateQuery: Sendable, Hashable {
         // `infinity` in an end date is "no end" and reads as NULL does (docs/CONTRACT.md, Database); `-infinity` is
         // before any T, so its row is read (and is that user's `row_error`).
         var rules = [
-            """
-            current_tier > 0 and subscription_end_date is not null and subscription_end_date < \(t) \
-            and not coalesce(grace_period_ends_at > \(t) and isfinite(grace_period_ends_at), false)
-            """,
-            "subscription_status = 'billing_issue'",
-            """
-            subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since) \
-            and subscription_end_date <> 'infinity'
-            """,
+            Rule(
+                reasons: "'\(CandidateReason.expired)'",
+                condition: """
+                    current_tier > 0 and subscription_end_date is not null and subscription_end_date < \(t) \
+                    and not coalesce(grace_period_ends_at > \(t) and isfinite(grace_period_ends_at), false)
+                    """),
+            Rule(reasons: "'\(CandidateReason.billingIssue)'", condition: "subscription_status = 'billing_issue'"),
+            Rule(
+                reasons: "'\(CandidateReason.lapsed)'",
+                condition: """
+                    subscription_status in ('expired', 'canceled', 'refunded') and subscription_end_date >= \(since) \
+                    and subscription_end_date <> 'infinity'
+                    """),
         ]
-        if let namedUserIDs, !namedUserIDs.isEmpty { rules.append("id = any(\(bind(namedUserIDs)))") }
+        if let namedUsers, !namedUsers.isEmpty {
+            let ids = namedUsers.keys.sorted()
+            let (idList, reasonList) = (bind(ids), bind(ids.map { namedUsers[$0, default: []].map(\.rawValue).joined(separator: ",") }))
+            rules.append(Rule(reasons: "(\(reasonList)::text[])[array_position(\(idList)::text[], id)]", condition: "id = any(\(idList))"))
+        }
         if runCandidatesID == nil {
             for sweep in sweeps {
                 let night = bind(Self.sweepNight(asOf: asOf, days: sweep.days))
-                rules.append("\(sweep.rows) and \(Self.bucketSQL(prefix: sweep.prefix, days: sweep.days)) = \(night)")
+                rules.append(
+                    Rule(
+                        reasons: "'\(sweep.reason)'",
+                        condition: "\(sweep.rows) and \(Self.bucketSQL(prefix: sweep.prefix, days: sweep.days)) = \(night)"))
             }
         }
         return rules
     }
+
+    /// A row's reasons from what the selection stated (`candidate_reasons`: comma-separated, possibly repeated), with
+    /// `users_file` when the run is restricted to a users file; sorted, each once (CONTRACT "Reports" `candidate_reason`).
+    /// A reason the store does not know (a stored one no build names) is dropped.
+    public func reasons(stated text: String?) -> [CandidateReason] {
+        var reasons = Set((text ?? "").split(separator: ",").compactMap { CandidateReason(rawValue: String($0)) })
+        if userIDs != nil { reasons.insert(.usersFile) }
+        return reasons.sorted()
+    }
+
+    /// `--mode backfill`: every user with a subscription row.
+    static let backfillRule = Rule(
+        reasons: "'\(CandidateReason.backfill)'",
+        condition: """
+            (current_tier > 0 or subscription_status <> 'none' \
+            or (subscription_end_date is not null and subscription_end_date <> 'infinity'))
+            """)
 
     /// A page (`limit` given) or the count (`limit` nil) of the selection.
     ///
@@ -186,16 +223,10 @@ public struct CandidateQuery: Sendable, Hashable {
             binds.append(value)
             return "$\(binds.count)"
         }
-        var rules: [String] =
+        let rules: [Rule] =
             switch mode {
             case .nightly: nightlyRules(&binds)
-            case .backfill:
-                [
-                    """
-                    (current_tier > 0 or subscription_status <> 'none' \
-                    or (subscription_end_date is not null and subscription_end_date <> 'infinity'))
-                    """
-                ]
+            case .backfill: [Self.backfillRule]
             }
         var conditions: [String] = []
         if let userIDs { conditions.append("id = any(\(bind(userIDs)))") }
@@ -208,13 +239,16 @@ public struct CandidateQuery: Sendable, Hashable {
         func whereClause(_ rule: String) -> String { ([rule] + conditions).joined(separator: " and ") }
         let recorded = mode == .nightly ? runCandidatesID.map(bind) : nil
         guard let limit else {
-            if let recorded { rules.append("id in (select user_id from reconcile_run_candidates where run_id = \(recorded))") }
-            let any = rules.count == 1 ? rules[0] : "(" + rules.map { "(\($0))" }.joined(separator: " or ") + ")"
+            var conditions = rules.map(\.condition)
+            if let recorded { conditions.append("id in (select user_id from reconcile_run_candidates where run_id = \(recorded))") }
+            let any = conditions.count == 1 ? conditions[0] : "(" + conditions.map { "(\($0))" }.joined(separator: " or ") + ")"
             return PostgresQuery(unsafeSQL: "select count(*) from users where \(whereClause(any))", binds: binds)
         }
         let limitBind = bind(limit)
+        let columns = Self.userColumns(users)
         var branches = rules.map {
-            "(select \(Self.userColumns(users)) from users where \(whereClause($0)) order by id limit \(limitBind))"
+            "(select \(columns), \($0.reasons) as candidate_reasons from users where \(whereClause($0.condition)) "
+                + "order by id limit \(limitBind))"
         }
         if let recorded {
             // Driven by the recorded candidates in user order (their primary key), each probing `users` by id: one
@@ -223,13 +257,17 @@ public struct CandidateQuery: Sendable, Hashable {
             if let lastID { after = " and c.user_id > \(bind(lastID))" }
             let filters = conditions.filter { !$0.hasPrefix("id > ") }.map { " and \($0)" }.joined()
             branches.append(
-                "(select \(Self.userColumns(users)) from reconcile_run_candidates c join users on users.id = c.user_id "
-                    + "where c.run_id = \(recorded)\(after)\(filters) order by c.user_id limit \(limitBind))")
+                "(select \(columns), array_to_string(c.reasons, ',') as candidate_reasons from reconcile_run_candidates c "
+                    + "join users on users.id = c.user_id where c.run_id = \(recorded)\(after)\(filters) "
+                    + "order by c.user_id limit \(limitBind))")
         }
+        // Every branch's reasons for a row are gathered before the row is taken once: its last column, which
+        // `reasons(stated:)` reads. (A row within the page's first N ids is within every branch's first N that holds it.)
         let sql =
             branches.count == 1
             ? String(branches[0].dropFirst().dropLast())
-            : "select distinct on (id) * from (\(branches.joined(separator: " union all "))) as candidates order by id limit \(limitBind)"
+            : "select distinct on (id) *, string_agg(candidate_reasons, ',') over (partition by id) as all_reasons "
+                + "from (\(branches.joined(separator: " union all "))) as candidates order by id limit \(limitBind)"
         return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 }

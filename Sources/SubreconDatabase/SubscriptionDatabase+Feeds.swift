@@ -117,28 +117,6 @@ extension SubscriptionDatabase {
         }
     }
 
-    /// The feed reasons of every feed candidate of `runID` (bounded by the feeds' size, not the users': the sweep's
-    /// own rows are not read).
-    public func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]] {
-        try await run("read feed candidates") {
-            var binds = PostgresBindings()
-            binds.append(runID)
-            var reasons: [String: [CandidateReason]] = [:]
-            let rows = try await session.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        select user_id, reasons from reconcile_run_candidates \
-                        where run_id = $1 and reasons <> '{sweep}' order by user_id
-                        """,
-                    binds: binds), logger: logger)
-            for try await (user, texts) in rows.decode((String, [String]).self) {
-                let known = texts.compactMap(CandidateReason.init(rawValue:)).filter { $0 != .sweep }
-                if !known.isEmpty { reasons[user] = known }
-            }
-            return reasons
-        }
-    }
-
     /// Records tonight's sweep shares of this shard's rows (tier holders, and rows without a tier) as candidates of `runID` (idempotent: a resumed
     /// run records the same users). One pass over `users` a night, instead of a hash per row on every page.
     public func recordSweep(_ query: CandidateQuery, runID: String) async throws {

@@ -92,7 +92,13 @@ public struct SubscriptionDatabase: Sendable {
         try await run("candidate scan") {
             let rows = try await session.query(query.pageSQL(after: lastID, limit: limit, users: users), logger: logger)
             var page: [UserRow] = []
-            for try await row in rows { page.append(try UserRow(postgres: row, columns: users.identifierColumns)) }
+            for try await row in rows {
+                var user = try UserRow(postgres: row, columns: users.identifierColumns)
+                // The page's last column: why the row was selected (`CandidateQuery.reasons(stated:)`).
+                let cells = row.makeRandomAccess()
+                user.candidateReasons = query.reasons(stated: try cells[cells.count - 1].decode(String?.self))
+                page.append(user)
+            }
             return page
         }
     }

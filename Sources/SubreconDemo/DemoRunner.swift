@@ -106,6 +106,7 @@ public enum DemoRunner {
             var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
             options.concurrency = 8
             options.sweepDays = DemoScenario.sweepDays
+            options.sweepFreeDays = 0  // the sample rows without a tier are candidates by their own rules only
             let night = Night(simulators: setup.simulators, options: options, logger: logger, progress: progress, say: say)
 
             // Run 1: every source. The user to explain is explained before the run that holds it; an id no run holds

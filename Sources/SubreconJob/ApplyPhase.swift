@@ -21,7 +21,7 @@ struct ApplyPhase: Sendable {
         var done = 0
         while true {
             if let reason = options.stop?.reason { throw RunStopped(reason: reason) }
-            let page = try await ledger.page(after: after, limit: options.applyBatchSize)
+            let page = try await ledger.page(after: after, limit: options.tuning.applyBatchSize)
             guard let last = page.last else { break }
             after = last.seq
             let open = page.filter { $0.outcome == nil }

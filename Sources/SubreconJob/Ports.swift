@@ -72,7 +72,6 @@ public protocol FeedCandidates: Sendable {
     func addFeedCandidates(
         runID: String, column: FeedColumn, identifiers: [String], reason: CandidateReason, freeOnly: Bool
     ) async throws -> FeedMatch
-    func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]]
     /// The users a feed names, read only (a dry run writes nothing).
     func feedUsers(column: FeedColumn, identifiers: [String], freeOnly: Bool) async throws -> (users: [String], unmatched: Int)
     /// The users whose `column` holds each identifier (read only): whom a feed's refunds belong to.
@@ -149,6 +148,9 @@ extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, Verd
 /// The sources of truth as the job needs them: everything known about one user.
 public protocol FactSource: Sendable {
     func facts(for row: UserRow) async -> SourceFacts
+    /// The sources a user is asked, in the order they are asked: a lookup cut off by its deadline is reported as the
+    /// first one's (a per-user deadline is no single source's; this names one that is configured).
+    var origins: [FactOrigin] { get }
     /// The configured store feeds (CONTRACT "Which users a run asks about"), in the order they are read.
     var feedOrigins: [FactOrigin] { get }
     /// One configured store feed read over `[since, until)`; nil when `origin` has none.
@@ -161,6 +163,8 @@ public protocol FactSource: Sendable {
 }
 
 extension FactSource {
+    /// RevenueCat, unless the source says otherwise.
+    public var origins: [FactOrigin] { [.revenueCat] }
     /// No feeds unless the source has some.
     public var feedOrigins: [FactOrigin] { [] }
     public func feed(_ origin: FactOrigin, since: Date, until: Date) async -> FeedRead? { nil }
@@ -235,24 +239,4 @@ public struct FeedRefund: Sendable, Hashable {
     }
 }
 
-/// Where legacy App Store receipts are kept (`apple_receipts`), and which rows hold which Apple original
-/// transaction id. Production: `SubscriptionDatabase`.
-public protocol ReceiptLookup: Sendable {
-    /// The stored base64 receipt of `userID`, or nil.
-    func receipt(for userID: String) async throws -> String?
-    /// Users other than `userID` whose row already holds `originalTransactionID`.
-    func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String]
-}
-
-extension SubscriptionDatabase: ReceiptLookup {}
-
-/// The refunds kept on earlier nights (`refunds_seen`, CONTRACT "Finance figures"), for a store adapter whose store states a refund
-/// only once, in a feed (Google's voided purchases): a lookup on a later night still knows the line was refunded.
-/// Production: `SubscriptionDatabase`.
-public protocol RefundsSeenLookup: Sendable {
-    /// The refunds kept for `userID` in `store` (`play_store`, ...), at most `limit`, newest first.
-    func refundsSeen(userID: String, store: String, limit: Int) async throws -> [SeenRefund]
-}
-
-extension SubscriptionDatabase: RefundsSeenLookup {}
 extension SubscriptionDatabase: PurchaseLinks {}

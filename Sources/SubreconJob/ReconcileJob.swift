@@ -71,12 +71,12 @@ public struct ReconcileJob: Sendable {
             recorded = !options.dryRun
 
             var state = resume ?? RunProgress()
-            var options = options
-            let harvest = try await readFeeds(&options, runID: runID, resuming: resume != nil, into: &summary, logger: logger)
+            let (harvest, selection) = try await readFeeds(options, runID: runID, resuming: resume != nil, into: &summary, logger: logger)
             if !state.scanDone {
                 var validation = ValidationPhase(
-                    candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options, progress: progress)
-                (validation.feedReasons, validation.links) = (harvest.named, harvest.links)
+                    candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options,
+                    selection: selection, progress: progress)
+                validation.links = harvest.links
                 state = try await validation.run(from: state, start: start)
             }
             _ = try await TransferStep(ledger: ledger, candidates: ports.candidates, options: options).run()
@@ -92,7 +92,7 @@ public struct ReconcileJob: Sendable {
             summary.timings.applySeconds = seconds(ContinuousClock.now - applyStart)
 
             let report = ReportPhase(history: ports.history, logger: logger)
-            try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.applyBatchSize)
+            try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.tuning.applyBatchSize)
             try Self.report(orphans: harvest.orphans, folder: folder, into: &summary)
             if let refunds = ports.refunds {
                 try await RefundReviewStep(records: refunds, options: options, logger: logger).run(
@@ -146,12 +146,14 @@ public struct ReconcileJob: Sendable {
     }
 
     /// The store feeds and inventories of a nightly run (`FeedPhase`) and the sweep's share: their users join the
-    /// scan; returns the feed reasons and tonight's links by user, and the night's orphans.
-    /// A resumed run keeps the feed candidates, links and orphans its first attempt recorded and reads no feed again.
+    /// scan. Returns tonight's links by user and the night's orphans, and the selection to scan: the run's own, joined
+    /// by its recorded candidates (feeds, links and the sweep's share, each with its reasons), or a dry run's feed
+    /// users kept in memory. A resumed run keeps the feed candidates, links and orphans its first attempt recorded
+    /// and reads no feed again.
     private func readFeeds(
-        _ options: inout RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
-    ) async throws -> FeedHarvest {
-        guard let feeds = ports.feeds, options.readsFeeds else { return FeedHarvest() }
+        _ options: RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
+    ) async throws -> (FeedHarvest, CandidateQuery) {
+        guard let feeds = ports.feeds, options.readsFeeds else { return (FeedHarvest(), options.selection()) }
         var harvest = FeedHarvest()
         if !resuming {
             summary.feeds = try await FeedPhase(
@@ -163,14 +165,13 @@ public struct ReconcileJob: Sendable {
         }
         if options.dryRun {
             // A dry run writes nothing: its feed users and links stay in memory and the sweep is tested inline.
-            options.namedUserIDs = harvest.named.keys.sorted()
-            return harvest
+            return (harvest, options.selection(named: harvest.named))
         }
-        options.runCandidatesID = runID
+        let selection = options.selection(recordedAs: runID)
         // The sweep's share is recorded with the feeds' users (again on resume: the same users, idempotent).
-        try await feeds.recordSweep(options.selection, runID: runID)
-        harvest.named = try await feeds.feedCandidateReasons(runID: runID)
+        try await feeds.recordSweep(selection, runID: runID)
+        harvest.named = [:]  // the scan reads the recorded candidates' reasons with their rows
         harvest.links = try await ports.links?.links(runID: runID) ?? [:]
-        return harvest
+        return (harvest, selection)
     }
 }

@@ -28,7 +28,7 @@ struct RefundReviewStep: Sendable {
         var added = (summary.feeds ?? [:]).values.reduce(0) { $0 + $1.refundsNew }
         if !options.dryRun {
             var after: Int64 = -1
-            let limit = max(options.applyBatchSize, 100)
+            let limit = max(options.tuning.applyBatchSize, 100)
             while true {
                 let page = try await ledger.page(after: after, limit: limit)
                 guard let last = page.last else { break }

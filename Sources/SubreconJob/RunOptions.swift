@@ -4,68 +4,74 @@ import SubreconCore
 import SubreconDatabase
 import SubreconReports
 
-/// Options of one `subrecon run`.
+/// What the operator asked of one `subrecon run` (the command's options; `StoredSelection` keeps the part a
+/// `--resume` must repeat), the job's tuning (`RunTuning`) and the run's stop signal. Every default is the command's
+/// (`RunOptions.Default`, which the command's options read), so a job built without the command (tests, the bench,
+/// the demo) runs as `subrecon run` does unless it says otherwise.
+///
+/// What the run derives (the store feeds' candidates and links, the run whose recorded candidates join the scan) is
+/// not written back here: `ReconcileJob` passes it to the phases (`CandidateQuery`, `FeedHarvest`).
 public struct RunOptions: Sendable {
+    /// The defaults of the command's options (docs/CONTRACT.md, `run`).
+    public enum Default {
+        public static let concurrency = 16
+        public static let maxDowngradeRatio = 0.5
+        public static let refundReviewCount = 3
+        public static let refundReviewDays = 365
+        public static let lookbackDays = 60
+        public static let sweepDays = 30
+        public static let sweepFreeDays = 90
+        /// RevenueCat requests per second for the whole app (every shard together). RevenueCat does not document v1
+        /// limits (v2 allows 480/min = 8/s per project); 10/s is a cautious default for one nightly job.
+        public static let revenueCatRequestsPerSecond = 10.0
+        public static let userDeadline: Duration = .seconds(120)
+        public static let feedDeadline: Duration = .seconds(300)
+        public static let explainDeadline: Duration = .seconds(120)
+    }
+
     public var asOf: Date
     public var dryRun = false
     public var mode: CandidateQuery.Mode = .nightly
     public var userIDs: [String]?
     public var endAfter: Date?
     public var endBefore: Date?
-    public var concurrency = 16
+    public var concurrency = Default.concurrency
     public var limit: Int?
     public var shard: ShardSpec = .all
     public var reportDirectory: URL
-    public var maxDowngradeRatio = 0.5
+    public var maxDowngradeRatio = Default.maxDowngradeRatio
     /// Refund review (CONTRACT "Finance figures"): a user with at least this many refunds seen within `refundReviewDays` days is
     /// listed in `refund_review.csv` (`--refund-review-count`, `--refund-review-days`).
-    public var refundReviewCount = 3
-    public var refundReviewDays = 365
-    public var lookbackDays = 60
+    public var refundReviewCount = Default.refundReviewCount
+    public var refundReviewDays = Default.refundReviewDays
+    public var lookbackDays = Default.lookbackDays
     /// The rolling sweep's period in nights (`--sweep-days`, CONTRACT "Which users a run asks about"): every tier holder is re-validated at least
     /// once every D nights; 0 = off.
-    public var sweepDays = 30
-    /// The free-row sweep's period in nights (`--sweep-free-days`, CONTRACT "Which users a run asks about", "Whose purchase it is"): every row holding no tier is
-    /// re-validated at least once every D nights; 0 = off. The command's default is 90; a job built without the
-    /// command (tests, the bench) sweeps no free rows unless it says so.
-    public var sweepFreeDays = 0
+    public var sweepDays = Default.sweepDays
+    /// The free-row sweep's period in nights (`--sweep-free-days`, CONTRACT "Which users a run asks about", "Whose purchase it is"): every row
+    /// holding no tier is re-validated at least once every D nights; 0 = off.
+    public var sweepFreeDays = Default.sweepFreeDays
     /// Start of every store feed's window (`--feeds-since`); nil = per feed, the earliest instant this shard has not
     /// covered (`FeedWindowRule`: at most 30 days back; a feed never read: the last completed nightly run, at most 7 days back, else 3 days).
     public var feedsSince: Date?
-    /// The run whose recorded candidates (feeds, sweep) join the scan (set by the job once they are recorded).
-    var runCandidatesID: String?
-    /// A dry run's feed-named users (kept in memory: a dry run writes nothing).
-    var namedUserIDs: [String]?
     public var environment: StoreEnvironment = .production
-    public var pageSize = 500
     /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
-    /// by all workers; 0 = unlimited. RevenueCat does not document v1 limits (v2 allows 480/min = 8/s per project);
-    /// 10/s is a cautious default for one nightly job.
-    public var revenueCatRequestsPerSecond = RunOptions.defaultRevenueCatRequestsPerSecond
-    public static let defaultRevenueCatRequestsPerSecond = 10.0
+    /// by all workers; 0 = unlimited.
+    public var revenueCatRequestsPerSecond = Default.revenueCatRequestsPerSecond
     /// Each store's requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N),
     /// shared by all workers, by origin (`--<store>-rps`); 0 = unlimited; a store absent here runs at the default
     /// its adapter declares.
     public var requestsPerSecond: [FactOrigin: Double] = [:]
-    public var applyBatchSize = 50
-    /// Verdicts written to the ledger per round trip (and the granularity of resume).
-    public var ledgerBatchSize = 200
     /// Apply even if the safety valve trips (`--accept-downgrades RUN_ID`, after an operator reviewed the run).
     public var acceptDowngrades = false
     /// Apply the truth of an `asOf` far from now (`--apply-past`: deliberate replays and tests; CONTRACT "Exit codes").
     public var applyPast = false
-    /// Time a user gets for all its requests together; past it the user is `fetch_error` tonight.
-    public var userDeadline: Duration = RunOptions.defaultUserDeadline
-    public static let defaultUserDeadline: Duration = .seconds(120)
-    /// Time `explain` and the store feeds get (see `LookupDeadline`): their own deadlines.
-    public var feedDeadline: Duration = RunOptions.defaultFeedDeadline
-    public static let defaultFeedDeadline: Duration = .seconds(300)
-    public static let defaultExplainDeadline: Duration = .seconds(120)
-    /// The monotonic clock a source's health is judged on (a source answering only failures for a minute is
-    /// declared down, `SourceHealthBoard`); injected by tests to make a minute pass quickly.
-    public var healthClock: @Sendable () -> ContinuousClock.Instant = { .now }
-    /// How far the scan may run ahead of its oldest user still in flight (bounds what a resume must skip).
-    public var reorderWindow = 10_000
+    /// Time a user gets for all its requests together (`--user-timeout`); past it the user is `fetch_error` tonight.
+    public var userDeadline: Duration = Default.userDeadline
+    /// Time each store feed's read gets (`--feed-timeout`, see `LookupDeadline`).
+    public var feedDeadline: Duration = Default.feedDeadline
+    /// The job's tuning: no command option sets it.
+    public var tuning = RunTuning()
     /// Asks the run to stop cleanly (signals, a lost shard lock): validated verdicts are kept, exit 75.
     public var stop: StopSignal?
 
@@ -74,40 +80,35 @@ public struct RunOptions: Sendable {
         self.reportDirectory = reportDirectory
     }
 
-    /// Why `row` is a candidate of this run (CONTRACT "Reports" `candidate_reason`); `feeds` are the feed reasons by user.
-    func candidateReasons(for row: UserRow, feeds: [String: [CandidateReason]] = [:]) -> [CandidateReason] {
-        var reasons: [CandidateReason] =
-            switch mode {
-            case .nightly: CandidateReason.nightlyRules(row: row, asOf: asOf, lookbackDays: lookbackDays)
-            case .backfill: [.backfill]
-            }
-        if mode == .nightly {
-            reasons += feeds[row.id] ?? []
-            if sweepDays > 0, row.currentTier > 0,
-                CandidateQuery.sweepBucket(of: row.id, days: sweepDays) == CandidateQuery.sweepNight(asOf: asOf, days: sweepDays)
-            {
-                reasons.append(.sweep)
-            }
-            if sweepFreeDays > 0, row.currentTier <= 0,
-                CandidateQuery.sweepFreeBucket(of: row.id, days: sweepFreeDays)
-                    == CandidateQuery.sweepNight(asOf: asOf, days: sweepFreeDays)
-            {
-                reasons.append(.sweepFree)
-            }
-        }
-        if userIDs != nil { reasons.append(.usersFile) }
-        return Array(Set(reasons)).sorted()
-    }
-
     /// Whether this run reads the store feeds: nightly runs over the whole selection (not `--users-file`).
     var readsFeeds: Bool { mode == .nightly && userIDs == nil }
 
-    var selection: CandidateQuery {
+    /// The candidate selection this run asked for; with what the feeds gave it (`recordedAs`: the run whose recorded
+    /// candidates join the scan; `named`: a dry run's feed users, kept in memory), the one the phases scan.
+    func selection(recordedAs runCandidatesID: String? = nil, named: [String: [CandidateReason]]? = nil) -> CandidateQuery {
         CandidateQuery(
             mode: mode, asOf: asOf, lookbackDays: lookbackDays, userIDs: userIDs, endAfter: endAfter,
             endBefore: endBefore, shard: shard, sweepDays: mode == .nightly ? sweepDays : 0, runCandidatesID: runCandidatesID,
-            namedUserIDs: namedUserIDs, sweepFreeDays: mode == .nightly ? sweepFreeDays : 0)
+            namedUsers: named, sweepFreeDays: mode == .nightly ? sweepFreeDays : 0)
     }
+}
+
+/// The job's tuning: sizes and clocks no command option sets, each with its default here. Tests and the bench change
+/// them to make a case small or quick.
+public struct RunTuning: Sendable {
+    /// Candidates read per page of the scan.
+    public var pageSize = 500
+    /// Verdicts applied (and report rows rendered) per round trip.
+    public var applyBatchSize = 50
+    /// Verdicts written to the ledger per round trip (and the granularity of resume).
+    public var ledgerBatchSize = 200
+    /// How far the scan may run ahead of its oldest user still in flight (bounds what a resume must skip).
+    public var reorderWindow = 10_000
+    /// The monotonic clock a source's health is judged on (a source answering only failures for a minute is
+    /// declared down, `SourceHealthBoard`); injected by tests to make a minute pass quickly.
+    public var healthClock: @Sendable () -> ContinuousClock.Instant = { .now }
+
+    public init() {}
 }
 
 /// Progress of a run, for a terminal line or a log line.

@@ -21,9 +21,9 @@ struct TransferStep: Sendable {
         var rows: [UserRow] = []
         var after: String?
         while true {
-            let page = try await candidates.candidatePage(query, after: after, limit: max(1, options.pageSize))
+            let page = try await candidates.candidatePage(query, after: after, limit: max(1, options.tuning.pageSize))
             rows += page
-            guard let last = page.last, page.count >= max(1, options.pageSize) else { break }
+            guard let last = page.last, page.count >= max(1, options.tuning.pageSize) else { break }
             after = last.id
         }
         // A row that cannot be read keeps its own verdict (`row_error`): nothing about it can be listed as read.

@@ -17,9 +17,9 @@ package struct ValidationPhase: Sendable {
     var ledger: any VerdictLedger
     var context: DecisionContext
     var options: RunOptions
+    /// The candidates to scan: the run's selection with what its feeds gave it (`RunOptions.selection`).
+    var selection: CandidateQuery
     var progress: (@Sendable (ProgressSnapshot) -> Void)?
-    /// The feed reasons of the run's feed candidates, by user id.
-    var feedReasons: [String: [CandidateReason]] = [:]
     /// Tonight's links (CONTRACT "Whose purchase it is"), by user: identifiers a feed or inventory linked to the user, asked with and
     /// written with the change.
     var links: [String: [FactOrigin: String]] = [:]
@@ -32,7 +32,7 @@ package struct ValidationPhase: Sendable {
     /// Validates every candidate not validated yet; returns the run's progress with `scanDone` set, or throws
     /// `RunStopped` (after writing what was validated) when the run was asked to stop.
     func run(from initial: RunProgress, start: ContinuousClock.Instant) async throws -> RunProgress {
-        var total = try await candidates.countCandidates(options.selection)
+        var total = try await candidates.countCandidates(selection)
         if let limit = options.limit { total = min(total, limit) }
         let tail = try await ledger.tail(after: initial.scanCursor)
         var tracker = ValidationTracker(state: initial, seqBase: tail.nextSeq, skip: tail.userIDs, options: options)
@@ -91,14 +91,13 @@ package struct ValidationPhase: Sendable {
                 row.links = links[row.id] ?? [:]
                 let index = tracker.submit(row)
                 let (source, context, deadline) = (source, context, options.userDeadline)
-                let reasons = options.candidateReasons(for: row, feeds: feedReasons)
                 group.addTask {
                     // An unreadable row (CONTRACT "Hostile answers and bounded work") is its user's row_error: no source is asked about it.
                     let facts =
                         row.rowError == nil
                         ? await Self.facts(for: row, from: source, deadline: deadline) : SourceFacts(subscriberKnown: false, purchases: [])
                     var verdict = decide(row: row, facts: facts, context: context)
-                    verdict.candidateReasons = reasons
+                    verdict.candidateReasons = row.candidateReasons
                     return .verdict(index, verdict)
                 }
             }
@@ -110,7 +109,7 @@ package struct ValidationPhase: Sendable {
     /// Calls `body` with each page of candidates after `cursor`; the next page is fetched while `body` works on the
     /// current one (structured: an `async let`, cancelled with its scope). `body` returns false to end the scan.
     private func forEachPage(after cursor: String?, _ body: ([UserRow]) async throws -> Bool) async throws {
-        let (candidates, selection, pageSize) = (candidates, options.selection, options.pageSize)
+        let (candidates, selection, pageSize) = (candidates, selection, options.tuning.pageSize)
         var page = try await candidates.candidatePage(selection, after: cursor, limit: pageSize)
         while true {
             let last = page.count >= pageSize ? page.last?.id : nil
@@ -145,7 +144,7 @@ package struct ValidationPhase: Sendable {
         if let facts, !cutOff { return facts }
         let message =
             cutOff ? "no complete answer within \(what) of \(seconds(deadline)) s; asked again next run" : "cancelled"
-        return .failed(SourceError(origin: .revenueCat, kind: .fetch, message: message))
+        return .failed(SourceError(origin: source.origins.first ?? .revenueCat, kind: .fetch, message: message))
     }
 }
 
@@ -170,8 +169,8 @@ struct ValidationTracker {
         self.state = state
         self.seqBase = seqBase
         self.skip = skip
-        self.window = max(max(1, options.concurrency), options.reorderWindow)
-        self.ledgerBatchSize = options.ledgerBatchSize
+        self.window = max(max(1, options.concurrency), options.tuning.reorderWindow)
+        self.ledgerBatchSize = options.tuning.ledgerBatchSize
         self.lastScannedID = state.scanCursor
     }
 

@@ -46,15 +46,6 @@ extension InMemoryDatabase: FeedCandidates {
         return FeedMatch(users: rows.count, unmatched: unmatched)
     }
 
-    public func feedCandidateReasons(runID: String) async throws -> [String: [CandidateReason]] {
-        state.withLock { state in
-            (state.runCandidates[runID] ?? [:]).compactMapValues { reasons in
-                let kept = reasons.filter { $0 != .sweep }
-                return kept.isEmpty ? nil : kept
-            }
-        }
-    }
-
     public func feedUsers(column: FeedColumn, identifiers: [String], freeOnly: Bool) async throws -> (users: [String], unmatched: Int) {
         let (rows, unmatched) = named(column: column, identifiers: identifiers, freeOnly: freeOnly)
         return (rows.map(\.id), unmatched)
@@ -104,7 +95,7 @@ extension InMemoryDatabase: FeedCandidates {
     /// Tonight's sweep shares of the shard's rows, recorded as candidates of `runID` (idempotent).
     public func recordSweep(_ query: CandidateQuery, runID: String) async throws {
         for row in users where query.shard.contains(row.id) {
-            for reason in Self.sweepReasons(query, row) { addCandidates(runID: runID, [row.id], reason: reason) }
+            for reason in CandidateRulesModel.sweeps(query, row) { addCandidates(runID: runID, [row.id], reason: reason) }
         }
     }
 }

@@ -10,7 +10,7 @@ import Synchronization
 /// `SubscriptionDatabase` where the job relies on them:
 ///
 /// - candidates are keyset pages in id order after `lastID`, selected by the rules of docs/CONTRACT.md "Which users
-///   a run asks about" (`CandidateReason.nightlyRules`, the sweeps' buckets, the recorded run candidates, backfill,
+///   a run asks about" (`CandidateRulesModel`: the rules, the sweeps' buckets, the recorded run candidates, backfill,
 ///   `--users-file`, the end-date bounds and the shard) tested on the stored row; a row stored with `rowError` set
 ///   (one PostgreSQL could not read) is a candidate of every selection that names it or scans every row;
 /// - a user already in a run's ledger keeps its first verdict; `ledgerTail` is every user of the run's ledger whose
@@ -182,8 +182,11 @@ extension InMemoryDatabase: CandidateSource, CatalogSource {
 
     public func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow] {
         state.withLock { state in
-            let rows = state.users.values.filter { row in
-                (lastID.map { row.id > $0 } ?? true) && Self.selects(query, row, state: state)
+            let rows = state.users.values.compactMap { row -> UserRow? in
+                guard lastID.map({ row.id > $0 }) ?? true, let reasons = Self.reasons(query, row, state: state) else { return nil }
+                var row = row
+                row.candidateReasons = query.reasons(stated: reasons.map(\.rawValue).joined(separator: ","))
+                return row
             }
             return Array(rows.sorted { $0.id < $1.id }.prefix(max(1, limit)))
         }
@@ -193,39 +196,31 @@ extension InMemoryDatabase: CandidateSource, CatalogSource {
 
     /// Whether `query` selects `row` (the SQL of `CandidateQuery`, on the stored row).
     static func selects(_ query: CandidateQuery, _ row: UserRow, state: State) -> Bool {
-        if let ids = query.userIDs, !ids.contains(row.id) { return false }
-        if !query.shard.contains(row.id) { return false }
-        if row.rowError != nil { return true }
-        if let after = query.endAfter, !(row.endDate.map { $0 >= after } ?? false) { return false }
-        if let before = query.endBefore, !(row.endDate.map { $0 < before } ?? false) { return false }
-        switch query.mode {
-        case .backfill:
-            return row.currentTier > 0 || row.statusText != SubscriptionStatus.none.rawValue || row.endDate != nil
-        case .nightly:
-            if !CandidateReason.nightlyRules(row: row, asOf: query.asOf, lookbackDays: query.lookbackDays).isEmpty { return true }
-            if query.namedUserIDs?.contains(row.id) == true { return true }
-            if let runID = query.runCandidatesID { return state.runCandidates[runID]?[row.id] != nil }
-            return sweepReasons(query, row).isEmpty == false
-        }
+        reasons(query, row, state: state) != nil
     }
 
-    /// The sweeps `row` falls in tonight (docs/CONTRACT.md "Which users a run asks about": `sweep`, `sweep_free`).
-    static func sweepReasons(_ query: CandidateQuery, _ row: UserRow) -> [CandidateReason] {
-        guard query.mode == .nightly else { return [] }
-        var reasons: [CandidateReason] = []
-        if query.sweepDays > 0, row.currentTier > 0,
-            CandidateQuery.sweepBucket(of: row.id, days: query.sweepDays)
-                == CandidateQuery.sweepNight(asOf: query.asOf, days: query.sweepDays)
-        {
-            reasons.append(.sweep)
+    /// The reasons `query` selects `row` for, as the SQL of `CandidateQuery` states them; nil when it does not select
+    /// it. A row stored with `rowError` is selected by every selection that names it or scans every row.
+    static func reasons(_ query: CandidateQuery, _ row: UserRow, state: State) -> [CandidateReason]? {
+        if let ids = query.userIDs, !ids.contains(row.id) { return nil }
+        if !query.shard.contains(row.id) { return nil }
+        if row.rowError != nil { return CandidateRulesModel.rules(row: row, asOf: query.asOf, lookbackDays: query.lookbackDays) }
+        if let after = query.endAfter, !(row.endDate.map { $0 >= after } ?? false) { return nil }
+        if let before = query.endBefore, !(row.endDate.map { $0 < before } ?? false) { return nil }
+        switch query.mode {
+        case .backfill:
+            let selected = row.currentTier > 0 || row.statusText != SubscriptionStatus.none.rawValue || row.endDate != nil
+            return selected ? [.backfill] : nil
+        case .nightly:
+            var reasons = CandidateRulesModel.rules(row: row, asOf: query.asOf, lookbackDays: query.lookbackDays)
+            reasons += query.namedUsers?[row.id] ?? []
+            if let runID = query.runCandidatesID {
+                reasons += state.runCandidates[runID]?[row.id] ?? []
+            } else {
+                reasons += CandidateRulesModel.sweeps(query, row)
+            }
+            return reasons.isEmpty ? nil : reasons
         }
-        if query.sweepFreeDays > 0, row.currentTier <= 0,
-            CandidateQuery.sweepFreeBucket(of: row.id, days: query.sweepFreeDays)
-                == CandidateQuery.sweepNight(asOf: query.asOf, days: query.sweepFreeDays)
-        {
-            reasons.append(.sweepFree)
-        }
-        return reasons
     }
 }
 

@@ -88,6 +88,7 @@ enum BenchJob {
         logger.logLevel = .warning
         var options = RunOptions(asOf: settings.asOf, reportDirectory: reportDirectory)
         options.concurrency = settings.concurrency
+        options.sweepFreeDays = 0  // the bench's rows are candidates by the rules it seeds them for
         options.limit = settings.limit
         options.revenueCatRequestsPerSecond = settings.revenueCatRPS
         options.requestsPerSecond[.appStore] = settings.appStoreRPS

@@ -14,13 +14,13 @@ struct Explain: AsyncParsableCommand {
     )
 
     @Argument(help: "The user's id (users.id).") var userID: String
-    @Option(help: "The instant to judge by (ISO 8601); default now.") var asOf: String?
+    @Option(help: "The instant to judge by (ISO 8601); default now.") var asOf: TypedOption<Instant>?
     @Flag(help: "Print one JSON document instead of text.") var json = false
     @Option(help: "Seconds the sources get for this user, all requests together (0 < S <= 3600); past it: a fetch error, exit 1.")
     var timeout: Double = 120
 
     func validate() throws {
-        if let problem = asOf.flatMap({ OptionRanges.dateProblem("--as-of", $0) }) { throw ValidationError(problem) }
+        if let problem = asOf.flatMap({ OptionRanges.dateProblem("--as-of", $0.text) }) { throw ValidationError(problem) }
         if let problem = OptionRanges.problem("--timeout", timeout, OptionRanges.userTimeoutSeconds) { throw ValidationError(problem) }
     }
 
@@ -29,7 +29,7 @@ struct Explain: AsyncParsableCommand {
         let logger = Startup.logger(env)
         try await Startup.guarded(logger) {
             let explanation = try await Commands.explain(
-                environment: env, userID: userID, asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), logger: logger,
+                environment: env, userID: userID, asOf: asOf?.value?.date ?? Date(), logger: logger,
                 deadline: .milliseconds(Int64(timeout * 1000)))
             // A row's or a source's text never carries a control character to the terminal (docs/CONTRACT.md,
             // "Commands"): escaped in the text, `\uXXXX` in the JSON (the same document once parsed).

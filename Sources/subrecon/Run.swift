@@ -11,37 +11,38 @@ import SubreconReports
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Scan candidates, re-validate, apply, report.")
 
-    @Option(help: "The instant the job judges \"now\" by (ISO 8601).") var asOf: String?
+    @Option(help: "The instant the job judges \"now\" by (ISO 8601).") var asOf: TypedOption<Instant>?
     @Flag(help: "Decide and report; change nothing in the database, emit no intents.") var dryRun = false
     @Flag(help: "Apply the truth of an --as-of more than 24 h before now (or 15 min after it): deliberate replays and tests.")
     var applyPast = false
     @Option(help: "Seconds a user gets for all its requests together; past it the user is fetch_error tonight.")
-    var userTimeout: Double = 120
-    @Option(help: "nightly or backfill.") var mode: String = "nightly"
+    var userTimeout: Double = Double(RunOptions.Default.userDeadline.components.seconds)
+    @Option(help: "nightly or backfill.") var mode = TypedOption<CandidateQuery.Mode>("nightly")
     @Option(help: "One user id a line; restricts the run to them.") var usersFile: String?
-    @Option(help: "Backfill: only users whose subscription ends after this instant.") var endAfter: String?
-    @Option(help: "Backfill: only users whose subscription ends before this instant.") var endBefore: String?
-    @Option(help: "Users validated at once.") var concurrency: Int = 16
+    @Option(help: "Backfill: only users whose subscription ends after this instant.") var endAfter: TypedOption<Instant>?
+    @Option(help: "Backfill: only users whose subscription ends before this instant.") var endBefore: TypedOption<Instant>?
+    @Option(help: "Users validated at once.") var concurrency: Int = RunOptions.Default.concurrency
     @Option(help: "Stop after N candidates.") var limit: Int?
-    @Option(help: "I/N: only users whose stable hash of id mod N == I.") var shard: String = "0/1"
+    @Option(help: "I/N: only users whose stable hash of id mod N == I.") var shard = TypedOption<ShardSpec>("0/1")
     @Option(help: "Where run folders are written.") var reportDir: String = "reports"
-    @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = 0.5
-    @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = 60
+    @Option(help: "Apply nothing if more than this share of tier holders would lose their tier.") var maxDowngradeRatio: Double = RunOptions
+        .Default.maxDowngradeRatio
+    @Option(help: "How far back lapsed users are re-checked.") var lookbackDays: Int = RunOptions.Default.lookbackDays
     @Option(help: "Rolling sweep: every tier holder is re-validated at least once every D nights (0 = off).")
-    var sweepDays: Int = 30
+    var sweepDays: Int = RunOptions.Default.sweepDays
     @Option(help: "Sweep of rows holding no tier: each is re-validated at least once every D nights (0 = off).")
-    var sweepFreeDays: Int = 90
+    var sweepFreeDays: Int = RunOptions.Default.sweepFreeDays
     @Option(
         help:
             "Start of every store feed's window (ISO 8601); default: per feed, the earliest instant this shard has not covered, at most 30 days back; a feed never read: this shard's last completed nightly run (at most 7 days back), else 3 days."
     )
-    var feedsSince: String?
+    var feedsSince: TypedOption<Instant>?
     @Option(help: "Also write the run's Prometheus metrics to this file, atomically (node_exporter textfile collector).")
     var metricsFile: String?
     @Option(help: "Also PUT the run's metrics to this Pushgateway (BASE/metrics/job/subrecon/shard/I_N).")
     var pushgatewayURL: String?
     @Option(help: "RevenueCat requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
-    var revenuecatRps: Double = RunOptions.defaultRevenueCatRequestsPerSecond
+    var revenuecatRps: Double = RunOptions.Default.revenueCatRequestsPerSecond
     @Option(
         help:
             "App Store Server API requests per second for the whole app; a --shard I/N run takes 1/N (default 50 production, 5 sandbox; 0 = unlimited)."
@@ -52,21 +53,22 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Stripe requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var stripeRps: Double = StoreRegistry.defaultRequestsPerSecond(.stripe)
     @Option(help: "Refund review: list users with at least this many refunds seen within --refund-review-days.")
-    var refundReviewCount: Int = 3
-    @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = 365
+    var refundReviewCount: Int = RunOptions.Default.refundReviewCount
+    @Option(help: "Refund review: the window, in days before --as-of, whose refunds count.") var refundReviewDays: Int = RunOptions.Default
+        .refundReviewDays
     @Option(help: "Continue run RUN_ID (killed, failed, or stopped by the safety valve) from where it stopped.") var resume: String?
     // The store feeds' own deadline.
     @Option(help: "Seconds each store feed's read may take (0 < S <= 3600); a feed cut off by it is reported failed.")
-    var feedTimeout: Double = 300
+    var feedTimeout: Double = Double(RunOptions.Default.feedDeadline.components.seconds)
     @Option(help: "Continue run RUN_ID, whose safety valve tripped, applying its downgrades (after review).") var acceptDowngrades: String?
 
     /// The usage error in the options, as the line to print; nil when there is none. Checked at the start of `run()`
     /// (not in `validate()`, which exits before the metrics could be written): a usage error is exit 64 like any
     /// other, with its metrics written (docs/CONTRACT.md, `--metrics-file`).
     func usageProblem() -> String? {
-        guard ["nightly", "backfill"].contains(mode) else { return "--mode must be nightly or backfill" }
+        guard mode.value != nil else { return "--mode must be nightly or backfill" }
         if let problem = rangeProblem() { return problem }
-        guard ShardSpec(parsing: shard).map({ OptionRanges.shardCount.contains($0.count) }) == true else {
+        guard shard.value.map({ OptionRanges.shardCount.contains($0.count) }) == true else {
             return "--shard must be I/N with 0 <= I < N and N in 1...\(OptionRanges.shardCount.upperBound)"
         }
         if let problem = pushgatewayProblem() { return problem }
@@ -74,7 +76,7 @@ struct Run: AsyncParsableCommand {
             return "--resume and --accept-downgrades name different runs"
         }
         if (resume != nil || acceptDowngrades != nil) && dryRun { return "--resume cannot be a dry run" }
-        if (endAfter != nil || endBefore != nil) && mode != "backfill" { return "--end-after/--end-before need --mode backfill" }
+        if (endAfter != nil || endBefore != nil) && mode.value != .backfill { return "--end-after/--end-before need --mode backfill" }
         return nil
     }
 
@@ -94,7 +96,9 @@ struct Run: AsyncParsableCommand {
     /// The first option outside its documented range (`OptionRanges`, README "Options"), as the line to print.
     func rangeProblem() -> String? {
         typealias R = OptionRanges
-        let dates = [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore), ("--feeds-since", feedsSince)]
+        let dates = [("--as-of", asOf), ("--end-after", endAfter), ("--end-before", endBefore), ("--feeds-since", feedsSince)].map {
+            ($0.0, $0.1?.text)
+        }
         var checks: [String?] = dates.map { name, value in value.flatMap { R.dateProblem(name, $0) } }
         checks += [
             R.problem("--concurrency", concurrency, R.concurrency), limit.flatMap { R.problem("--limit", $0, R.limit) },
@@ -136,7 +140,7 @@ struct Run: AsyncParsableCommand {
     func metricsTargets(_ env: ProcessEnvironment) -> MetricsTargets {
         MetricsTargets(
             metricsFile: metricsFile, pushgatewayURL: pushgatewayProblem() == nil ? pushgatewayURL : nil,
-            credentials: pushgatewayURL == nil ? nil : try? PushgatewayCredentials.load(env), shard: ShardSpec(parsing: shard) ?? .all,
+            credentials: pushgatewayURL == nil ? nil : try? PushgatewayCredentials.load(env), shard: shard.value ?? .all,
             dryRun: dryRun, reportDirectory: URL(fileURLWithPath: reportDir))
     }
 
@@ -166,19 +170,19 @@ struct Run: AsyncParsableCommand {
     private func runJob(env: ProcessEnvironment, logger: Logger, stop: StopSignal) async throws -> RunResult {
         // Pushgateway credentials set wrongly are a 78 naming the variable, before anything is touched.
         if pushgatewayURL != nil { _ = try PushgatewayCredentials.load(env) }
-        var options = RunOptions(asOf: asOf.flatMap(OptionRanges.instant) ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
+        var options = RunOptions(asOf: asOf?.value?.date ?? Date(), reportDirectory: URL(fileURLWithPath: reportDir))
         options.dryRun = dryRun
-        options.mode = CandidateQuery.Mode(rawValue: mode) ?? .nightly
-        options.endAfter = endAfter.flatMap(OptionRanges.instant)
-        options.endBefore = endBefore.flatMap(OptionRanges.instant)
+        options.mode = mode.value ?? .nightly
+        options.endAfter = endAfter?.value?.date
+        options.endBefore = endBefore?.value?.date
         options.concurrency = concurrency
         options.limit = limit
-        options.shard = ShardSpec(parsing: shard) ?? .all
+        options.shard = shard.value ?? .all
         options.maxDowngradeRatio = maxDowngradeRatio
         options.lookbackDays = lookbackDays
         options.sweepDays = sweepDays
         options.sweepFreeDays = sweepFreeDays
-        options.feedsSince = feedsSince.flatMap(OptionRanges.instant)
+        options.feedsSince = feedsSince?.value?.date
         options.revenueCatRequestsPerSecond = revenuecatRps
         options.requestsPerSecond[.appStore] = appStoreRps
         options.requestsPerSecond[.googlePlay] = googlePlayRps

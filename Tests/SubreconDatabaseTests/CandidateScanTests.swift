@@ -196,4 +196,67 @@ struct CandidateScanTests {
             }
         }
     }
+
+    /// Each row's reasons as the scan states them, by id.
+    static func reasons(_ store: SubscriptionDatabase, _ query: CandidateQuery, pageSize: Int) async throws -> [String: [CandidateReason]] {
+        var reasons: [String: [CandidateReason]] = [:]
+        for try await row in store.candidates(query, pageSize: pageSize) { reasons[row.id] = row.candidateReasons }
+        return reasons
+    }
+
+    @Test(
+        "the scan states each row's reasons as the rules' model gives them: rules, sweeps inline or recorded, named users, backfill, users file"
+    )
+    func statedReasons() async throws {
+        try await TestDatabase.withDatabase { store, _ in
+            var rows = Self.table.map(\.0)
+            for n in 0..<120 {
+                let tier = n % 3 == 0 ? 0 : 1
+                let status = ["active", "expired", "billing_issue", "none", "canceled"][n % 5]
+                rows.append(
+                    UserRow(
+                        id: String(format: "r%04d", n), currentTier: tier, status: tier == 0 && status == "active" ? "none" : status,
+                        endDate: n % 4 == 0 ? nil : Fixture.day(Double(n % 7 == 0 ? -20 : 40)),
+                        graceEndsAt: n % 11 == 0 ? Fixture.day(2) : nil))
+            }
+            try await store.insertUsers(rows)
+            let named: [String: [CandidateReason]] = [
+                "r0003": [.feed("stripe_event")], "k_free": [.feed("google_voided"), .linkedPurchase],
+                "h_expired_old": [.feed("apple_notification")],
+            ]
+            let inline = CandidateQuery(asOf: Fixture.asOf, sweepDays: 3, namedUsers: named, sweepFreeDays: 4)
+            func expected(_ query: CandidateQuery, recorded: [String: [CandidateReason]] = [:]) -> [String: [CandidateReason]] {
+                var all: [String: [CandidateReason]] = [:]
+                for row in rows {
+                    var reasons = CandidateRulesModel.rules(row: row, asOf: query.asOf, lookbackDays: query.lookbackDays)
+                    reasons += query.namedUsers?[row.id] ?? []
+                    reasons += query.runCandidatesID == nil ? CandidateRulesModel.sweeps(query, row) : recorded[row.id] ?? []
+                    if !reasons.isEmpty { all[row.id] = query.reasons(stated: reasons.map(\.rawValue).joined(separator: ",")) }
+                }
+                return all
+            }
+            for pageSize in [1, 7, 500] {
+                #expect(try await Self.reasons(store, inline, pageSize: pageSize) == expected(inline), "inline, page \(pageSize)")
+            }
+            // The sweeps recorded for a run, plus a feed's user, read back with their rows.
+            let recordedQuery = CandidateQuery(asOf: Fixture.asOf, sweepDays: 3, runCandidatesID: "run-r", sweepFreeDays: 4)
+            try await store.recordSweep(recordedQuery, runID: "run-r")
+            var recorded: [String: [CandidateReason]] = [:]
+            for row in rows {
+                for reason in CandidateRulesModel.sweeps(recordedQuery, row) { recorded[row.id, default: []].append(reason) }
+            }
+            #expect(!recorded.isEmpty)
+            #expect(try await Self.reasons(store, recordedQuery, pageSize: 5) == expected(recordedQuery, recorded: recorded))
+            // Backfill states `backfill`; a users file adds `users_file` to whatever else the row met.
+            let backfill = CandidateQuery(
+                mode: .backfill, asOf: Fixture.asOf, userIDs: ["a_paid_past_end", "k_free", "l_free_with_old_end"])
+            #expect(
+                try await Self.reasons(store, backfill, pageSize: 2)
+                    == ["a_paid_past_end": [.usersFile, .backfill], "l_free_with_old_end": [.usersFile, .backfill]])
+            let listed = CandidateQuery(asOf: Fixture.asOf, userIDs: ["a_paid_past_end", "f_billing_issue"])
+            #expect(
+                try await Self.reasons(store, listed, pageSize: 500)
+                    == ["a_paid_past_end": [.expired, .usersFile], "f_billing_issue": [.billingIssue, .usersFile]])
+        }
+    }
 }

@@ -72,7 +72,7 @@ struct BoundedWaitTests {
             let result = try await h.run {
                 $0.maxDowngradeRatio = 1
                 $0.concurrency = 2
-                $0.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
+                $0.tuning.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
             }
             #expect(result.exitStatus == .userErrors)
             let down = try #require(result.summary.sourcesDown)

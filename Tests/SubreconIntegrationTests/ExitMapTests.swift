@@ -164,7 +164,7 @@ struct ExitMapTests {
                 try await h.run {
                     $0.maxDowngradeRatio = 1
                     $0.concurrency = 1
-                    $0.ledgerBatchSize = 2
+                    $0.tuning.ledgerBatchSize = 2
                 }
             }
             // Wait until the run is under way (it holds the lock and asks the sources), then end the lock's connection.

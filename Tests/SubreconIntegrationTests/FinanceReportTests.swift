@@ -96,6 +96,7 @@ struct FinanceReportTests {
         }
         var options = RunOptions(asOf: asOf, reportDirectory: reports)
         options.concurrency = 4
+        options.sweepFreeDays = 0
         let result = try await Commands.run(environment: env, options: options, logger: logger)
         return (result, server)
     }

@@ -124,6 +124,7 @@ struct Harness {
         options.concurrency = 4
         options.applyPast = true  // the fixed past instant the tests seed is a deliberate replay (CONTRACT "Exit codes")
         options.sweepDays = 0  // the sweep's own tests turn it on: elsewhere a tier holder is a candidate by rule only
+        options.sweepFreeDays = 0  // the free-row sweep's own tests turn it on
         configure(&options)
         return options
     }

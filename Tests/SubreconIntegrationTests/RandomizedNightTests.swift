@@ -285,7 +285,7 @@ struct RandomizedNightTests {
             $0.requestsPerSecond[.stripe] = 200
             $0.requestsPerSecond[.appStore] = 200
             $0.requestsPerSecond[.googlePlay] = 200
-            $0.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
+            $0.tuning.healthClock = { origin + (ContinuousClock.now - origin) * 600 }
         }
         if night.stripeDown {
             #expect(second.summary.sourcesDown?.contains { $0.source == "stripe" } == true, "the dead Stripe is declared down — \(replay)")

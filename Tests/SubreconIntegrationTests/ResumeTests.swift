@@ -61,8 +61,8 @@ struct ResumeTests {
 
     func options(_ h: Harness) -> RunOptions {
         h.options {
-            $0.ledgerBatchSize = 5
-            $0.applyBatchSize = 4
+            $0.tuning.ledgerBatchSize = 5
+            $0.tuning.applyBatchSize = 4
             $0.concurrency = 2
             $0.maxDowngradeRatio = 1
         }

@@ -87,7 +87,7 @@ struct StallTests {
             let run = Task {
                 try await h.run {
                     $0.maxDowngradeRatio = 1
-                    $0.ledgerBatchSize = 1  // each verdict reaches the ledger as it is decided: the test waits on them
+                    $0.tuning.ledgerBatchSize = 1  // each verdict reaches the ledger as it is decided: the test waits on them
                     $0.stop = stop
                 }
             }
@@ -177,8 +177,8 @@ struct StallTests {
                 let job = ReconcileJob(database: h.store, source: bounded, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 let options = h.options {
                     $0.concurrency = 2
-                    $0.reorderWindow = 4
-                    $0.ledgerBatchSize = 1
+                    $0.tuning.reorderWindow = 4
+                    $0.tuning.ledgerBatchSize = 1
                     $0.maxDowngradeRatio = 1
                 }
                 let windowed = Task { try await job.run(options, runID: "run-window") }
@@ -203,7 +203,7 @@ struct StallTests {
                 let wideJob = ReconcileJob(database: h.store, source: wide, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 let wideOptions = h.options {
                     $0.concurrency = 2
-                    $0.ledgerBatchSize = 1
+                    $0.tuning.ledgerBatchSize = 1
                     $0.maxDowngradeRatio = 1
                 }
                 let wideRun = Task { try await wideJob.run(wideOptions, runID: "run-wide") }
@@ -239,7 +239,7 @@ struct StallTests {
                         h.options {
                             $0.dryRun = true
                             $0.concurrency = 3
-                            $0.ledgerBatchSize = 1
+                            $0.tuning.ledgerBatchSize = 1
                         }, runID: "run-dry")
                 }
                 // Everyone but the held first user has been answered: only then is it let go.

@@ -121,8 +121,8 @@ struct JobBehaviourTests {
             let result = try await world.run(
                 world.options {
                     $0.concurrency = 6
-                    $0.ledgerBatchSize = 1
-                    $0.applyBatchSize = 2
+                    $0.tuning.ledgerBatchSize = 1
+                    $0.tuning.applyBatchSize = 2
                 }, runID: "run-order")
             #expect(result.exitStatus == .ok)
             let events = world.database.events

@@ -102,6 +102,7 @@ struct JobFixture {
         var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
         options.concurrency = 2
         options.sweepDays = 0  // a tier holder is a candidate by rule only
+        options.sweepFreeDays = 0  // the free-row sweep's own tests turn it on
         options.maxDowngradeRatio = 1
         configure(&options)
         return options

@@ -19,8 +19,8 @@ struct ResumeBehaviourTests {
 
     static func options(_ world: JobFixture, stop: StopSignal? = nil) -> RunOptions {
         world.options {
-            $0.ledgerBatchSize = 5
-            $0.applyBatchSize = 4
+            $0.tuning.ledgerBatchSize = 5
+            $0.tuning.applyBatchSize = 4
             $0.concurrency = 2
             $0.stop = stop
         }

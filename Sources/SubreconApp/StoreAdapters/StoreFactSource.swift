@@ -144,6 +144,9 @@ public struct StoreFactSource: FactSource {
         self.notes = notes
     }
 
+    /// RevenueCat when configured, then the configured stores, in the order a user is asked.
+    public var origins: [FactOrigin] { (revenueCat == nil ? [] : [.revenueCat]) + stores.map(\.origin) }
+
     public func facts(for row: UserRow) async -> SourceFacts {
         var facts = SourceFacts(subscriberKnown: false, purchases: [])
         if let revenueCat {
