@@ -141,6 +141,16 @@ let package = Package(
             name: "SubreconJob",
             dependencies: [
                 "SubreconCore", "SourceHTTP", "SubreconDatabase", "SubreconReports",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // What the commands do around the job: the run's metrics (file, Pushgateway), the operator's input files,
+        // `products check`. Only the executable links it.
+        .target(
+            name: "SubreconCommand",
+            dependencies: [
+                "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -190,8 +200,8 @@ let package = Package(
         .executableTarget(
             name: "subrecon",
             dependencies: [
-                "SubreconApp", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconDemo",
-                "CSubreconBuildInfo",
+                "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
+                "SubreconDemo", "CSubreconBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -300,11 +310,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The command module's tests: files in a temporary folder, no database (the unit lane).
+        .testTarget(
+            name: "SubreconCommandTests",
+            dependencies: [
+                "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SubreconIntegrationTests",
             dependencies: [
-                "SubreconApp", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "RevenueCat",
-                "AppStore", "SourceHTTP", "Stripe", "GooglePlay",
+                "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports",
+                "RevenueCat", "AppStore", "SourceHTTP", "Stripe", "GooglePlay",
                 "SubreconDemo", "SubreconTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

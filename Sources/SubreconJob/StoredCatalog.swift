@@ -6,6 +6,10 @@ import SubreconCore
 /// with one line naming the product and the fix (78), before any store is asked — never read as "no tier", which
 /// would downgrade the users whose purchase it maps.
 public enum StoredCatalog {
+    /// The highest tier a product may grant: `products import` refuses a higher one in a file, and a run a stored row
+    /// holding one.
+    public static let maximumTier = 1000
+
     /// What is wrong with each row `products import` would refuse, ordered by product id; empty when none is.
     public static func problems(_ catalog: ProductCatalog) -> [String] {
         catalog.entries.values.sorted { $0.productID.unicodeScalars.lexicographicallyPrecedes($1.productID.unicodeScalars) }
@@ -18,8 +22,8 @@ public enum StoredCatalog {
         if let scalar = OperatorText.control(in: entry.productID) {
             return "product id \(product) holds the control character \(OperatorText.name(scalar))"
         }
-        guard (0...ProductFile.maximumTier).contains(entry.tier) else {
-            return "product \(product) has tier \(entry.tier), not an integer 0…\(ProductFile.maximumTier)"
+        guard (0...maximumTier).contains(entry.tier) else {
+            return "product \(product) has tier \(entry.tier), not an integer 0…\(maximumTier)"
         }
         if let entitlement = entry.entitlement, let scalar = OperatorText.control(in: entitlement) {
             return "product \(product)'s entitlement holds the control character \(OperatorText.name(scalar))"

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SubreconApp
+import SubreconCommand
 import SubreconCore
 import SubreconDatabase
 import SubreconDemo

@@ -3,12 +3,13 @@ import CSubreconBuildInfo
 import Foundation
 import Logging
 import SubreconApp
+import SubreconCommand
 import SubreconCore
 import SubreconJob
 import SubreconReports
 
 @main
-struct SubreconCommand: AsyncParsableCommand {
+struct Subrecon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subrecon",
         abstract: "Keeps subscription tiers in PostgreSQL true to its sources: RevenueCat and every configured store.",

@@ -125,19 +125,4 @@ struct ConfigurationTests {
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/unused"))
     }
-
-    @Test("input files: users file and product file")
-    func inputFiles() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-in-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let users = dir.appendingPathComponent("users.txt")
-        try Data("# night of 2026-06-01\nu1\n\n  u2 \nu1\n$RCAnonymousID:abc\n".utf8).write(to: users)
-        #expect(try UsersFile.read(path: users.path) == ["u1", "u2", "$RCAnonymousID:abc"])
-        let csv = try ProductFile.parse(data: Data("product_id,tier,entitlement\npremium,1,premium\nlifetime,2,\n".utf8), name: "p.csv")
-        #expect(csv == [.init(productID: "premium", tier: 1, entitlement: "premium"), .init(productID: "lifetime", tier: 2)])
-        let json = try ProductFile.parse(data: Data(#"[{"product_id":"pro","tier":2,"entitlement":"pro"}]"#.utf8), name: "p.json")
-        #expect(json == [.init(productID: "pro", tier: 2, entitlement: "pro")])
-        #expect(throws: CommandFailure.self) { try ProductFile.parse(data: Data("premium,one\n".utf8), name: "bad.csv") }
-    }
 }

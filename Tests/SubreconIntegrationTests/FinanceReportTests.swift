@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StoreSimulator
+import SubreconCommand
 import SubreconCore
 import SubreconDatabase
 import SubreconReports

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StoreSimulator
 import SubreconApp
+import SubreconCommand
 import SubreconCore
 import SubreconDatabase
 import SubreconJob

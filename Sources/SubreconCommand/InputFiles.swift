@@ -1,10 +1,12 @@
 import Foundation
 import SubreconCore
+import SubreconJob
 
 /// Text an operator hands the job (docs/CONTRACT.md, "Commands"), read as strictly as a store's answer: UTF-8
 /// (a leading byte order mark ignored, anything invalid refused naming its line), and no control characters in a
-/// value. Every refusal is one usage line (64) naming the file and the line; nothing is written.
-enum OperatorText {
+/// value (`control(in:)`, the job's rule, which `StoredCatalog` also applies to the stored rows). Every refusal is one
+/// usage line (64) naming the file and the line; nothing is written.
+extension OperatorText {
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// The file's text without a leading BOM; invalid UTF-8 is refused naming the first line holding it.
@@ -19,20 +21,6 @@ enum OperatorText {
         }
         throw refusal(name, line, "not UTF-8 text (an invalid byte sequence); save the file as UTF-8")
     }
-
-    /// The first scalar of `text` a terminal or a database would act on: C0 and C1 controls, DEL, the line and
-    /// paragraph separators, a byte order mark and the bidirectional overrides.
-    static func control(in text: some StringProtocol) -> Unicode.Scalar? {
-        text.unicodeScalars.first { scalar in
-            switch scalar.value {
-            case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: true
-            default: false
-            }
-        }
-    }
-
-    /// `U+001B`: a scalar named without printing it.
-    static func name(_ scalar: Unicode.Scalar) -> String { "U+" + String(format: "%04X", scalar.value) }
 
     static func refusal(_ file: String, _ line: Int, _ problem: String) -> CommandFailure {
         CommandFailure(.usage, "\(file):\(line): \(problem); nothing imported")
@@ -70,12 +58,11 @@ public enum UsersFile {
 
 /// `subrecon products import FILE` (docs/CONTRACT.md, "Commands"): all or nothing. A JSON array of
 /// `{"product_id", "tier", "entitlement"}` (a file whose first character is `[`), else CSV as RFC 4180
-/// (`product_id,tier[,entitlement]`, quoted fields, an optional header). A tier is an integer 0…1000; a product id is
-/// non-empty, without control characters (or blanks around it, unless quoted); a product listed twice is refused.
-/// `csv(_:)` is what `products list` prints, and reads back to the same entries.
+/// (`product_id,tier[,entitlement]`, quoted fields, an optional header). A tier is an integer 0…1000
+/// (`StoredCatalog.maximumTier`); a product id is non-empty, without control characters (or blanks around it, unless
+/// quoted); a product listed twice is refused. `csv(_:)` is what `products list` prints, and reads back to the same
+/// entries.
 public enum ProductFile {
-    /// The highest tier a product may grant.
-    public static let maximumTier = 1000
     static let header = ["product_id", "tier", "entitlement"]
 
     public static func parse(path: String) throws -> [ProductCatalog.Entry] {
@@ -166,9 +153,9 @@ public enum ProductFile {
                 name, line, "entitlement \(visible(entitlement)) holds the control character \(OperatorText.name(scalar))")
         }
         guard !tier.isEmpty, tier.count <= 4, tier.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }),
-            let value = Int(tier), value <= maximumTier
+            let value = Int(tier), value <= StoredCatalog.maximumTier
         else {
-            throw OperatorText.refusal(name, line, "tier \(visible(tier)) is not an integer 0…\(maximumTier)")
+            throw OperatorText.refusal(name, line, "tier \(visible(tier)) is not an integer 0…\(StoredCatalog.maximumTier)")
         }
         return ProductCatalog.Entry(productID: productID, tier: value, entitlement: entitlement)
     }
@@ -301,7 +288,7 @@ enum ProductJSON {
                 if entitlement == nil { problem = "entitlement is not text or null" }
             }
             if productID == nil { problem = "product_id is missing or not text" }
-            if tier == nil { problem = "tier is missing or not an integer 0…\(ProductFile.maximumTier)" }
+            if tier == nil { problem = "tier is missing or not an integer 0…\(StoredCatalog.maximumTier)" }
         }
     }
 

@@ -1,9 +1,8 @@
 import Foundation
 import Logging
+import SubreconCommand
 import SubreconDatabase
 import Testing
-
-@testable import SubreconJob
 
 @Suite("Metrics publishing failures")
 struct MetricsPublisherTests {

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import SubreconCore
 import SubreconDatabase
+import SubreconJob
 import SubreconReports
 
 /// Errors publishing metrics. Messages name the file or the Pushgateway host, never credentials in a URL.
