@@ -113,7 +113,7 @@ public struct VoidedPurchase: Decodable, Sendable, Hashable {
         voidedQuantity = GoogleInt64.decode(container, .voidedQuantity)
     }
 
-    /// When the purchase was voided; nil when missing or outside 1970...9999.
+    /// When the purchase was voided; nil when missing or outside 1970–2200 (`StrictDate`).
     public var voidedTime: Date? { voidedTimeMillis.flatMap { SourceNumber.date(unixMilliseconds: $0) } }
 
     /// The refunded purchase this void states (CONTRACT "Finance figures"), keyed as the Google lookup keys it: store `play_store`,

@@ -7,8 +7,8 @@ import SubreconCore
 // `data.object` its `object`, `id` and `customer` (a `cus_…` string, or an expanded customer's `id`); a charge is
 // also read whole (`StripeCharge`, as the refund lookup reads it: `refunded`, `amount_refunded`, `currency`,
 // `payment_intent`, `livemode`, `refunds`). Every field is
-// optional: missing, null or of another type is nil. `created` is read like every Stripe timestamp (saturating,
-// 1970...9999, else nil). Only a body that is not JSON, a list without `data`, or an element of `data` that is not
+// optional: missing, null or of another type is nil. `created` is read like every Stripe timestamp (strict, `StrictDate`:
+// 1970–2200, else nil). Only a body that is not JSON, a list without `data`, or an element of `data` that is not
 // an object fails the decode.
 //
 // This file imports Foundation and SubreconCore only: `scripts/fuzz` compiles it into the fuzz target.
