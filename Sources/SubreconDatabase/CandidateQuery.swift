@@ -198,7 +198,13 @@ public struct CandidateQuery: Sendable, Hashable {
     /// `users_file` when the run is restricted to a users file; sorted, each once (CONTRACT "Reports" `candidate_reason`).
     /// A reason the store does not know (a stored one no build names) is dropped.
     public func reasons(stated text: String?) -> [CandidateReason] {
-        var reasons = Set((text ?? "").split(separator: ",").compactMap { CandidateReason(rawValue: String($0)) })
+        reasons(met: (text ?? "").split(separator: ",").compactMap { CandidateReason(rawValue: String($0)) })
+    }
+
+    /// A row's reasons from the rules, feeds and sweeps it met, with `users_file` when the run is restricted to a
+    /// users file; sorted, each once.
+    public func reasons(met: some Sequence<CandidateReason>) -> [CandidateReason] {
+        var reasons = Set(met)
         if userIDs != nil { reasons.insert(.usersFile) }
         return reasons.sorted()
     }

@@ -185,7 +185,7 @@ extension InMemoryDatabase: CandidateSource, CatalogSource {
             let rows = state.users.values.compactMap { row -> UserRow? in
                 guard lastID.map({ row.id > $0 }) ?? true, let reasons = Self.reasons(query, row, state: state) else { return nil }
                 var row = row
-                row.candidateReasons = query.reasons(stated: reasons.map(\.rawValue).joined(separator: ","))
+                row.candidateReasons = query.reasons(met: reasons)
                 return row
             }
             return Array(rows.sorted { $0.id < $1.id }.prefix(max(1, limit)))

@@ -231,7 +231,7 @@ struct CandidateScanTests {
                     var reasons = CandidateRulesModel.rules(row: row, asOf: query.asOf, lookbackDays: query.lookbackDays)
                     reasons += query.namedUsers?[row.id] ?? []
                     reasons += query.runCandidatesID == nil ? CandidateRulesModel.sweeps(query, row) : recorded[row.id] ?? []
-                    if !reasons.isEmpty { all[row.id] = query.reasons(stated: reasons.map(\.rawValue).joined(separator: ",")) }
+                    if !reasons.isEmpty { all[row.id] = query.reasons(met: reasons) }
                 }
                 return all
             }
