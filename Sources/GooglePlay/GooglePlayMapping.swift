@@ -120,7 +120,8 @@ public enum GooglePlayMapping {
     }
 }
 
-/// A purchase Google's voided-purchases list names: refunded, charged back or revoked at `voidedAt`.
+/// A purchase Google's voided-purchases list names: refunded, charged back or revoked at `voidedAt`. A void the feed
+/// read reaches a lookup as the row's refund (the feed's `refundedPurchase`, by its order id, with its token).
 public struct GoogleVoid: Sendable, Hashable {
     public var token: String?
     /// The voided order, its renewal suffix included.
@@ -131,12 +132,6 @@ public struct GoogleVoid: Sendable, Hashable {
         self.token = token
         self.orderID = orderID
         self.voidedAt = voidedAt
-    }
-
-    /// The void an entry states; nil without an order id or a readable voided time.
-    public init?(_ entry: VoidedPurchase) {
-        guard let fact = entry.refundedPurchase, let order = fact.storeTransactionID, let at = fact.refundedAt else { return nil }
-        self.init(token: entry.purchaseToken.flatMap { $0.isEmpty ? nil : $0 }, orderID: order, voidedAt: at)
     }
 }
 

@@ -69,11 +69,12 @@ extension RevenueCatSubscriber {
 }
 
 extension RevenueCatSubscriberResponse {
-    /// The facts for the decision: `subscriberKnown` is false for a 201 (just created) or an empty subscriber.
+    /// The facts for the decision: `revenueCatKnowsSubscriber` is false for a 201 (just created) or an empty subscriber.
     public func sourceFacts(status: Int) -> SourceFacts {
         let known = status != 201 && !subscriber.isEmpty
         return SourceFacts(
-            subscriberKnown: known, purchases: subscriber.purchaseFacts(), entitlements: subscriber.entitlementFacts())
+            revenueCatKnowsSubscriber: known, revenueCatPurchases: subscriber.purchaseFacts(),
+            revenueCatEntitlements: subscriber.entitlementFacts())
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 /// The absence rule per line (CONTRACT "Whose purchase it is"): without RevenueCat's full answer, a truth below the row's tier stands only
 /// when a store stated the end of the row's own line; otherwise the user is `unknown_at_source`, untouched.
 func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evidence, conflicts: [SourceConflict]) -> Verdict? {
-    guard truth.tier < row.currentTier, !facts.subscriberKnown,
+    guard truth.tier < row.currentTier, !facts.revenueCatKnowsSubscriber,
         !evidence.considered.contains(where: { endsRowLine($0.purchase, $0.judgement, row: row) })
     else { return nil }
     return Verdict(

@@ -163,21 +163,21 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
     let asOf = context.asOf
 
     // Each store overrides RevenueCat for its own purchases.
-    let (merged, conflicts) = merge(revenueCat: facts.purchases, stores: facts.stores, asOf: asOf)
-    if !facts.subscriberKnown && facts.stores.isEmpty {
+    let (merged, conflicts) = merge(revenueCat: facts.revenueCatPurchases, stores: facts.stores, asOf: asOf)
+    if !facts.revenueCatKnowsSubscriber && facts.stores.isEmpty {
         return Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.unknownAtSource],
             error: "\(unknownText(facts)); row left as it was")
     }
     // An entitlement that may be active but names no product cannot be attributed to a mapped product.
-    if let unnamed = facts.entitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {
+    if let unnamed = facts.revenueCatEntitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {
         return Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], conflicts: conflicts,
             error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
     }
     let purchases = applyingLineRefunds(
         resolvingOneTimePurchases(
-            resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.entitlements, catalog: context.catalog,
+            resolvingProductIDs(merged, catalog: context.catalog), entitlements: facts.revenueCatEntitlements, catalog: context.catalog,
             asOf: asOf),
         asOf: asOf)
     var evidence = Evidence.judging(purchases, context: context)

@@ -32,7 +32,7 @@ extension Explanation {
                 groups.append((line, [origin], account.map { [$0] } ?? []))
             }
         }
-        for purchase in facts.purchases { add(purchase.purchaseLine, purchase.origin, nil) }
+        for purchase in facts.revenueCatPurchases { add(purchase.purchaseLine, purchase.origin, nil) }
         for fact in facts.stores { add(fact.line, fact.purchase.origin, fact.purchase.buyer.account) }
         return groups.map { group in
             let keys = group.line.keys.sorted()

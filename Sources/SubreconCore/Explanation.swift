@@ -204,8 +204,8 @@ public struct Explanation: Sendable, Encodable, Hashable {
             var purchases: [Purchase]
             var entitlements: [String] = []
             if origin == .revenueCat {
-                purchases = facts.purchases.map { describe($0, asOf: asOf) }
-                entitlements = facts.entitlements.map { e in
+                purchases = facts.revenueCatPurchases.map { describe($0, asOf: asOf) }
+                entitlements = facts.revenueCatEntitlements.map { e in
                     let end: String =
                         switch e.expires {
                         case .at(let d): "until \(ISO8601.string(d))"
@@ -224,7 +224,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
                     describe($0.purchase, asOf: asOf, lookup: $0.lookupID, signed: origin == .appStore, signer: $0.signedBy)
                 }
             }
-            let unknown = facts.unknownTo.contains(origin) || (origin == .revenueCat && !facts.subscriberKnown)
+            let unknown = facts.unknownTo.contains(origin) || (origin == .revenueCat && !facts.revenueCatKnowsSubscriber)
             let outcome = !errors.isEmpty ? "error" : (unknown && purchases.isEmpty ? "unknown" : "answered")
             sources.append(
                 SourceEvidence(

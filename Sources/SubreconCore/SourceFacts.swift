@@ -243,15 +243,16 @@ public struct SourceError: Sendable, Hashable, Codable, Error {
     }
 }
 
-/// Everything the sources said about one user.
+/// Everything the sources said about one user. The `revenueCat…` fields are RevenueCat's answer alone; every store's
+/// own answer is a `StoreFact` in `stores`.
 public struct SourceFacts: Sendable, Hashable {
     /// True when RevenueCat was asked and knows the subscriber; false when it answered 201 (just created) or with an
     /// empty subscriber, or was not asked.
-    public var subscriberKnown: Bool
+    public var revenueCatKnowsSubscriber: Bool
     /// RevenueCat's subscriptions and non-subscriptions.
-    public var purchases: [PurchaseFact]
+    public var revenueCatPurchases: [PurchaseFact]
     /// RevenueCat's entitlements as stated (expired ones included).
-    public var entitlements: [EntitlementFact]
+    public var revenueCatEntitlements: [EntitlementFact]
     /// The stores' own views of their purchases (Apple verified, Stripe, Google Play): empty when none was asked.
     public var stores: [StoreFact]
     /// Sources asked that answered they do not know the user's identifier (Apple's 4040010, Stripe's or Google's
@@ -267,12 +268,12 @@ public struct SourceFacts: Sendable, Hashable {
     public var claimedElsewhere: [String: [String]] = [:]
 
     public init(
-        subscriberKnown: Bool, purchases: [PurchaseFact], entitlements: [EntitlementFact] = [],
+        revenueCatKnowsSubscriber: Bool, revenueCatPurchases: [PurchaseFact], revenueCatEntitlements: [EntitlementFact] = [],
         stores: [StoreFact] = [], errors: [SourceError] = []
     ) {
-        self.subscriberKnown = subscriberKnown
-        self.purchases = purchases
-        self.entitlements = entitlements
+        self.revenueCatKnowsSubscriber = revenueCatKnowsSubscriber
+        self.revenueCatPurchases = revenueCatPurchases
+        self.revenueCatEntitlements = revenueCatEntitlements
         self.stores = stores
         self.errors = errors
     }
@@ -283,6 +284,6 @@ public struct SourceFacts: Sendable, Hashable {
     }
 
     public static func failed(_ error: SourceError) -> SourceFacts {
-        SourceFacts(subscriberKnown: false, purchases: [], errors: [error])
+        SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], errors: [error])
     }
 }

@@ -44,8 +44,13 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     /// Why a run's candidate scan selected this row (CONTRACT "Reports" `candidate_reason`): the rules, feeds and
     /// sweeps it met, as the candidate query stated them; empty for a row read otherwise.
     public var candidateReasons: [CandidateReason] = []
+    /// The refunds tonight's feeds stated for the identifiers this row holds (CONTRACT "Finance figures": those a feed keeps in
+    /// `refunds_seen`): a lookup of the purchase they name then reads it refunded (Google's voids, CONTRACT "Sources and the
+    /// decision"). They travel with the row as its links do; empty for a row no feed named.
+    public var feedRefunds: [FeedRefundFact] = []
 
-    /// What a stored verdict keeps of the row: everything but `candidateReasons`, which the verdict carries itself.
+    /// What a stored verdict keeps of the row: everything but `candidateReasons`, which the verdict carries itself, and
+    /// `feedRefunds`, which the verdict's facts already judged.
     private enum CodingKeys: String, CodingKey {
         case id, currentTier, statusText, endDate, graceEndsAt, source, productID, originalTransactionID, autoRenew
         case updatedAtMicros, identifiers, rowError, accountToken, links
@@ -117,5 +122,18 @@ extension UserRow {
             tier: currentTier, status: status ?? .none, endDate: endDate, graceEndsAt: graceEndsAt, source: source,
             productID: productID, originalTransactionID: originalTransactionID, autoRenew: autoRenew,
             storeIdentifiers: identifiers)
+    }
+}
+
+/// A refund a store feed stated tonight for an identifier a row holds (`UserRow.feedRefunds`).
+public struct FeedRefundFact: Sendable, Hashable {
+    /// The identifier the feed's entry named (a Google purchase token, …); nil when a resumed run read the refund back
+    /// from `refunds_seen`, which keeps it by store transaction only.
+    public var identifier: String?
+    public var refund: SeenRefund
+
+    public init(identifier: String?, refund: SeenRefund) {
+        self.identifier = identifier
+        self.refund = refund
     }
 }

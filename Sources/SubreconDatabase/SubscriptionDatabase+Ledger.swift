@@ -62,15 +62,11 @@ public struct StoredRun: Sendable {
 
 extension SubscriptionDatabase {
     /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
-    /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
-    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
-        _ = try await appendVerdictsTellingExact(runID: runID, verdicts, seqs: seqs, progress: progress)
-    }
-
-    /// `appendVerdicts`, returning the seqs inserted now whose stored verdict reads back as the very value given: not
-    /// a user already in the ledger (it keeps its first verdict), not a verdict whose text had a NUL made visible
+    /// `progress`, atomically. A user already in the run's ledger keeps its first verdict. Returns the seqs inserted
+    /// now whose stored verdict reads back as the very value given: not a verdict whose text had a NUL made visible
     /// for `jsonb`, not one with source conflicts (their instants are stored to the millisecond).
-    public func appendVerdictsTellingExact(
+    @discardableResult
+    public func appendVerdicts(
         runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress
     ) async throws -> Set<Int64> {
         guard verdicts.count == seqs.count else {
@@ -144,26 +140,21 @@ extension SubscriptionDatabase {
         return outcome
     }
 
-    /// The ledger in seq order, `limit` entries after `afterSeq`.
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, held: [:])
-    }
-
-    /// `ledgerPage`, taking the verdicts of the seqs in `held` from it instead of reading their JSON back (outcomes
-    /// and queued intents always come from the ledger).
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry] {
-        let heldSeqs = Array(held.keys)
+    /// The ledger in seq order, `limit` entries after `afterSeq`, taking the verdicts of the seqs in `known` from it
+    /// instead of reading their JSON back (outcomes and queued intents always come from the ledger).
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
+        let knownSeqs = Array(known.keys)
         return try await run("read verdicts") {
             let rows = try await session.query(
                 """
-                select seq, case when seq = any(\(heldSeqs)::bigint[]) then null else verdict::text end, outcome, \
+                select seq, case when seq = any(\(knownSeqs)::bigint[]) then null else verdict::text end, outcome, \
                 queued_intents::text from reconcile_verdicts \
                 where run_id = \(runID) and seq > \(afterSeq) order by seq limit \(limit)
                 """, logger: logger)
             let decoder = JSONDecoder()
             var entries: [LedgerEntry] = []
             for try await (seq, text, outcome, queued) in rows.decode((Int64, String?, String?, String?).self) {
-                guard let verdict = try text.map({ try decoder.decode(Verdict.self, from: Data($0.utf8)) }) ?? held[seq] else {
+                guard let verdict = try text.map({ try decoder.decode(Verdict.self, from: Data($0.utf8)) }) ?? known[seq] else {
                     throw DatabaseError.database(operation: "read verdicts", reason: "no verdict at seq \(seq)")
                 }
                 let intents = try queued.map { $0 == "[]" ? [] : try decoder.decode([PushIntent].self, from: Data($0.utf8)) } ?? []

@@ -55,7 +55,28 @@ extension SubscriptionDatabase {
                 refunds.append(
                     SeenRefund(
                         store: store, transactionID: transaction, refundedAt: at,
-                        amount: amount.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }, currency: currency))
+                        amount: Self.decimal(amount), currency: currency))
+            }
+            return refunds
+        }
+    }
+
+    /// The refunds `runID` was the first to keep, by user, each user's in `refunded_at` order: what a resumed run's
+    /// feed-named rows carry again. Read once per resume (no index on `run_id`: one pass over the table).
+    public func feedRefunds(runID: String) async throws -> [String: [SeenRefund]] {
+        try await run("read the run's refunds") {
+            let rows = try await session.query(
+                """
+                select user_id, store, transaction_id, refunded_at, amount::text, currency from refunds_seen \
+                where run_id = \(runID) order by user_id, refunded_at, store, transaction_id
+                """, logger: logger)
+            var refunds: [String: [SeenRefund]] = [:]
+            for try await (user, store, transaction, at, amount, currency) in rows.decode(
+                (String, String, String, Date, String?, String?).self)
+            {
+                refunds[user, default: []].append(
+                    SeenRefund(
+                        store: store, transactionID: transaction, refundedAt: at, amount: Self.decimal(amount), currency: currency))
             }
             return refunds
         }
@@ -80,5 +101,10 @@ extension SubscriptionDatabase {
             }
             return entries
         }
+    }
+
+    /// A kept amount (`amount::text`) as a number; nil for none or one that does not read.
+    static func decimal(_ text: String?) -> Decimal? {
+        text.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
     }
 }

@@ -4,12 +4,24 @@ import SubreconCore
 import SubreconDatabase
 import SubreconReports
 
-/// What the feeds and inventories of a run named, beyond what they recorded in the database: a dry run's candidates
-/// and links (kept in memory: it writes nothing), and the night's orphans.
+/// What the feeds and inventories of a run named, beyond the candidates they recorded: a dry run's candidates (kept in
+/// memory: it writes nothing), tonight's links and refunds by user (a resumed run reads those its first attempt
+/// recorded back from the database), and the night's orphans.
 struct FeedHarvest: Sendable {
     var named: [String: [CandidateReason]] = [:]
     var links: [String: [FactOrigin: String]] = [:]
+    /// The refunds the feeds stated, by the user whose row holds the entry's identifier (`UserRow.feedRefunds`).
+    var refunds: [String: [FeedRefundFact]] = [:]
     var orphans: [Orphan] = []
+
+    /// `row` with what tonight's feeds gave its user: the identifiers linked to it (CONTRACT "Whose purchase it is"), asked
+    /// with and written with the change, and the refunds stated for the identifiers it holds (CONTRACT "Finance figures").
+    func carried(by row: UserRow) -> UserRow {
+        var row = row
+        row.links = links[row.id] ?? [:]
+        row.feedRefunds = refunds[row.id] ?? []
+        return row
+    }
 
     mutating func name(_ user: String, _ reason: CandidateReason) {
         if !(named[user]?.contains(reason) ?? false) { named[user, default: []].append(reason) }

@@ -118,8 +118,12 @@ struct FeedPhase: Sendable {
         var seen = Set<FeedRefund>()
         let stated = entries.refunds.filter { seen.insert($0).inserted }
         line.refunds = stated.count
-        if !options.dryRun, let refunds, !stated.isEmpty {
-            line.refundsNew = try await record(stated, column: read.column, into: refunds)
+        let owned = try await owners(of: stated, column: read.column)
+        for (user, stated) in owned {
+            harvest.refunds[user, default: []].append(FeedRefundFact(identifier: stated.identifier, refund: stated.refund))
+        }
+        if !options.dryRun, let refunds, !owned.isEmpty {
+            line.refundsNew = try await refunds.recordRefunds(runID: runID, owned.map { (userID: $0.userID, refund: $0.stated.refund) })
         }
         logger.info(
             "store feed read",
@@ -131,19 +135,18 @@ struct FeedPhase: Sendable {
         return line
     }
 
-    /// Keeps `stated` for the users of this shard whose row holds each refund's identifier in `column` (a sandbox
-    /// refund is kept only in a sandbox run); returns how many were new.
-    func record(_ stated: [FeedRefund], column: FeedColumn, into records: any RefundRecords) async throws -> Int {
+    /// The users of this shard whose row holds each refund's identifier in `column`, with the refund (a sandbox refund
+    /// only in a sandbox run): what `refunds_seen` keeps and the rows carry (`UserRow.feedRefunds`).
+    func owners(of stated: [FeedRefund], column: FeedColumn) async throws -> [(userID: String, stated: FeedRefund)] {
         let kept = stated.filter { !(options.environment == .production && $0.isSandbox == true) }
-        guard !kept.isEmpty else { return 0 }
+        guard !kept.isEmpty else { return [] }
         let owners = try await feeds.feedUserIDs(column: column, identifiers: kept.map(\.identifier))
-        var pairs: [(userID: String, refund: SeenRefund)] = []
+        var pairs: [(userID: String, stated: FeedRefund)] = []
         for refund in kept {
             for user in owners[refund.identifier] ?? [] where options.shard.contains(user) {
-                pairs.append((userID: user, refund: refund.refund))
+                pairs.append((userID: user, stated: refund))
             }
         }
-        guard !pairs.isEmpty else { return 0 }
-        return try await records.recordRefunds(runID: runID, pairs)
+        return pairs
     }
 }

@@ -27,9 +27,15 @@ public protocol RunJournal: Sendable {
 
 /// The run's verdicts and what applying them did (`reconcile_verdicts`), and the write of a verdict itself.
 public protocol VerdictRecords: Sendable {
-    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws
+    /// Appends verdicts at their scan positions (`seqs`) and records `progress`, atomically; a user already in the
+    /// run's ledger keeps its first verdict. Returns the seqs stored now whose stored verdict reads back as the very
+    /// value given (what a caller may keep instead of reading it back).
+    @discardableResult
+    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64>
     func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail
-    func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
+    /// The ledger in seq order, `limit` entries after `afterSeq`. The verdicts of the seqs in `known` are the caller's
+    /// own (returned as given, not read back); outcomes and queued intents always come from the ledger.
+    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry]
     /// Applies verdicts; one compare-and-set per row, each atomic with its audit row, intents and (with `ledger`)
     /// its outcome in the run's ledger.
     func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict]
@@ -39,24 +45,12 @@ public protocol VerdictRecords: Sendable {
     /// has none; a verdict already applied is kept.
     func replaceVerdicts(runID: String, _ verdicts: [Verdict]) async throws
     func markUnchanged(runID: String, seqs: [Int64]) async throws
-    /// `appendVerdicts`, returning the seqs inserted now whose stored verdict reads back as the very value given.
-    func appendVerdictsTellingExact(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64>
-    /// `ledgerPage`, with the verdicts of the seqs in `held` taken from it rather than read back.
-    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry]
 }
 
 extension VerdictRecords {
-    /// By default no verdict is said to read back exactly: the run keeps none in memory and reads the ledger.
-    public func appendVerdictsTellingExact(
-        runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress
-    ) async throws -> Set<Int64> {
-        try await appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
-        return []
-    }
-
-    /// By default every verdict is read back from the ledger.
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, held: [Int64: Verdict]) async throws -> [LedgerEntry] {
-        try await ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
+    /// The ledger in seq order, `limit` entries after `afterSeq`, every verdict read back.
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, known: [:])
     }
 }
 

@@ -76,7 +76,7 @@ public struct ReconcileJob: Sendable {
                 var validation = ValidationPhase(
                     candidates: ports.candidates, source: source, ledger: ledger, context: context, options: options,
                     selection: selection, progress: progress)
-                validation.links = harvest.links
+                validation.harvest = harvest
                 state = try await validation.run(from: state, start: start)
             }
             _ = try await TransferStep(ledger: ledger, candidates: ports.candidates, options: options).run()
@@ -146,10 +146,10 @@ public struct ReconcileJob: Sendable {
     }
 
     /// The store feeds and inventories of a nightly run (`FeedPhase`) and the sweep's share: their users join the
-    /// scan. Returns tonight's links by user and the night's orphans, and the selection to scan: the run's own, joined
-    /// by its recorded candidates (feeds, links and the sweep's share, each with its reasons), or a dry run's feed
-    /// users kept in memory. A resumed run keeps the feed candidates, links and orphans its first attempt recorded
-    /// and reads no feed again.
+    /// scan. Returns tonight's links and feed refunds by user and the night's orphans, and the selection to scan: the
+    /// run's own, joined by its recorded candidates (feeds, links and the sweep's share, each with its reasons), or a dry
+    /// run's feed users kept in memory. A resumed run keeps the feed candidates, links, orphans and refunds its first
+    /// attempt recorded and reads no feed again.
     private func readFeeds(
         _ options: RunOptions, runID: String, resuming: Bool, into summary: inout RunSummary, logger: Logger
     ) async throws -> (FeedHarvest, CandidateQuery) {
@@ -162,6 +162,9 @@ public struct ReconcileJob: Sendable {
             ).run(into: &harvest)
         } else if !options.dryRun {
             harvest.orphans = try await ports.links?.orphans(runID: runID) ?? []
+            // Kept by store transaction only: a resumed run's rows carry them without the identifier the feed named.
+            let kept = try await ports.refunds?.feedRefunds(runID: runID) ?? [:]
+            harvest.refunds = kept.mapValues { $0.map { FeedRefundFact(identifier: nil, refund: $0) } }
         }
         if options.dryRun {
             // A dry run writes nothing: its feed users and links stay in memory and the sweep is tested inline.

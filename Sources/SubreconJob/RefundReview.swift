@@ -8,6 +8,8 @@ import SubreconReports
 public protocol RefundRecords: Sendable {
     /// Keeps each refund once per store transaction; returns how many were new.
     func recordRefunds(runID: String, _ refunds: [(userID: String, refund: SeenRefund)]) async throws -> Int
+    /// The refunds `runID` was the first to keep, by user: what a resumed run's rows carry again (`UserRow.feedRefunds`).
+    func feedRefunds(runID: String) async throws -> [String: [SeenRefund]]
     /// Users with at least `minimumRefunds` refunds dated in `(asOf - days, asOf]`, by user id.
     func refundReview(asOf: Date, days: Int, minimumRefunds: Int) async throws -> [RefundReviewEntry]
 }

@@ -20,9 +20,8 @@ package struct ValidationPhase: Sendable {
     /// The candidates to scan: the run's selection with what its feeds gave it (`RunOptions.selection`).
     var selection: CandidateQuery
     var progress: (@Sendable (ProgressSnapshot) -> Void)?
-    /// Tonight's links (CONTRACT "Whose purchase it is"), by user: identifiers a feed or inventory linked to the user, asked with and
-    /// written with the change.
-    var links: [String: [FactOrigin: String]] = [:]
+    /// What tonight's feeds gave each user (its links and refunds), which travels with its row (`FeedHarvest.carried`).
+    var harvest = FeedHarvest()
 
     enum Event: Sendable {
         case verdict(Int, Verdict)
@@ -87,15 +86,15 @@ package struct ValidationPhase: Sendable {
                         return false
                     }
                 }
-                var row = row
-                row.links = links[row.id] ?? [:]
+                let row = harvest.carried(by: row)
                 let index = tracker.submit(row)
                 let (source, context, deadline) = (source, context, options.userDeadline)
                 group.addTask {
                     // An unreadable row (CONTRACT "Hostile answers and bounded work") is its user's row_error: no source is asked about it.
                     let facts =
                         row.rowError == nil
-                        ? await Self.facts(for: row, from: source, deadline: deadline) : SourceFacts(subscriberKnown: false, purchases: [])
+                        ? await Self.facts(for: row, from: source, deadline: deadline)
+                        : SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [])
                     var verdict = decide(row: row, facts: facts, context: context)
                     verdict.candidateReasons = row.candidateReasons
                     return .verdict(index, verdict)

@@ -33,7 +33,7 @@ package struct DatabaseLedger: VerdictLedger {
     }
 
     package func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
-        let exact = try await database.appendVerdictsTellingExact(
+        let exact = try await database.appendVerdicts(
             runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
         memory.keep(entries, inserted: exact)
     }
@@ -41,7 +41,7 @@ package struct DatabaseLedger: VerdictLedger {
         try await database.ledgerTail(runID: runID, afterUser: cursor)
     }
     package func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit, held: memory.verdicts(after: seq, limit: limit))
+        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit, known: memory.verdicts(after: seq, limit: limit))
     }
     package func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
         try await database.applyDetailed(verdicts, runID: runID, ledger: true)

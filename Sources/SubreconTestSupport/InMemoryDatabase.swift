@@ -90,6 +90,8 @@ public final class InMemoryDatabase: Sendable {
         var orphans: [String: [Orphan]] = [:]
         var keptOrphans: [String: Orphan] = [:]
         var feedWindows: [FeedWindow] = []
+        /// `refunds_seen`: "store|transaction id" → the refund, its user and the run that kept it first.
+        var refundsSeen: [String: (userID: String, refund: SeenRefund, runID: String)] = [:]
         var applyCalls = 0
         var failApplyOnCall: Int?
     }
@@ -281,17 +283,22 @@ extension InMemoryDatabase: RunJournal, RunHistory {
 // MARK: - VerdictRecords
 
 extension InMemoryDatabase: VerdictRecords {
-    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
+    /// Every verdict inserted now reads back exactly (nothing is encoded in memory).
+    @discardableResult
+    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64> {
         guard verdicts.count == seqs.count else { throw InjectedFailure(operation: "record verdicts: counts differ") }
-        state.withLock { state in
+        return state.withLock { state in
             var ledger = state.ledgers[runID] ?? []
+            var inserted = Set<Int64>()
             for (seq, verdict) in zip(seqs, verdicts)
             where !ledger.contains(where: { $0.seq == seq || $0.userID == verdict.row.id }) {
                 ledger.append(Entry(seq: seq, userID: verdict.row.id, verdict: verdict))
+                inserted.insert(seq)
             }
             state.ledgers[runID] = ledger
             state.runs[runID]?.progress = progress
             state.events.append(.appendVerdicts(verdicts.map(\.row.id)))
+            return inserted
         }
     }
 
@@ -303,8 +310,12 @@ extension InMemoryDatabase: VerdictRecords {
         }
     }
 
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        ledger(runID: runID).filter { $0.seq > afterSeq }.prefix(limit).map { $0 }
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
+        ledger(runID: runID).filter { $0.seq > afterSeq }.prefix(limit).map { entry in
+            var entry = entry
+            if let verdict = known[entry.seq] { entry.verdict = verdict }
+            return entry
+        }
     }
 
     public func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict] {

@@ -43,7 +43,8 @@ struct NonExpiringAppleTests {
         let fact = try AppleSubscriptionMapping.purchaseFact(
             status: nil, transaction: Self.transaction(type: c.type, revokedDaysAgo: c.revokedDaysAgo), renewal: nil)
         #expect(fact.isLifetime == (c.type == "Non-Consumable"))
-        var facts = SourceFacts(subscriberKnown: false, purchases: [], stores: [StoreFact(lookupID: "3000", purchase: fact)])
+        var facts = SourceFacts(
+            revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [StoreFact(lookupID: "3000", purchase: fact)])
         facts.noteAsked(.appStore)
         // A holder of tier 2 whose row says it ended 20 days ago; and one without any tier.
         for held in [true, false] {

@@ -42,7 +42,7 @@ struct GooglePlayProductTests {
         let fact = try Self.fact(c.json)
         #expect(fact.purchase.isSandbox == c.sandbox && fact.purchase.store == .playStore && fact.purchase.origin == .googlePlay)
         #expect(fact.purchase.expiresDate == nil)
-        var facts = SourceFacts(subscriberKnown: false, purchases: [], stores: [fact])
+        var facts = SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact])
         facts.noteAsked(.googlePlay)
         let row = UserRow(
             id: "u", currentTier: 0, status: "expired", endDate: Self.asOf.addingTimeInterval(-86_400), source: "google_iap",

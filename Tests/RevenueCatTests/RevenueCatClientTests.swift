@@ -38,17 +38,17 @@ struct RevenueCatClientTests {
             #expect(fetched.response.subscriber.entitlements.keys.sorted() == ["extras", "pro"])
 
             let facts = await loop.client.facts(for: "user-1")
-            #expect(facts.subscriberKnown)
+            #expect(facts.revenueCatKnowsSubscriber)
             #expect(facts.errors.isEmpty)
-            #expect(facts.purchases.map(\.productID) == ["pro_monthly", "lifetime"])
-            let pro = facts.purchases[0]
+            #expect(facts.revenueCatPurchases.map(\.productID) == ["pro_monthly", "lifetime"])
+            let pro = facts.revenueCatPurchases[0]
             #expect(pro.store == .appStore)
             #expect(pro.expiresDate == Self.t0.addingTimeInterval(86_400 * 10))
             #expect(pro.billingIssueDetectedAt == Self.t0.addingTimeInterval(-3600))
             #expect(pro.autoRenew == true)
             #expect(pro.storeTransactionID == "2000000812345678")
             #expect(pro.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
-            let lifetime = facts.purchases[1]
+            let lifetime = facts.revenueCatPurchases[1]
             // A one-time purchase: its kind is what its entitlement says, read by the core.
             #expect(lifetime.kind == .unstated && lifetime.isSandbox == true && lifetime.store == .playStore)
 
@@ -74,7 +74,7 @@ struct RevenueCatClientTests {
             let first = try await loop.client.subscriber("new-user")
             #expect(first.status == 201)
             #expect(first.response.subscriber.originalAppUserID == "new-user")
-            #expect(await loop.client.facts(for: "new-user").subscriberKnown == false)
+            #expect(await loop.client.facts(for: "new-user").revenueCatKnowsSubscriber == false)
             #expect(try await loop.client.subscriber("new-user").status == 200)
             #expect(await loop.simulator.counters().requestsPerUser["new-user"] == 3)
         }
@@ -90,7 +90,7 @@ struct RevenueCatClientTests {
             await loop.simulator.setSubscriber(Self.subscriber, for: id)
             let facts = await loop.client.facts(for: id)
             #expect(facts.errors.isEmpty)
-            #expect(facts.subscriberKnown)
+            #expect(facts.revenueCatKnowsSubscriber)
             #expect(await loop.simulator.recordedRequests().map(\.appUserID) == [id])
         }
     }
@@ -102,7 +102,7 @@ struct RevenueCatClientTests {
             await loop.simulator.setFault(.status(500), for: "u", times: 1)
             let facts = await loop.client.facts(for: "u")
             #expect(facts.errors.isEmpty)
-            #expect(facts.subscriberKnown)
+            #expect(facts.revenueCatKnowsSubscriber)
             #expect(await loop.simulator.counters().totalRequests == 2)
             #expect(loop.observer.entries.map(\.status) == [500, 200])
             #expect(loop.observer.entries.map(\.retried) == [false, true])
@@ -119,7 +119,7 @@ struct RevenueCatClientTests {
             #expect(error.origin == .revenueCat && error.kind == .fetch)
             #expect(error.message.contains("HTTP 503"))
             #expect(error.message.contains("3 attempts"))
-            #expect(facts.purchases.isEmpty && !facts.subscriberKnown)
+            #expect(facts.revenueCatPurchases.isEmpty && !facts.revenueCatKnowsSubscriber)
             #expect(await loop.simulator.counters().totalRequests == 3)
         }
     }

@@ -78,7 +78,7 @@ struct RevenueCatFinanceMappingTests {
     func mapping(_ c: Case) throws {
         let response = try JSONDecoder().decode(
             RevenueCatSubscriberResponse.self, from: Data(Fixtures.subscriber(subscription: c.json).utf8))
-        let facts = response.sourceFacts(status: 200).purchases
+        let facts = response.sourceFacts(status: 200).revenueCatPurchases
         try #require(facts.count == 1)
         let fact = facts[0]
         #expect(fact.price?.amount == c.paid.flatMap { Decimal(string: $0) })

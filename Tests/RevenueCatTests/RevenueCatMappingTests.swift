@@ -12,7 +12,7 @@ struct RevenueCatMappingTests {
     }
 
     func single(_ subscription: String) throws -> PurchaseFact {
-        let all = try facts(Fixtures.subscriber(subscription: subscription)).purchases
+        let all = try facts(Fixtures.subscriber(subscription: subscription)).revenueCatPurchases
         try #require(all.count == 1)
         return all[0]
     }
@@ -20,10 +20,10 @@ struct RevenueCatMappingTests {
     @Test("the reference example gives a billing-issue App Store subscription and a Play lifetime purchase")
     func referenceExample() throws {
         let result = try facts(Fixtures.referenceExample)
-        #expect(result.subscriberKnown)
+        #expect(result.revenueCatKnowsSubscriber)
         #expect(result.errors.isEmpty)
-        #expect(result.purchases.map(\.productID) == ["pro_monthly", "extras_lifetime"])
-        let pro = result.purchases[0]
+        #expect(result.revenueCatPurchases.map(\.productID) == ["pro_monthly", "extras_lifetime"])
+        let pro = result.revenueCatPurchases[0]
         #expect(pro.origin == .revenueCat)
         #expect(pro.store == .appStore)
         #expect(pro.kind == .subscription)
@@ -37,11 +37,11 @@ struct RevenueCatMappingTests {
         #expect(pro.refundedAt == nil)
         #expect(pro.storeTransactionID == "2000000812345678")
         #expect(pro.price == Money(amount: Decimal(string: "9.99")!, currency: "USD"))
-        let extras = result.purchases[1]
+        let extras = result.revenueCatPurchases[1]
         #expect(extras.store == .playStore)
         #expect(extras.kind == .unstated, "non-expiring only because its entitlement says so, which the core reads")
         #expect(extras.expiresDate == nil)
-        #expect(result.entitlements.first { $0.productID == "extras_lifetime" }?.expires == .never)
+        #expect(result.revenueCatEntitlements.first { $0.productID == "extras_lifetime" }?.expires == .never)
         #expect(extras.autoRenew == nil)
         #expect(extras.storeTransactionID == "GPA.3345-1234-5678-90123")
         #expect(extras.price == Money(amount: Decimal(string: "19.99")!, currency: "USD"))
@@ -74,7 +74,7 @@ struct RevenueCatMappingTests {
         let text = Fixtures.subscriber(
             subscription: #"{"store": "promotional", "expires_date": "2026-03-10T00:00:00Z"}"#, productID: "rc_promo_pro",
             entitlements: #"{"pro": {"expires_date": "2026-03-10T00:00:00Z", "product_identifier": "rc_promo_pro"}}"#)
-        #expect(try facts(text).purchases.count == 1)
+        #expect(try facts(text).revenueCatPurchases.count == 1)
     }
 
     @Test("an entitlement without a backing purchase becomes a promotional fact")
@@ -87,7 +87,7 @@ struct RevenueCatMappingTests {
                  "forever": {"expires_date": null, "product_identifier": "granted_forever"},
                  "broken": {"expires_date": null, "product_identifier": null}}
                 """#)
-        let purchases = try facts(text).purchases
+        let purchases = try facts(text).revenueCatPurchases
         #expect(purchases.map(\.productID) == ["old", "granted_forever", "granted_pro"])
         let pro = purchases[2]
         #expect(pro.store == .promotional)
@@ -99,7 +99,7 @@ struct RevenueCatMappingTests {
         #expect(purchases[1].kind == .nonRenewing)
         #expect(purchases[1].expiresDate == nil)
         #expect(judge(purchases[1], asOf: Fixtures.date("2026-03-02T00:00:00Z")).known == nil)
-        let broken = try facts(text).entitlements.first { $0.identifier == "broken" }
+        let broken = try facts(text).revenueCatEntitlements.first { $0.identifier == "broken" }
         #expect(broken?.productID == nil && broken?.expires == StatedExpiry.never)
     }
 
@@ -107,9 +107,9 @@ struct RevenueCatMappingTests {
     func known() throws {
         let empty =
             #"{"request_date": "2026-03-01T02:00:05Z", "subscriber": {"entitlements": {}, "subscriptions": {}, "non_subscriptions": {}}}"#
-        #expect(try facts(empty, status: 200).subscriberKnown == false)
-        #expect(try facts(empty, status: 201).subscriberKnown == false)
-        #expect(try facts(Fixtures.referenceExample, status: 201).subscriberKnown == false)
-        #expect(try facts(Fixtures.referenceExample, status: 200).subscriberKnown == true)
+        #expect(try facts(empty, status: 200).revenueCatKnowsSubscriber == false)
+        #expect(try facts(empty, status: 201).revenueCatKnowsSubscriber == false)
+        #expect(try facts(Fixtures.referenceExample, status: 201).revenueCatKnowsSubscriber == false)
+        #expect(try facts(Fixtures.referenceExample, status: 200).revenueCatKnowsSubscriber == true)
     }
 }

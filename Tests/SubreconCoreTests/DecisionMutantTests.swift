@@ -51,7 +51,7 @@ struct Mutant: Sendable, CustomTestStringConvertible {
     /// Sandbox purchases treated as production ones: the environment stated by the sources is dropped.
     static let ignoreSandbox = Mutant(name: "ignore sandbox", caughtBy: ["sandbox", "sandbox-only"]) { row, facts, context in
         var production = facts
-        production.purchases = facts.purchases.map {
+        production.revenueCatPurchases = facts.revenueCatPurchases.map {
             var p = $0
             p.isSandbox = false
             return p
@@ -73,13 +73,13 @@ struct Mutant: Sendable, CustomTestStringConvertible {
             return p
         }
         var stripped = facts
-        stripped.purchases = facts.purchases.map(graceless)
+        stripped.revenueCatPurchases = facts.revenueCatPurchases.map(graceless)
         stripped.stores = facts.stores.map {
             var f = $0
             f.purchase = graceless(f.purchase)
             return f
         }
-        stripped.entitlements = facts.entitlements.map {
+        stripped.revenueCatEntitlements = facts.revenueCatEntitlements.map {
             var e = $0
             e.gracePeriodExpiresDate = nil
             return e
@@ -92,7 +92,7 @@ struct Mutant: Sendable, CustomTestStringConvertible {
     static let swapAuthority = Mutant(name: "swap authority", caughtBy: ["authority"]) { row, facts, context in
         var revenueCatWins = facts
         revenueCatWins.stores = facts.stores.filter { fact in
-            !facts.purchases.contains { rc in
+            !facts.revenueCatPurchases.contains { rc in
                 rc.store.isApple == fact.purchase.store.isApple && (rc.store.isApple || rc.store == fact.purchase.store)
                     && [rc.storeTransactionID, rc.originalTransactionID].contains { $0.map(fact.identifiers.contains) == true }
             }

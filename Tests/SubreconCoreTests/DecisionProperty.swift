@@ -74,7 +74,7 @@ extension Input {
     /// The same input with every purchase's environment stated as `sandbox`.
     func withSandbox(_ sandbox: Bool) -> Input {
         var copy = self
-        copy.facts.purchases = facts.purchases.map {
+        copy.facts.revenueCatPurchases = facts.revenueCatPurchases.map {
             var p = $0
             p.isSandbox = sandbox
             return p

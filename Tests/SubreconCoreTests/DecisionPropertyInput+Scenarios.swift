@@ -15,14 +15,14 @@ extension Input {
         var input = Input(seed: seed)
         var g = SeededRandom(seed: seed ^ 0x5EED_DEC1_DAB1_E000)
         input.facts.errors = []
-        input.facts.subscriberKnown = true
-        input.facts.entitlements = input.facts.entitlements.map { entitlement in
+        input.facts.revenueCatKnowsSubscriber = true
+        input.facts.revenueCatEntitlements = input.facts.revenueCatEntitlements.map { entitlement in
             var named = entitlement
             if named.productID == nil { named.productID = g.pick(mapped) }
             if named.expires == .unstated { named.expires = .never }
             return named
         }
-        input.facts.purchases = input.facts.purchases.map { stated($0, &g) }
+        input.facts.revenueCatPurchases = input.facts.revenueCatPurchases.map { stated($0, &g) }
         input.facts.stores = input.facts.stores.map { fact in
             var stated = fact
             stated.purchase = Input.stated(fact.purchase, &g)
@@ -64,7 +64,7 @@ extension Input {
             p.originalTransactionID = "grace"
             input.facts.stores.append(StoreFact(lookupID: "grace", purchase: p))
         } else {
-            input.facts.purchases.append(p)
+            input.facts.revenueCatPurchases.append(p)
         }
         return (input, p)
     }
@@ -85,7 +85,7 @@ extension Input {
                 buyer: .unstated)
         }
         // No other RevenueCat purchase of that store may pass for the same one (Stripe and Google match by product too).
-        input.facts.purchases = input.facts.purchases.map { purchase in
+        input.facts.revenueCatPurchases = input.facts.revenueCatPurchases.map { purchase in
             var other = purchase
             if other.store == store && other.productID == "pro_annual" { other.productID = "pro_monthly" }
             return other
@@ -94,7 +94,7 @@ extension Input {
         let storeView = view(origin, entitles: storeEntitles)
         var without = input
         without.facts.stores.append(StoreFact(lookupID: "disputed", purchase: storeView))
-        input.facts.purchases.append(rcView)
+        input.facts.revenueCatPurchases.append(rcView)
         input.facts.stores.append(StoreFact(lookupID: "disputed", purchase: storeView))
         return (input, without, storeEntitles)
     }

@@ -54,12 +54,13 @@ struct Input {
                     identifier: name, productID: g.chance(0.1) ? nil : g.pick(DecisionPropertyTests.products), expires: expires,
                     gracePeriodExpiresDate: date(&g, 0.2)))
         }
-        facts = SourceFacts(subscriberKnown: g.chance(0.9), purchases: purchases, entitlements: entitlements, stores: apple)
+        facts = SourceFacts(
+            revenueCatKnowsSubscriber: g.chance(0.9), revenueCatPurchases: purchases, revenueCatEntitlements: entitlements, stores: apple)
         context = DecisionContext(asOf: t, environment: g.chance(0.9) ? .production : .sandbox, catalog: catalog)
     }
 
     /// The purchases the sources state (Apple's are generated with ids of their own, so none replaces another).
-    var effectivePurchases: [PurchaseFact] { facts.purchases + facts.stores.map(\.purchase) }
+    var effectivePurchases: [PurchaseFact] { facts.revenueCatPurchases + facts.stores.map(\.purchase) }
 
     private var asOf: Date { context.asOf }
 
@@ -67,7 +68,7 @@ struct Input {
     func couldGrant(_ p: PurchaseFact, above tier: Int) -> Bool {
         if context.environment == .production && p.isSandbox == true { return false }
         if p.origin == .revenueCat, p.kind == .unstated, context.catalog.tier(for: p.productID) == nil,
-            !facts.entitlements.contains(where: { $0.productID == p.productID })
+            !facts.revenueCatEntitlements.contains(where: { $0.productID == p.productID })
         {
             return false  // a consumable: an unmapped one-time purchase no entitlement names
         }
@@ -88,10 +89,10 @@ struct Input {
         if let state = p.storeState, [.revoked, .expired, .paused, .pending].contains(state) || refundApplies(p) { return true }
         if refundApplies(p) { return true }
         if p.origin == .revenueCat, p.kind == .unstated {
-            let naming = facts.entitlements.filter { $0.productID == p.productID }
+            let naming = facts.revenueCatEntitlements.filter { $0.productID == p.productID }
             if naming.isEmpty {
                 guard let entry = context.catalog.entry(for: p.productID) else { return true }
-                guard let name = entry.entitlement, let mapped = facts.entitlements.first(where: { $0.identifier == name }),
+                guard let name = entry.entitlement, let mapped = facts.revenueCatEntitlements.first(where: { $0.identifier == name }),
                     case .at(let end) = mapped.expires
                 else { return false }
                 return end <= asOf && (mapped.gracePeriodExpiresDate.map { $0 <= asOf } ?? true)
@@ -120,7 +121,7 @@ struct Input {
     func statedNonExpiring(_ p: PurchaseFact) -> Bool {
         if p.kind == .nonExpiring { return true }
         return p.origin == .revenueCat && p.kind == .unstated
-            && facts.entitlements.contains { $0.productID == p.productID && $0.expires == .never }
+            && facts.revenueCatEntitlements.contains { $0.productID == p.productID && $0.expires == .never }
     }
 
     /// Some source positively shows this purchase entitles at T: not revoked, refunded or sandbox, and either stated
@@ -134,7 +135,7 @@ struct Input {
         var grace = p.gracePeriodExpiresDate
         if p.origin == .revenueCat, p.kind == .unstated {
             grace = nil  // RevenueCat states no grace for one-time purchases
-            expires = facts.entitlements.filter { $0.productID == p.productID }.compactMap { e -> Date? in
+            expires = facts.revenueCatEntitlements.filter { $0.productID == p.productID }.compactMap { e -> Date? in
                 if case .at(let date) = e.expires { return date }
                 return nil
             }.max()

@@ -143,7 +143,9 @@ struct DecideTests {
         var testDescription: String { name }
     }
 
-    static func known(_ purchases: PurchaseFact...) -> SourceFacts { SourceFacts(subscriberKnown: true, purchases: purchases) }
+    static func known(_ purchases: PurchaseFact...) -> SourceFacts {
+        SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: purchases)
+    }
 
     static let cases: [Case] = [
         Case(
@@ -211,7 +213,7 @@ struct DecideTests {
             drift: [.missedExpiration], tier: 0, status: .expired, intents: [.expired]),
         Case(
             name: "unknown at source never downgrades", row: row(tier: 1, status: "active", end: -1),
-            facts: SourceFacts(subscriberKnown: false, purchases: []), action: .skipped, drift: [.unknownAtSource]),
+            facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: []), action: .skipped, drift: [.unknownAtSource]),
         Case(
             name: "fetch error leaves the row", row: row(tier: 1, status: "active", end: -1),
             facts: .failed(SourceError(origin: .revenueCat, kind: .fetch, message: "HTTP 500")), action: .skipped,
@@ -219,7 +221,7 @@ struct DecideTests {
         Case(
             name: "verification failure leaves the row", row: row(tier: 1, status: "active", end: -1),
             facts: SourceFacts(
-                subscriberKnown: true, purchases: [sub(expires: -1)],
+                revenueCatKnowsSubscriber: true, revenueCatPurchases: [sub(expires: -1)],
                 errors: [SourceError(origin: .appStore, kind: .verification, message: "bad chain")]),
             action: .skipped, drift: [.verificationFailed]),
         Case(
@@ -326,7 +328,7 @@ struct MergeTests {
         apple.origin = .appStore
         apple.originalTransactionID = "1000"
         let facts = SourceFacts(
-            subscriberKnown: true, purchases: [rc],
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc],
             stores: [StoreFact(lookupID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
@@ -342,7 +344,7 @@ struct MergeTests {
         var apple = sub(expires: -3, txn: "1000")
         apple.origin = .appStore
         let facts = SourceFacts(
-            subscriberKnown: true, purchases: [sub(expires: -3, txn: "1000")],
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [sub(expires: -3, txn: "1000")],
             stores: [StoreFact(lookupID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.conflicts.isEmpty)
@@ -354,7 +356,7 @@ struct MergeTests {
         var apple = sub(expires: 20, txn: "1000")
         apple.origin = .appStore
         let facts = SourceFacts(
-            subscriberKnown: false, purchases: [], stores: [StoreFact(lookupID: "1000", purchase: apple)])
+            revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [StoreFact(lookupID: "1000", purchase: apple)])
         let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
     }
@@ -367,7 +369,7 @@ struct EntitlementEvidenceTests {
     }
 
     static func facts(_ purchases: [PurchaseFact], _ entitlements: [EntitlementFact]) -> SourceFacts {
-        SourceFacts(subscriberKnown: true, purchases: purchases, entitlements: entitlements)
+        SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: purchases, revenueCatEntitlements: entitlements)
     }
 
     @Test("an active entitlement that names no product never lowers a tier")

@@ -53,8 +53,8 @@ struct ExplanationGoldenTests {
             expiresDate: Self.day(27), autoRenew: true, storeState: .active, originalTransactionID: "1000",
             storeTransactionID: "1004", price: Money(amount: Decimal(string: "9.99")!, currency: "USD"), line: nil, buyer: .unstated)
         var facts = SourceFacts(
-            subscriberKnown: true, purchases: [revenueCat],
-            entitlements: [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(Self.day(-3)))],
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [revenueCat],
+            revenueCatEntitlements: [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(Self.day(-3)))],
             stores: [StoreFact(lookupID: "1000", purchase: apple)])
         facts.asked = [.revenueCat, .appStore]
         let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
@@ -69,7 +69,7 @@ struct ExplanationGoldenTests {
         let row = UserRow(
             id: "user-7", currentTier: 2, status: "active", endDate: Self.day(200), source: "stripe", productID: "pro_annual",
             updatedAtMicros: 1, identifiers: [.stripe: "cus_123", .googlePlay: "token-abc"].compactMapValues { $0 })
-        var facts = SourceFacts(subscriberKnown: false, purchases: [])
+        var facts = SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [])
         facts.asked = [.stripe]
         facts.errors = [SourceError(origin: .stripe, kind: .fetch, message: "Stripe: HTTP 503 after 4 attempts")]
         let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)

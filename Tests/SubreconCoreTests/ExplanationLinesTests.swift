@@ -14,7 +14,7 @@ struct ExplanationLinesTests {
         var foreign = storeFact(.appStore, "premium_monthly", lookup: "1000", expires: 30, state: .active, otid: "1000")
         foreign.purchase.buyer = .stated("acct-other", store: .appStore)
         var facts = SourceFacts(
-            subscriberKnown: true, purchases: [rcEntry(txn: "GPA.2..1", expires: 30)], stores: [newer, foreign])
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.2..1", expires: 30)], stores: [newer, foreign])
         facts.asked = [.revenueCat, .googlePlay, .appStore]
         let verdict = decide(row: row, facts: facts, context: context)
         #expect(verdict.drift == [.ownershipConflict])

@@ -135,8 +135,8 @@ struct VerdictFinancePriceTests {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: 5),
             facts: SourceFacts(
-                subscriberKnown: true,
-                purchases: [Self.purchase(expires: 5, refunded: -1, ownership: .familyShared, paid: Self.eur, renewal: Self.eur)]),
+                revenueCatKnowsSubscriber: true,
+                revenueCatPurchases: [Self.purchase(expires: 5, refunded: -1, ownership: .familyShared, paid: Self.eur, renewal: Self.eur)]),
             context: context)
         #expect(verdict.truth?.tier == 0)
         #expect(verdict.truth?.status == .refunded)
@@ -148,7 +148,8 @@ struct VerdictFinancePriceTests {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: 5),
             facts: SourceFacts(
-                subscriberKnown: true, purchases: [Self.purchase(expires: 5, refunded: -1, period: .intro, paid: Self.eur, renewal: nil)]),
+                revenueCatKnowsSubscriber: true,
+                revenueCatPurchases: [Self.purchase(expires: 5, refunded: -1, period: .intro, paid: Self.eur, renewal: nil)]),
             context: context)
         #expect(verdict.financePrice == FinancePrice(amount: Decimal(string: "4.99"), currency: "EUR", basis: .paid))
     }
@@ -158,8 +159,9 @@ struct VerdictFinancePriceTests {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: -1),
             facts: SourceFacts(
-                subscriberKnown: true,
-                purchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, period: .intro, paid: Self.eur, renewal: nil)]),
+                revenueCatKnowsSubscriber: true,
+                revenueCatPurchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, period: .intro, paid: Self.eur, renewal: nil)]
+            ),
             context: context)
         #expect(verdict.truth?.status == .billingIssue)
         #expect(verdict.financePrice == .unknown)
@@ -170,8 +172,8 @@ struct VerdictFinancePriceTests {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: -1),
             facts: SourceFacts(
-                subscriberKnown: true,
-                purchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, paid: Self.eur, renewal: Self.eurRenewal)]),
+                revenueCatKnowsSubscriber: true,
+                revenueCatPurchases: [Self.purchase(expires: -1, billingIssue: -1, grace: 10, paid: Self.eur, renewal: Self.eurRenewal)]),
             context: context)
         #expect(verdict.financePrice == FinancePrice(amount: Decimal(string: "9.99"), currency: "EUR", basis: .renewal))
     }
@@ -180,7 +182,8 @@ struct VerdictFinancePriceTests {
     func inSync() {
         let verdict = decide(
             row: row(tier: 1, status: "active", end: 5),
-            facts: SourceFacts(subscriberKnown: true, purchases: [Self.purchase(expires: 5, paid: Self.eur, renewal: Self.eur)]),
+            facts: SourceFacts(
+                revenueCatKnowsSubscriber: true, revenueCatPurchases: [Self.purchase(expires: 5, paid: Self.eur, renewal: Self.eur)]),
             context: context)
         #expect(verdict.action == .none)
         #expect(verdict.financePrice == nil)

@@ -28,7 +28,8 @@ struct LineRefundTests {
                 Self.lifetime("9000", txn: "9000", purchased: -40, revoked: -2), Self.lifetime("9000", txn: "9001", purchased: -1),
             ]
             let verdict = decide(
-                row: Self.lifetimeRow, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: order.map { facts[$0] }),
+                row: Self.lifetimeRow,
+                facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: order.map { facts[$0] }),
                 context: context)
             #expect(verdict.truth?.tier == 0 && verdict.truth?.status == .refunded, "order \(order)")
             #expect(verdict.intents.map(\.kind) == [.refunded])
@@ -42,20 +43,22 @@ struct LineRefundTests {
         var row = Self.lifetimeRow
         row.originalTransactionID = "9100"
         let verdict = decide(
-            row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [revoked, other]), context: context)
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [revoked, other]),
+            context: context)
         #expect(verdict.truth?.tier == 2 && verdict.truth?.status == .active)
         var future = Self.lifetime("9000", txn: "9000", purchased: -40)
         future.purchase.refundedAt = days(3)
         let later = decide(
             row: Self.lifetimeRow,
             facts: SourceFacts(
-                subscriberKnown: false, purchases: [], stores: [future, Self.lifetime("9000", txn: "9001", purchased: -1)]),
+                revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
+                stores: [future, Self.lifetime("9000", txn: "9001", purchased: -1)]),
             context: context)
         #expect(later.truth?.tier == 2, "a refund dated after T is no refund at T")
         let revokedLater = decide(
             row: Self.lifetimeRow,
             facts: SourceFacts(
-                subscriberKnown: false, purchases: [],
+                revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
                 stores: [Self.lifetime("9000", txn: "9000", purchased: -40, revoked: 2), Self.lifetime("9000", txn: "9001", purchased: -1)]),
             context: context)
         #expect(revokedLater.truth?.tier == 2, "a revocation dated after T (a backfill judging the past) is none at T")
@@ -76,7 +79,8 @@ struct LineRefundTests {
         let older = renewal("8001", purchased: -40, expires: -10, refunded: -1)
         let kept = decide(
             row: row,
-            facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [older, renewal("8002", purchased: -10, expires: 20)]),
+            facts: SourceFacts(
+                revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [older, renewal("8002", purchased: -10, expires: 20)]),
             context: context)
         #expect(kept.truth?.tier == 1, "an earlier period's refund never revokes the current period")
     }

@@ -18,13 +18,15 @@ struct OwnershipDecisionTests {
     func foreignOwnerIsAConflict() {
         let row = lineRow(source: "google_iap", ids: [.googlePlay: "tok-1"])
         let fact = owned(storeFact(.googlePlay, lookup: "tok-1", expires: 30, state: .active), by: "someone-else")
-        let facts = SourceFacts(subscriberKnown: true, purchases: [rcEntry(txn: "GPA.1..0", expires: 30)], stores: [fact])
+        let facts = SourceFacts(
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.1..0", expires: 30)], stores: [fact])
         let verdict = decide(row: row, facts: facts, context: context)
         #expect(verdict.action == .skipped)
         #expect(verdict.drift == [.ownershipConflict])
         #expect(verdict.truth == nil)
         let expired = owned(storeFact(.googlePlay, lookup: "tok-1", expires: -3, state: .expired), by: "someone-else")
-        let lost = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [expired]), context: context)
+        let lost = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [expired]), context: context)
         #expect(lost.action == .skipped && lost.drift == [.ownershipConflict], "another buyer's line never ends this row's tier")
     }
 
@@ -35,7 +37,8 @@ struct OwnershipDecisionTests {
         row.accountToken = appleUUID
         for account in [appleUUID, appleUUID.uppercased(), "u1"] {
             let verdict = decide(
-                row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [owned(apple, by: account)]),
+                row: row,
+                facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [owned(apple, by: account)]),
                 context: context)
             #expect(verdict.action != .skipped, "\(account)")
             #expect(verdict.truth?.tier == 1)
@@ -46,7 +49,8 @@ struct OwnershipDecisionTests {
         #expect(isOwnAccount(BuyerAccount("acct-AbC", store: .playStore)!, row: googleRow))
         #expect(!isOwnAccount(BuyerAccount("acct-abc", store: .playStore)!, row: googleRow), "only Apple's UUIDs ignore case")
         let foreign = decide(
-            row: googleRow, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [owned(google, by: "acct-abc")]),
+            row: googleRow,
+            facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [owned(google, by: "acct-abc")]),
             context: context)
         #expect(foreign.drift == [.ownershipConflict])
     }
@@ -56,7 +60,8 @@ struct OwnershipDecisionTests {
         var row = UserRow(id: "u1", currentTier: 0, status: "none")
         row.links = [.googlePlay: "tok-new"]
         let fact = owned(storeFact(.googlePlay, lookup: "tok-new", expires: 30, state: .active), by: "u1")
-        let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: context)
+        let verdict = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(verdict.action == .restore)
         #expect(verdict.drift.contains(.linkedPurchase))
         #expect(verdict.truth?.storeIdentifiers[.googlePlay] == "tok-new")
@@ -70,11 +75,13 @@ struct OwnershipDecisionTests {
         let fact = owned(
             storeFact(.appStore, "premium_monthly", lookup: "2000", expires: 30, state: .active, otid: "2000"), by: appleUUID.uppercased())
         row.accountToken = appleUUID
-        let linked = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: context)
+        let linked = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(linked.truth?.originalTransactionID == "2000")
         #expect(linked.drift.contains(.linkedPurchase))
         row.originalTransactionID = "1000"
-        let other = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: context)
+        let other = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(other.action == .skipped)
         #expect(other.drift == [.ownershipConflict], "never over a different non-null identifier")
     }
@@ -85,13 +92,15 @@ struct OwnershipDecisionTests {
         row.links = [.googlePlay: "tok-new"]
         var fact = storeFact(.googlePlay, lookup: "tok-new", expires: 30, state: .active)
         fact.aliases = ["tok-old"]  // linkedPurchaseToken
-        let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: context)
+        let verdict = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(verdict.action == .extend)
         #expect(verdict.drift.contains(.staleIdentifier))
         #expect(verdict.truth?.storeIdentifiers[.googlePlay] == "tok-new")
         var unrelated = storeFact(.googlePlay, lookup: "tok-new", expires: 30, state: .active)
         unrelated.aliases = []
-        let conflict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [unrelated]), context: context)
+        let conflict = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [unrelated]), context: context)
         #expect(conflict.drift == [.ownershipConflict])
     }
 
@@ -100,7 +109,7 @@ struct OwnershipDecisionTests {
         let row = lineRow(source: "apple_iap", product: "premium_monthly", end: -2, otid: "1000")
         var rc = rcEntry("premium_monthly", store: .appStore, txn: "2005", expires: 30)
         rc.originalTransactionID = "2000"
-        let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: true, purchases: [rc]), context: context)
+        let verdict = decide(row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc]), context: context)
         #expect(verdict.truth?.originalTransactionID == "2000")
         #expect(verdict.drift.contains(.staleIdentifier))
     }
@@ -110,11 +119,12 @@ struct OwnershipDecisionTests {
         var row = lineRow(source: "google_iap", ids: [:])
         row.links = [.googlePlay: "tok-new"]
         let rc = rcEntry(txn: "GPA.1..0", expires: 15)
-        let unanswered = decide(row: row, facts: SourceFacts(subscriberKnown: true, purchases: [rc]), context: context)
+        let unanswered = decide(row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc]), context: context)
         #expect(unanswered.truth?.storeIdentifiers[.googlePlay] == nil)
         #expect(!unanswered.drift.contains(.linkedPurchase))
         let fact = storeFact(.googlePlay, lookup: "tok-new", order: "GPA.1..0", expires: 15, state: .active)
-        let answered = decide(row: row, facts: SourceFacts(subscriberKnown: true, purchases: [rc], stores: [fact]), context: context)
+        let answered = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc], stores: [fact]), context: context)
         #expect(answered.truth?.storeIdentifiers[.googlePlay] == "tok-new")
         #expect(answered.action == .statusChange)
         #expect(answered.drift.contains(.linkedPurchase))
@@ -129,13 +139,15 @@ struct SandboxLinkTests {
         row.links = [.googlePlay: "tok-test"]
         for sandbox in [true, nil] as [Bool?] {
             let fact = storeFact(.googlePlay, lookup: "tok-test", expires: 30, state: .active, sandbox: sandbox)
-            let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: context)
+            let verdict = decide(
+                row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
             #expect(verdict.truth?.storeIdentifiers[.googlePlay] == nil)
             #expect(!verdict.drift.contains(.linkedPurchase))
         }
         let sandboxRun = DecisionContext(asOf: T, environment: .sandbox, catalog: catalog)
         let fact = storeFact(.googlePlay, lookup: "tok-test", expires: 30, state: .active, sandbox: true)
-        let verdict = decide(row: row, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [fact]), context: sandboxRun)
+        let verdict = decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: sandboxRun)
         #expect(verdict.truth?.storeIdentifiers[.googlePlay] == "tok-test")
     }
 }

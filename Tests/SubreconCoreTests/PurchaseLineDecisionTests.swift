@@ -48,7 +48,7 @@ struct PurchaseLineDecisionTests {
     @Test("a Google resubscription: the old token's EXPIRED never ends the new line RevenueCat reports entitled")
     func oldTokenExpiredKeepsNewLine() {
         let facts = SourceFacts(
-            subscriberKnown: true, purchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)],
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)],
             stores: [storeFact(.googlePlay, lookup: "tok-old", order: "GPA.1111-old..5", expires: -30, state: .expired)])
         let verdict = decide(row: googleRow, facts: facts, context: context)
         #expect(verdict.truth?.tier == 1)
@@ -63,9 +63,11 @@ struct PurchaseLineDecisionTests {
             purchase: PurchaseFact(
                 origin: .googlePlay, productID: "gp_premium", store: .playStore, kind: .subscription, isSandbox: nil,
                 autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: ["tok-old"]), buyer: .unstated))
-        let withNew = SourceFacts(subscriberKnown: true, purchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)], stores: [gone])
+        let withNew = SourceFacts(
+            revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)], stores: [gone])
         #expect(decide(row: googleRow, facts: withNew, context: context).truth?.tier == 1)
-        let alone = decide(row: googleRow, facts: SourceFacts(subscriberKnown: false, purchases: [], stores: [gone]), context: context)
+        let alone = decide(
+            row: googleRow, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [gone]), context: context)
         #expect(alone.truth?.tier == 0)
         #expect(alone.truth?.endDate == googleRow.endDate, "a 410 states no date: the row's end date stays, never NULL")
     }
@@ -101,7 +103,7 @@ struct PurchaseLineDecisionTests {
             ),
         ] as [(String, UserRow, [StoreFact])])
     func absenceHoldsPerLine(name: String, row: UserRow, stores: [StoreFact]) {
-        var facts = SourceFacts(subscriberKnown: false, purchases: [], stores: stores)
+        var facts = SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: stores)
         facts.asked = [.revenueCat, stores[0].purchase.origin]
         let verdict = decide(row: row, facts: facts, context: context)
         #expect(verdict.action == .skipped, "\(name): \(verdict.action) \(verdict.truth.map { "\($0.tier)" } ?? "")")
@@ -111,12 +113,12 @@ struct PurchaseLineDecisionTests {
     @Test("without RevenueCat, the row's own line ending is evidence: Google by token, Stripe by product (canceled mid-period)")
     func ownLineEnds() {
         let google = SourceFacts(
-            subscriberKnown: false, purchases: [],
+            revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
             stores: [storeFact(.googlePlay, lookup: "tok-old", order: "GPA.1..2", expires: -3, state: .expired)])
         #expect(decide(row: googleRow, facts: google, context: context).truth?.tier == 0)
         let stripeRow = lineRow(source: "stripe", product: "pro_monthly", end: 120, ids: [.stripe: "cus_1"], updated: 0)
         let stripe = SourceFacts(
-            subscriberKnown: false, purchases: [],
+            revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
             stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_1", expires: -3, state: .expired, start: -60)])
         let verdict = decide(row: stripeRow, facts: stripe, context: context)
         #expect(verdict.truth?.tier == 0)
@@ -126,8 +128,10 @@ struct PurchaseLineDecisionTests {
     @Test("the tier is the best line's: an ended line of a higher tier never lowers another live line")
     func bestLine() {
         let facts = SourceFacts(
-            subscriberKnown: true,
-            purchases: [rcEntry("pro_monthly", store: .stripe, txn: "sub_old", expires: -5), rcEntry(txn: "GPA.5..0", expires: 10)],
+            revenueCatKnowsSubscriber: true,
+            revenueCatPurchases: [
+                rcEntry("pro_monthly", store: .stripe, txn: "sub_old", expires: -5), rcEntry(txn: "GPA.5..0", expires: 10),
+            ],
             stores: [
                 storeFact(.stripe, "pro_monthly", lookup: "sub_old", expires: -5, state: .expired),
                 storeFact(.googlePlay, lookup: "tok-old", order: "GPA.4..9", expires: -60, state: .expired),
@@ -141,7 +145,8 @@ struct PurchaseLineDecisionTests {
     func refundOnLine(withRevenueCat: Bool) {
         let voided = storeFact(.googlePlay, lookup: "tok-old", order: "GPA.1111-old..2", expires: -1, state: .expired, refunded: -2)
         let facts = SourceFacts(
-            subscriberKnown: withRevenueCat, purchases: withRevenueCat ? [rcEntry(txn: "GPA.1111-old..2", expires: -1)] : [],
+            revenueCatKnowsSubscriber: withRevenueCat,
+            revenueCatPurchases: withRevenueCat ? [rcEntry(txn: "GPA.1111-old..2", expires: -1)] : [],
             stores: [voided])
         let verdict = decide(row: googleRow, facts: facts, context: context)
         #expect(verdict.truth?.tier == 0)
@@ -154,7 +159,7 @@ struct PurchaseLineDecisionTests {
     func appleRevocation() {
         let row = lineRow(tier: 2, source: "apple_iap", product: "pro_monthly", otid: "1000")
         let facts = SourceFacts(
-            subscriberKnown: false, purchases: [],
+            revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
             stores: [
                 storeFact(.appStore, "pro_monthly", lookup: "1000", order: "1009", expires: -1, state: .expired, refunded: -3, otid: "1000")
             ])
@@ -167,7 +172,8 @@ struct PurchaseLineDecisionTests {
     func stripeKeepsAppleColumn() {
         let row = lineRow(tier: 1, source: "stripe", product: "pro_monthly", otid: "apple-1", ids: [.stripe: "cus_1"])
         let facts = SourceFacts(
-            subscriberKnown: false, purchases: [], stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_9", expires: 40, state: .active)]
+            revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
+            stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_9", expires: 40, state: .active)]
         )
         let verdict = decide(row: row, facts: facts, context: context)
         #expect(verdict.truth?.tier == 2)

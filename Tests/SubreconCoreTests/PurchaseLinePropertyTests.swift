@@ -35,9 +35,10 @@ struct PurchaseLinePropertyTests {
             updatedAtMicros: Int64(days(-Double(g.int(0...40))).timeIntervalSince1970 * 1_000_000))
         var facts: SourceFacts
         if y.origin == .revenueCat {
-            facts = SourceFacts(subscriberKnown: true, purchases: [y])
+            facts = SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [y])
         } else {
-            facts = SourceFacts(subscriberKnown: g.chance(0.5), purchases: [], stores: [StoreFact(lookupID: "Y", purchase: y)])
+            facts = SourceFacts(
+                revenueCatKnowsSubscriber: g.chance(0.5), revenueCatPurchases: [], stores: [StoreFact(lookupID: "Y", purchase: y)])
         }
         facts.asked = [.revenueCat, yOrigin]
         return (row, facts, other)

@@ -14,8 +14,8 @@ struct ApplyTests {
     /// The verdict `decide` gives for a subscription that expired yesterday without renewal.
     static func expiredVerdict(_ row: UserRow) -> Verdict {
         let facts = SourceFacts(
-            subscriberKnown: true,
-            purchases: [
+            revenueCatKnowsSubscriber: true,
+            revenueCatPurchases: [
                 PurchaseFact(
                     productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
                     expiresDate: row.endDate, autoRenew: false, originalTransactionID: "2000", line: nil, buyer: .unstated)

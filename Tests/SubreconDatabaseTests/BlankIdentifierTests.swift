@@ -101,8 +101,8 @@ struct BlankIdentifierTests {
             let read = try #require(try await store.user(id: "lapsed"))
             #expect(read.originalTransactionID == nil && read.rowError == nil)
             let facts = SourceFacts(
-                subscriberKnown: true,
-                purchases: [
+                revenueCatKnowsSubscriber: true,
+                revenueCatPurchases: [
                     PurchaseFact(
                         productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
                         expiresDate: Fixture.day(-1), autoRenew: false, line: nil, buyer: .unstated)

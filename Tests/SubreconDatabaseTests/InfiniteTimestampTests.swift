@@ -96,8 +96,8 @@ struct InfiniteTimestampTests {
             let read = try #require(try await store.user(id: "lapsed"))
             #expect(read.graceEndsAt == nil && read.originalTransactionID == nil && read.rowError == nil)
             let facts = SourceFacts(
-                subscriberKnown: true,
-                purchases: [
+                revenueCatKnowsSubscriber: true,
+                revenueCatPurchases: [
                     PurchaseFact(
                         productID: "premium.monthly", store: .appStore, isSandbox: false, purchaseDate: Fixture.day(-31),
                         expiresDate: Fixture.day(-1), autoRenew: false, line: nil, buyer: .unstated)

@@ -63,7 +63,7 @@ enum Scenario: CaseIterable {
             productID: "premium_monthly", originalTransactionID: "txn", autoRenew: true)
     }
 
-    var facts: SourceFacts { SourceFacts(subscriberKnown: true, purchases: [purchase]) }
+    var facts: SourceFacts { SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [purchase]) }
 }
 
 func subscription(

@@ -145,14 +145,14 @@ struct StoppingAfterApplies: VerdictRecords {
         if calls.next() == after { stop.stop(reason: "SIGTERM") }
         return applied
     }
-    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
+    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64> {
         try await inner.appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
     }
     func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail {
         try await inner.ledgerTail(runID: runID, afterUser: afterUser)
     }
-    func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await inner.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
+    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
+        try await inner.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, known: known)
     }
     func markUnchanged(runID: String, seqs: [Int64]) async throws { try await inner.markUnchanged(runID: runID, seqs: seqs) }
     func ledgerTransfers(runID: String) async throws -> [LineTransfer] { try await inner.ledgerTransfers(runID: runID) }

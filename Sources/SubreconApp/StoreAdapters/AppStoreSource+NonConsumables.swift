@@ -10,7 +10,7 @@ extension AppStoreSource {
     /// subscription costs no extra request; a lifetime buyer (or an id Apple does not know) costs one more request
     /// per night, and one per further page of 20 non-consumables.
     static func asksNonConsumables(row: UserRow, facts: SourceFacts, subscriptions: [StoreFact], lookup: String?) -> Bool {
-        if facts.purchases.contains(where: { $0.store.isApple && $0.kind != .subscription }) { return true }
+        if facts.revenueCatPurchases.contains(where: { $0.store.isApple && $0.kind != .subscription }) { return true }
         guard lookup != nil else { return false }
         let named = subscriptions.contains { fact in
             let purchase = fact.purchase
@@ -25,7 +25,7 @@ extension AppStoreSource {
     /// The transaction id of the most recent App Store purchase RevenueCat lists that is not a subscription: any
     /// transaction id of the customer opens their history (used when no subscription id is known).
     static func oneTimeLookup(_ facts: SourceFacts) -> String? {
-        facts.purchases
+        facts.revenueCatPurchases
             .filter { $0.store.isApple && $0.kind != .subscription && !($0.storeTransactionID ?? "").isEmpty }
             .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
             .storeTransactionID

@@ -17,7 +17,7 @@ extension AppStoreSource {
     /// An App Store candidate: the row says `apple_iap`, RevenueCat lists an App Store subscription, or RevenueCat
     /// was not asked (an Apple-only app: any user may have a stored receipt).
     static func isAppStoreCandidate(row: UserRow, facts: SourceFacts) -> Bool {
-        row.source == StoreKind.appStore.subscriptionSource || facts.purchases.contains(where: \.isAppStoreSubscription)
+        row.source == StoreKind.appStore.subscriptionSource || facts.revenueCatPurchases.contains(where: \.isAppStoreSubscription)
             || !facts.asked.contains(.revenueCat)
     }
 
@@ -43,13 +43,13 @@ extension AppStoreSource {
             return .settled
         case .success(let answer):
             guard let revealed = answer.originalTransactionID else { return .untouched }
-            for index in facts.purchases.indices {
-                let purchase = facts.purchases[index]
+            for index in facts.revenueCatPurchases.indices {
+                let purchase = facts.revenueCatPurchases[index]
                 guard purchase.isAppStoreSubscription, purchase.originalTransactionID == nil,
                     purchase.storeTransactionID == nil
                 else { continue }
                 let sameProduct = answer.purchases.first { $0.productID == purchase.productID }
-                facts.purchases[index].originalTransactionID = sameProduct?.originalTransactionID ?? revealed
+                facts.revenueCatPurchases[index].originalTransactionID = sameProduct?.originalTransactionID ?? revealed
             }
             if appStore != nil { return .revealed(revealed) }
             facts.stores += answer.purchases.map {

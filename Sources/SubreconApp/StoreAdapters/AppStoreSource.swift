@@ -123,7 +123,7 @@ struct AppStoreSource: StoreSource {
         guard let receipts, facts.errors.isEmpty else { return }
         // Lines RevenueCat itself states (its store transaction id): the receipt bridge's guess of an original
         // transaction for an entry that states none is no attribution.
-        let attributed = facts.purchases.filter { $0.origin == .revenueCat && $0.store.isApple && $0.storeTransactionID != nil }
+        let attributed = facts.revenueCatPurchases.filter { $0.origin == .revenueCat && $0.store.isApple && $0.storeTransactionID != nil }
             .compactMap(\.purchaseLine)
         let revealed = Set(
             facts.stores.filter { $0.purchase.store.isApple }
@@ -198,7 +198,7 @@ struct AppStoreSource: StoreSource {
 
     /// RevenueCat's latest App Store subscription transaction id, when it states one.
     static func revenueCatLatest(_ facts: SourceFacts) -> String? {
-        facts.purchases
+        facts.revenueCatPurchases
             .filter { $0.isAppStoreSubscription && $0.storeTransactionID != nil }
             .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
             .storeTransactionID

@@ -3,7 +3,6 @@ import GooglePlay
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
-import Synchronization
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
 /// `google_purchase_token` (CONTRACT "Sources and the decision"); `purchases.products.get` for that token when it names a one-time product
@@ -14,8 +13,6 @@ import Synchronization
 struct GooglePlaySource: StoreSource {
     let client: GooglePlayClient
     let note: String
-    /// The voids the feed read this run: a lookup of their line then judges the line refunded (CONTRACT "Sources and the decision").
-    let voids = GoogleVoidLedger()
     /// The refunds kept on earlier nights: a void an earlier night's feed read still names its line when Google's
     /// own answer says only `EXPIRED` tonight (the user's lookup failed that night, or came later).
     var refundsSeen: (any RefundsSeenLookup)? = nil
@@ -52,15 +49,23 @@ struct GooglePlaySource: StoreSource {
                 return
             }
         }
-        let keys = found.flatMap { ($0.line?.keys ?? []).map(GooglePlayMapping.orderBase) }
         switch await earlierVoids(of: row, found: found) {
         case .success(let earlier):
-            facts.stores += GooglePlayMapping.applyingVoids(found, voids: voids.naming(keys) + earlier)
+            facts.stores += GooglePlayMapping.applyingVoids(found, voids: Self.tonightsVoids(of: row) + earlier)
         case .failure(let error):
             facts.errors.append(error)
             return
         }
         if found.isEmpty { facts.unknownTo.append(.googlePlay) }
+    }
+
+    /// The voids tonight's feed stated for the tokens this user's row holds, which travel with the row
+    /// (`UserRow.feedRefunds`; a resumed run's carry their order, not their token): a lookup of their line then judges the
+    /// line refunded (CONTRACT "Sources and the decision").
+    static func tonightsVoids(of row: UserRow) -> [GoogleVoid] {
+        row.feedRefunds.filter { $0.refund.store == StoreKind.playStore.rawValue }.map {
+            GoogleVoid(token: $0.identifier, orderID: $0.refund.transactionID, voidedAt: $0.refund.refundedAt)
+        }
     }
 
     /// The voids earlier nights kept for this user (`refunds_seen`, by order id), read only when Google says a line
@@ -115,7 +120,7 @@ struct GooglePlaySource: StoreSource {
 
     /// The product ids of RevenueCat's Play Store purchases that are not subscriptions (`non_subscriptions`).
     static func oneTimeProducts(row: UserRow, facts: SourceFacts) -> [String] {
-        facts.purchases.filter { $0.store == .playStore && $0.kind != .subscription && !$0.productID.isEmpty }.map(\.productID)
+        facts.revenueCatPurchases.filter { $0.store == .playStore && $0.kind != .subscription && !$0.productID.isEmpty }.map(\.productID)
             .uniqued()
     }
 
@@ -125,8 +130,7 @@ struct GooglePlaySource: StoreSource {
     /// included (`type=1`): the purchase tokens they name find users by `google_purchase_token`.
     func feed(since: Date, until: Date) async -> FeedRead? {
         let result = await client.voidedPurchases(since: since, until: until).map { feed in
-            voids.add(feed.entries.compactMap(GoogleVoid.init))
-            return FeedEntries(
+            FeedEntries(
                 identifiers: feed.purchaseTokens, entries: feed.entries.count, rejected: feed.rejected,
                 // Voids with an order id and a readable voided time, by the purchase token.
                 refunds: FeedRefund.of(
@@ -136,30 +140,6 @@ struct GooglePlaySource: StoreSource {
                     }, asOf: until))
         }
         return FeedRead(source: Self.origin, reason: Self.eventReason, column: FeedColumn(Self.identifierColumns[0]), result: result)
-    }
-}
-
-/// The voids read from Google's feed during this run, for the lookups that follow it, by purchase token and by
-/// order id without its renewal suffix.
-final class GoogleVoidLedger: Sendable {
-    private let state = Mutex<[String: [GoogleVoid]]>([:])
-
-    func add(_ more: [GoogleVoid]) {
-        guard !more.isEmpty else { return }
-        state.withLock { byKey in
-            for void in more {
-                byKey[GooglePlayMapping.orderBase(void.orderID), default: []].append(void)
-                if let token = void.token { byKey[token, default: []].append(void) }
-            }
-        }
-    }
-
-    /// The voids naming any of `keys` (tokens, order ids without their suffix), once each.
-    func naming(_ keys: [String]) -> [GoogleVoid] {
-        state.withLock { byKey in
-            var seen = Set<GoogleVoid>()
-            return keys.flatMap { byKey[$0] ?? [] }.filter { seen.insert($0).inserted }
-        }
     }
 }
 

@@ -148,7 +148,7 @@ public struct StoreFactSource: FactSource {
     public var origins: [FactOrigin] { (revenueCat == nil ? [] : [.revenueCat]) + stores.map(\.origin) }
 
     public func facts(for row: UserRow) async -> SourceFacts {
-        var facts = SourceFacts(subscriberKnown: false, purchases: [])
+        var facts = SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [])
         if let revenueCat {
             facts = await revenueCat.facts(for: row.id)
             facts.noteAsked(.revenueCat)

@@ -138,7 +138,7 @@ struct StripeSource: StoreSource {
     /// The Stripe subscription ids RevenueCat lists for the user, once each, in order.
     static func subscriptionIDs(in facts: SourceFacts) -> [String] {
         var seen: Set<String> = []
-        return facts.purchases.compactMap { purchase -> String? in
+        return facts.revenueCatPurchases.compactMap { purchase -> String? in
             guard purchase.store == .stripe, let id = purchase.storeTransactionID, id.hasPrefix("sub_"),
                 seen.insert(id).inserted
             else { return nil }
