@@ -136,7 +136,8 @@ public enum Commands {
             gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shards: options.shard.count))
         }
         let source = try StoreFactSource(
-            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates, receipts: database,
+            configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates,
+            receipts: CoalescedReceiptLookup(database),
             refundsSeen: database)
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {

@@ -485,5 +485,24 @@ extension SchemaMigrator {
                 )
                 """
             ]),
+        // docs/own-tables.md "Indexes the team may want": who holds a purchase is asked per Apple user and per feed page;
+        // without these a night reads the whole table once per Apple user.
+        SchemaMigration(
+            version: 11, name: "indexes on the store identifier columns (who holds a purchase)",
+            ownUsersStatements: [
+                """
+                create index if not exists users_iap_original_transaction_idx on users (iap_original_transaction_id)
+                    where iap_original_transaction_id is not null
+                """,
+                """
+                create index if not exists users_stripe_customer_idx on users (stripe_customer_id)
+                    where stripe_customer_id is not null
+                """,
+                """
+                create index if not exists users_google_purchase_token_idx on users (google_purchase_token)
+                    where google_purchase_token is not null
+                """,
+            ],
+            statements: []),
     ]
 }

@@ -33,6 +33,30 @@ extension SubscriptionDatabase {
         }
     }
 
+    /// The users whose row holds each of `originalTransactionIDs`, in one statement (one read of the table, or of
+    /// its index on the column): at most `limit` ids per original transaction id, in id order. An id no row holds is absent, and so is an empty or whitespace-only one,
+    /// which no row holds (`held`). `otherUsers` asked for many ids at once (`CoalescedReceiptLookup`).
+    public func originalTransactionHolders(_ originalTransactionIDs: [String], limit: Int) async throws -> [String: [String]] {
+        let distinct = Self.held(originalTransactionIDs)
+        guard !distinct.isEmpty, limit > 0 else { return [:] }
+        return try await run("find original transaction ids") {
+            var binds = PostgresBindings()
+            binds.append(distinct)
+            binds.append(limit)
+            let query = PostgresQuery(
+                unsafeSQL: """
+                    select k, id from (select iap_original_transaction_id as k, id, \
+                    row_number() over (partition by iap_original_transaction_id order by id) as n \
+                    from users where iap_original_transaction_id = any($1::text[])) as h where n <= $2 order by k, id
+                    """, binds: binds)
+            var held: [String: [String]] = [:]
+            for try await (id, user) in try await session.query(query, logger: logger).decode((String, String).self) {
+                held[id, default: []].append(user)
+            }
+            return held
+        }
+    }
+
     /// Stores (or replaces) the legacy receipt of `userID` (tests and the demo; apps write this table themselves).
     package func saveReceipt(_ receiptData: String, for userID: String) async throws {
         try await run("save receipt") {

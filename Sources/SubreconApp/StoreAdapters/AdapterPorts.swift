@@ -10,6 +10,9 @@ public protocol ReceiptLookup: Sendable {
     func receipt(for userID: String) async throws -> String?
     /// Users other than `userID` whose row already holds `originalTransactionID`.
     func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String]
+    /// The users whose row holds each of `originalTransactionIDs`, at most `limit` each in id order, in one read; an id
+    /// no row holds is absent.
+    func originalTransactionHolders(_ originalTransactionIDs: [String], limit: Int) async throws -> [String: [String]]
 }
 
 extension SubscriptionDatabase: ReceiptLookup {}
