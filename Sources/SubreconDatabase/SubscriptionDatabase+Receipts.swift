@@ -16,26 +16,27 @@ extension SubscriptionDatabase {
         }
     }
 
-    /// The ids of the users other than `userID` whose row already holds `originalTransactionID` (at most a few); none
-    /// for an empty or whitespace-only id, which no row holds (`held`).
+    /// At most this many other holders of an original transaction are named (a conflict's message names them).
+    public static let otherHoldersNamed = 5
+    /// Holders read per original transaction: one more than named, as the asking user's own row may be among them.
+    public static let holdersRead = otherHoldersNamed + 1
+
+    /// The ids of the users other than `userID` whose row already holds `originalTransactionID` (at most
+    /// `otherHoldersNamed`, in id order); none for an empty or whitespace-only id, which no row holds (`held`).
     public func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String] {
-        guard !Self.held([originalTransactionID]).isEmpty else { return [] }
-        return try await run("find original transaction id") {
-            var binds = PostgresBindings()
-            binds.append(originalTransactionID)
-            binds.append(userID)
-            let query = PostgresQuery(
-                unsafeSQL: "select id from users where iap_original_transaction_id = $1 and id <> $2 order by id limit 5",
-                binds: binds)
-            var ids: [String] = []
-            for try await id in try await session.query(query, logger: logger).decode(String.self) { ids.append(id) }
-            return ids
-        }
+        let holders = try await originalTransactionHolders([originalTransactionID], limit: Self.holdersRead)
+        return Self.otherHolders(holders[originalTransactionID], besides: userID)
     }
 
-    /// The users whose row holds each of `originalTransactionIDs`, in one statement (one read of the table, or of
-    /// its index on the column): at most `limit` ids per original transaction id, in id order. An id no row holds is absent, and so is an empty or whitespace-only one,
-    /// which no row holds (`held`). `otherUsers` asked for many ids at once (`CoalescedReceiptLookup`).
+    /// Of `holders` (read with `limit: holdersRead`, in id order), the first `otherHoldersNamed` that are not `userID`.
+    public static func otherHolders(_ holders: [String]?, besides userID: String) -> [String] {
+        Array((holders ?? []).filter { $0 != userID }.prefix(otherHoldersNamed))
+    }
+
+    /// The users whose row holds each of `originalTransactionIDs`, in one statement (one read of the table, or of its
+    /// index on the column): at most `limit` ids per original transaction id, in id order. An id no row holds is
+    /// absent, and so is an empty or whitespace-only one, which no row holds (`held`). `CoalescedReceiptLookup` asks it
+    /// for many users' ids at once.
     public func originalTransactionHolders(_ originalTransactionIDs: [String], limit: Int) async throws -> [String: [String]] {
         let distinct = Self.held(originalTransactionIDs)
         guard !distinct.isEmpty, limit > 0 else { return [:] }

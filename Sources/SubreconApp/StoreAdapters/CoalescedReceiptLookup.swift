@@ -1,17 +1,16 @@
 import SubreconCore
+import SubreconDatabase
 
 /// A `ReceiptLookup` that asks who holds an Apple original transaction for many users in one read: the lookups that
 /// arrive while one read is in flight wait and go together in the next, so a night of concurrent users costs one
 /// statement per batch instead of one transaction per user, without making the first lookup wait for company.
 ///
-/// Each caller gets exactly what `otherUsers` of the wrapped lookup answers alone: the other rows holding the id, at
-/// most `othersKept` in id order, none for an empty or whitespace-only id (docs/CONTRACT.md, "Whose purchase it is").
+/// Each caller gets exactly what `SubscriptionDatabase.otherUsers` answers alone: the other rows holding the id, at
+/// most `SubscriptionDatabase.otherHoldersNamed` in id order, none for an empty or whitespace-only id (docs/CONTRACT.md, "Whose purchase it is").
 /// A read that fails fails every lookup it carried: each is then that user's error, as a failed lookup of its own
 /// would be. A caller cancelled while waiting for a batch leaves at once; one whose id is already being read waits
 /// for that statement, which the session's `statement_timeout` bounds.
 public actor CoalescedReceiptLookup: ReceiptLookup {
-    /// At most this many other holders are named per id (the conflict's message names them).
-    static let othersKept = 5
     /// The most lookups one read carries.
     static let batchLimit = 500
 
@@ -27,7 +26,7 @@ public actor CoalescedReceiptLookup: ReceiptLookup {
     private var reading = false
     private var nextTicket = 0
     /// How many reads were made (tests: fewer than the lookups when they overlap).
-    public private(set) var reads = 0
+    package private(set) var reads = 0
     /// How many lookups wait for the next read (tests).
     package var waitingLookups: Int { waiting.count }
 
@@ -77,11 +76,9 @@ public actor CoalescedReceiptLookup: ReceiptLookup {
             waiting.removeFirst(batch.count)
             reads += 1
             do {
-                // One more than kept: the caller's own row may be among them.
-                let held = try await base.originalTransactionHolders(batch.map(\.id), limit: Self.othersKept + 1)
+                let held = try await base.originalTransactionHolders(batch.map(\.id), limit: SubscriptionDatabase.holdersRead)
                 for waiter in batch {
-                    let others = (held[waiter.id] ?? []).filter { $0 != waiter.besides }
-                    waiter.continuation.resume(returning: Array(others.prefix(Self.othersKept)))
+                    waiter.continuation.resume(returning: SubscriptionDatabase.otherHolders(held[waiter.id], besides: waiter.besides))
                 }
             } catch {
                 for waiter in batch { waiter.continuation.resume(throwing: error) }
