@@ -24,34 +24,9 @@ public enum LookupDeadline {
         let own = ContinuousClock.now.advanced(by: max(limit, .zero))
         let deadline = instant.map { min($0, own) } ?? own
         return await $instant.withValue(deadline) {
-            await withTaskGroup(of: Event<T>.self) { group in
-                group.addTask { .value(await operation()) }
-                group.addTask {
-                    do { try await DeadlineSleep.until(deadline) } catch { return .cancelled }
-                    return .deadline
-                }
-                var result: (value: T?, cutOff: Bool) = (nil, false)
-                while let event = await group.next() {
-                    switch event {
-                    case .value(let value):
-                        result.value = value
-                        group.cancelAll()
-                    case .deadline:
-                        result.cutOff = true
-                        group.cancelAll()
-                    case .cancelled:
-                        break
-                    }
-                }
-                return result
-            }
+            let (outcome, cutOff) = await DeadlineAlarm.race(until: deadline, operation)
+            return (try? outcome.get(), cutOff)
         }
-    }
-
-    private enum Event<T: Sendable>: Sendable {
-        case value(T)
-        case deadline
-        case cancelled
     }
 }
 

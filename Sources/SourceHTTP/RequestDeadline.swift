@@ -34,22 +34,12 @@ extension HTTPClient {
         _ request: HTTPClientRequest, deadline: Duration, maxBodyBytes: Int, logger: Logger?
     ) async throws -> SourceAnswer {
         let millis = max(1, Int64(deadline / .milliseconds(1)))
-        return try await withThrowingTaskGroup(of: SourceAnswer?.self) { group in
-            group.addTask {
-                let response = try await self.execute(request, timeout: .milliseconds(millis), logger: logger)
-                let buffer = try await response.body.collect(upTo: maxBodyBytes)
-                return SourceAnswer(
-                    status: Int(response.status.code), headers: response.headers, body: Data(buffer.readableBytesView))
-            }
-            group.addTask {
-                try await DeadlineSleep.for(deadline + .milliseconds(250))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let answer = first else {
-                throw RequestDeadlineExceeded(limit: deadline)
-            }
-            return answer
+        let (outcome, cutOff) = await DeadlineAlarm.race(until: .now.advanced(by: deadline + .milliseconds(250))) {
+            let response = try await self.execute(request, timeout: .milliseconds(millis), logger: logger)
+            let buffer = try await response.body.collect(upTo: maxBodyBytes)
+            return SourceAnswer(status: Int(response.status.code), headers: response.headers, body: Data(buffer.readableBytesView))
         }
+        if cutOff { throw RequestDeadlineExceeded(limit: deadline) }
+        return try outcome.get()
     }
 }
