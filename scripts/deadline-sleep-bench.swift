@@ -1,6 +1,7 @@
 // What a cut-short deadline sleep leaves in memory (BENCHMARKS.md section 14). Each iteration races a piece of work
 // that ends at once against a 120 s deadline, as a user's lookup deadline does (`LookupDeadline`), then cancels the
-// sleep; `whole` sleeps toward the deadline in one sleep, `sliced` in slices of at most 1 s (`DeadlineSleep`).
+// sleep; `whole` sleeps toward the deadline in one sleep, `sliced` in slices of at most 1 s (what the job did before
+// its deadlines became timers on NIO's event loops, `DeadlineAlarm`: section 16).
 //
 //   swiftc -O scripts/deadline-sleep-bench.swift -o /tmp/deadline-sleep-bench
 //   /tmp/deadline-sleep-bench whole 100000; /tmp/deadline-sleep-bench sliced 100000

@@ -44,6 +44,19 @@ public struct LedgerEntry: Sendable, Hashable {
     }
 }
 
+/// The refunds one ledger entry's verdict carries (`Verdict.refunds`), read without the rest of the verdict.
+public struct LedgerRefunds: Sendable, Hashable {
+    public var seq: Int64
+    public var userID: String
+    public var refunds: [SeenRefund]
+
+    public init(seq: Int64, userID: String, refunds: [SeenRefund]) {
+        self.seq = seq
+        self.userID = userID
+        self.refunds = refunds
+    }
+}
+
 /// A stored run: its record, the candidate selection it used (JSON) and its progress.
 public struct StoredRun: Sendable {
     public var record: RunRecord
@@ -62,38 +75,23 @@ public struct StoredRun: Sendable {
 
 extension SubscriptionDatabase {
     /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
-    /// `progress`, atomically. A user already in the run's ledger keeps its first verdict. Returns the seqs inserted
-    /// now whose stored verdict reads back as the very value given: not a verdict whose text had a NUL made visible
-    /// for `jsonb`, not one with source conflicts (their instants are stored to the millisecond).
-    @discardableResult
-    public func appendVerdicts(
-        runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress
-    ) async throws -> Set<Int64> {
+    /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
+    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
         guard verdicts.count == seqs.count else {
             throw DatabaseError.database(operation: "record verdicts", reason: "\(verdicts.count) verdicts but \(seqs.count) positions")
         }
         let encoder = JSONEncoder()
-        var users: [String] = []
-        var bodies: [String] = []
-        var exact = Set<Int64>()
-        for (seq, verdict) in zip(seqs, verdicts) {
-            users.append(verdict.row.id)
-            let encoded = try encoder.encode(verdict)
-            let body = SourceText.jsonbText(encoded)
-            if body.utf8.count == encoded.count && verdict.conflicts.isEmpty { exact.insert(seq) }
-            bodies.append(body)
-        }
-        return try await run("record verdicts") {
+        let users = verdicts.map(\.row.id)
+        let bodies = try verdicts.map { SourceText.jsonbText(try encoder.encode($0)) }
+        try await run("record verdicts") {
             try await session.withTransaction { connection in
-                var inserted = Set<Int64>()
                 if !verdicts.isEmpty {
-                    let rows = try await connection.run(
+                    try await connection.run(
                         """
                         insert into reconcile_verdicts (run_id, seq, user_id, verdict) \
                         select \(runID), s, u, v::jsonb from unnest(\(seqs)::bigint[], \(users)::text[], \(bodies)::text[]) as t(s, u, v) \
-                        on conflict do nothing returning seq
+                        on conflict do nothing
                         """, logger: logger)
-                    for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
                 }
                 try await connection.run(
                     """
@@ -101,7 +99,6 @@ extension SubscriptionDatabase {
                     scan_done = \(progress.scanDone), held_tier = \(progress.heldTier), \
                     would_lose_tier = \(progress.wouldLoseTier), user_errors = \(progress.userErrors) where id = \(runID)
                     """, logger: logger)
-                return inserted.intersection(exact)
             }
         }
     }
@@ -140,26 +137,41 @@ extension SubscriptionDatabase {
         return outcome
     }
 
-    /// The ledger in seq order, `limit` entries after `afterSeq`, taking the verdicts of the seqs in `known` from it
-    /// instead of reading their JSON back (outcomes and queued intents always come from the ledger).
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
-        let knownSeqs = Array(known.keys)
-        return try await run("read verdicts") {
+    /// The ledger in seq order, `limit` entries after `afterSeq`, each verdict read back with its outcome and queued
+    /// intents.
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await run("read verdicts") {
             let rows = try await session.query(
                 """
-                select seq, case when seq = any(\(knownSeqs)::bigint[]) then null else verdict::text end, outcome, \
-                queued_intents::text from reconcile_verdicts \
+                select seq, verdict::text, outcome, queued_intents::text from reconcile_verdicts \
                 where run_id = \(runID) and seq > \(afterSeq) order by seq limit \(limit)
                 """, logger: logger)
             let decoder = JSONDecoder()
             var entries: [LedgerEntry] = []
-            for try await (seq, text, outcome, queued) in rows.decode((Int64, String?, String?, String?).self) {
-                guard let verdict = try text.map({ try decoder.decode(Verdict.self, from: Data($0.utf8)) }) ?? known[seq] else {
-                    throw DatabaseError.database(operation: "read verdicts", reason: "no verdict at seq \(seq)")
-                }
+            for try await (seq, text, outcome, queued) in rows.decode((Int64, String, String?, String?).self) {
+                let verdict = try decoder.decode(Verdict.self, from: Data(text.utf8))
                 let intents = try queued.map { $0 == "[]" ? [] : try decoder.decode([PushIntent].self, from: Data($0.utf8)) } ?? []
                 entries.append(
                     LedgerEntry(seq: seq, verdict: verdict, outcome: try outcome.map(Self.ledgerOutcome), queuedIntents: intents))
+            }
+            return entries
+        }
+    }
+
+    /// The refunds the ledger's verdicts carry, in seq order: the first `limit` entries after `afterSeq` whose
+    /// verdict has a non-empty `refunds`, only that array decoded.
+    public func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds] {
+        try await run("read verdicts") {
+            let rows = try await session.query(
+                """
+                select seq, user_id, (verdict->'refunds')::text from reconcile_verdicts \
+                where run_id = \(runID) and seq > \(afterSeq) and jsonb_typeof(verdict->'refunds') = 'array' \
+                and verdict->'refunds' <> '[]'::jsonb order by seq limit \(limit)
+                """, logger: logger)
+            let decoder = JSONDecoder()
+            var entries: [LedgerRefunds] = []
+            for try await (seq, user, text) in rows.decode((Int64, String, String).self) {
+                entries.append(LedgerRefunds(seq: seq, userID: user, refunds: try decoder.decode([SeenRefund].self, from: Data(text.utf8))))
             }
             return entries
         }

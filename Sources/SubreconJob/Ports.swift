@@ -28,14 +28,15 @@ public protocol RunJournal: Sendable {
 /// The run's verdicts and what applying them did (`reconcile_verdicts`), and the write of a verdict itself.
 public protocol VerdictRecords: Sendable {
     /// Appends verdicts at their scan positions (`seqs`) and records `progress`, atomically; a user already in the
-    /// run's ledger keeps its first verdict. Returns the seqs stored now whose stored verdict reads back as the very
-    /// value given (what a caller may keep instead of reading it back).
-    @discardableResult
-    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64>
+    /// run's ledger keeps its first verdict.
+    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws
     func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail
-    /// The ledger in seq order, `limit` entries after `afterSeq`. The verdicts of the seqs in `known` are the caller's
-    /// own (returned as given, not read back); outcomes and queued intents always come from the ledger.
-    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry]
+    /// The ledger in seq order, `limit` entries after `afterSeq`, each verdict read back with its outcome and queued
+    /// intents.
+    func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry]
+    /// The refunds the ledger's verdicts carry (`Verdict.refunds`), in seq order: the first `limit` entries after
+    /// `afterSeq` that carry any, read without the rest of their verdicts.
+    func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds]
     /// Applies verdicts; one compare-and-set per row, each atomic with its audit row, intents and (with `ledger`)
     /// its outcome in the run's ledger.
     func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict]
@@ -45,13 +46,6 @@ public protocol VerdictRecords: Sendable {
     /// has none; a verdict already applied is kept.
     func replaceVerdicts(runID: String, _ verdicts: [Verdict]) async throws
     func markUnchanged(runID: String, seqs: [Int64]) async throws
-}
-
-extension VerdictRecords {
-    /// The ledger in seq order, `limit` entries after `afterSeq`, every verdict read back.
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, known: [:])
-    }
 }
 
 /// Past runs with their stored summaries (the HTML chart, the last-success metric).

@@ -32,12 +32,10 @@ struct RefundReviewStep: Sendable {
             var after: Int64 = -1
             let limit = max(options.tuning.applyBatchSize, 100)
             while true {
-                let page = try await ledger.page(after: after, limit: limit)
+                let page = try await ledger.refunds(after: after, limit: limit)
                 guard let last = page.last else { break }
                 after = last.seq
-                let refunds = page.flatMap { entry in
-                    (entry.verdict.refunds ?? []).map { (userID: entry.verdict.row.id, refund: $0) }
-                }
+                let refunds = page.flatMap { entry in entry.refunds.map { (userID: entry.userID, refund: $0) } }
                 added += try await records.recordRefunds(runID: runID, refunds)
             }
         }

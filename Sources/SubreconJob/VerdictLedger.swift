@@ -10,6 +10,8 @@ package protocol VerdictLedger: Sendable {
     /// The users in the ledger after the resume point `cursor`, and the first free `seq`.
     func tail(after cursor: String?) async throws -> LedgerTail
     func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry]
+    /// The refunds of the first `limit` entries after `seq` whose verdicts carry any.
+    func refunds(after seq: Int64, limit: Int) async throws -> [LedgerRefunds]
     func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict]
     func markUnchanged(_ seqs: [Int64]) async throws
     /// The line transfers the ledger's verdicts name.
@@ -18,30 +20,28 @@ package protocol VerdictLedger: Sendable {
     func replace(_ verdicts: [Verdict]) async throws
 }
 
-/// The ledger in PostgreSQL. The verdicts this process appended are also kept in `memory` (bounded), so that the
-/// later phases of the same run do not decode them back from JSON; a new process (`--resume`, `subrecon report`)
-/// starts with an empty memory and reads them all from the ledger.
+/// The ledger in PostgreSQL. Nothing of it is kept in memory: every later phase, of this process or of a new one
+/// (`--resume`, `subrecon report`), reads each page back, so a night's memory does not grow with its verdicts.
 package struct DatabaseLedger: VerdictLedger {
     let database: any VerdictRecords
     let runID: String
-    var memory = VerdictMemory()
 
-    package init(database: any VerdictRecords, runID: String, memory: VerdictMemory = VerdictMemory()) {
+    package init(database: any VerdictRecords, runID: String) {
         self.database = database
         self.runID = runID
-        self.memory = memory
     }
 
     package func append(_ entries: [(seq: Int64, verdict: Verdict)], progress: RunProgress) async throws {
-        let exact = try await database.appendVerdicts(
-            runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
-        memory.keep(entries, inserted: exact)
+        try await database.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: progress)
     }
     package func tail(after cursor: String?) async throws -> LedgerTail {
         try await database.ledgerTail(runID: runID, afterUser: cursor)
     }
     package func page(after seq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit, known: memory.verdicts(after: seq, limit: limit))
+        try await database.ledgerPage(runID: runID, afterSeq: seq, limit: limit)
+    }
+    package func refunds(after seq: Int64, limit: Int) async throws -> [LedgerRefunds] {
+        try await database.ledgerRefunds(runID: runID, afterSeq: seq, limit: limit)
     }
     package func apply(_ verdicts: [Verdict]) async throws -> [AppliedVerdict] {
         try await database.applyDetailed(verdicts, runID: runID, ledger: true)
@@ -49,7 +49,6 @@ package struct DatabaseLedger: VerdictLedger {
     package func markUnchanged(_ seqs: [Int64]) async throws { try await database.markUnchanged(runID: runID, seqs: seqs) }
     package func transfers() async throws -> [LineTransfer] { try await database.ledgerTransfers(runID: runID) }
     package func replace(_ verdicts: [Verdict]) async throws {
-        memory.forget(Set(verdicts.map(\.row.id)))
         try await database.replaceVerdicts(runID: runID, verdicts)
     }
 }
@@ -149,6 +148,19 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
     }
 
     package func transfers() async throws -> [LineTransfer] { named }
+
+    /// Read through the same sequential pages (a dry run records no refunds; only a caller reading them all uses it).
+    package func refunds(after seq: Int64, limit: Int) async throws -> [LedgerRefunds] {
+        var found: [LedgerRefunds] = []
+        while found.isEmpty {
+            let page = try await page(after: seq, limit: limit)
+            guard !page.isEmpty else { break }
+            found = page.compactMap { entry in
+                entry.verdict.refunds.flatMap { $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0) }
+            }
+        }
+        return found
+    }
 
     /// Only before the first read: a dry run replaces before its report reads the file.
     package func replace(_ verdicts: [Verdict]) async throws {

@@ -283,22 +283,17 @@ extension InMemoryDatabase: RunJournal, RunHistory {
 // MARK: - VerdictRecords
 
 extension InMemoryDatabase: VerdictRecords {
-    /// Every verdict inserted now reads back exactly (nothing is encoded in memory).
-    @discardableResult
-    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64> {
+    public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
         guard verdicts.count == seqs.count else { throw InjectedFailure(operation: "record verdicts: counts differ") }
-        return state.withLock { state in
+        state.withLock { state in
             var ledger = state.ledgers[runID] ?? []
-            var inserted = Set<Int64>()
             for (seq, verdict) in zip(seqs, verdicts)
             where !ledger.contains(where: { $0.seq == seq || $0.userID == verdict.row.id }) {
                 ledger.append(Entry(seq: seq, userID: verdict.row.id, verdict: verdict))
-                inserted.insert(seq)
             }
             state.ledgers[runID] = ledger
             state.runs[runID]?.progress = progress
             state.events.append(.appendVerdicts(verdicts.map(\.row.id)))
-            return inserted
         }
     }
 
@@ -310,12 +305,15 @@ extension InMemoryDatabase: VerdictRecords {
         }
     }
 
-    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
-        ledger(runID: runID).filter { $0.seq > afterSeq }.prefix(limit).map { entry in
-            var entry = entry
-            if let verdict = known[entry.seq] { entry.verdict = verdict }
-            return entry
-        }
+    public func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        Array(ledger(runID: runID).filter { $0.seq > afterSeq }.prefix(limit))
+    }
+
+    public func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds] {
+        Array(
+            ledger(runID: runID).filter { $0.seq > afterSeq }.compactMap { entry in
+                entry.verdict.refunds.flatMap { $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0) }
+            }.prefix(limit))
     }
 
     public func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict] {

@@ -20,7 +20,7 @@ struct JSONBTextTests {
             progress.validated = 1
             progress.scanCursor = ApplyTests.lapsed.id
             try await store.appendVerdicts(runID: "run-nul", [verdict], seqs: [0], progress: progress)
-            let page = try await store.ledgerPage(runID: "run-nul", afterSeq: -1, limit: 10, known: [:])
+            let page = try await store.ledgerPage(runID: "run-nul", afterSeq: -1, limit: 10)
             #expect(page.count == 1)
             #expect(page.first?.verdict.error == #"revenuecat: HTTP 400: bad\u0000thing"#)
 

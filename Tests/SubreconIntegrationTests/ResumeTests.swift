@@ -203,14 +203,17 @@ struct FailingApply: VerdictRecords {
         if calls.next() == failOnCall { throw Broken() }
         return try await store.applyDetailed(verdicts, runID: runID, ledger: ledger)
     }
-    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64> {
+    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
         try await store.appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
     }
     func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail {
         try await store.ledgerTail(runID: runID, afterUser: afterUser)
     }
-    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
-        try await store.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, known: known)
+    func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await store.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
+    }
+    func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds] {
+        try await store.ledgerRefunds(runID: runID, afterSeq: afterSeq, limit: limit)
     }
     func markUnchanged(runID: String, seqs: [Int64]) async throws { try await store.markUnchanged(runID: runID, seqs: seqs) }
     func ledgerTransfers(runID: String) async throws -> [LineTransfer] { try await store.ledgerTransfers(runID: runID) }

@@ -145,14 +145,17 @@ struct StoppingAfterApplies: VerdictRecords {
         if calls.next() == after { stop.stop(reason: "SIGTERM") }
         return applied
     }
-    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws -> Set<Int64> {
+    func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
         try await inner.appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
     }
     func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail {
         try await inner.ledgerTail(runID: runID, afterUser: afterUser)
     }
-    func ledgerPage(runID: String, afterSeq: Int64, limit: Int, known: [Int64: Verdict]) async throws -> [LedgerEntry] {
-        try await inner.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit, known: known)
+    func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
+        try await inner.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
+    }
+    func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds] {
+        try await inner.ledgerRefunds(runID: runID, afterSeq: afterSeq, limit: limit)
     }
     func markUnchanged(runID: String, seqs: [Int64]) async throws { try await inner.markUnchanged(runID: runID, seqs: seqs) }
     func ledgerTransfers(runID: String) async throws -> [LineTransfer] { try await inner.ledgerTransfers(runID: runID) }

@@ -7,12 +7,12 @@ import Testing
 
 @testable import SubreconJob
 
-/// The verdicts a run appended are taken from memory by its later phases; the ledger stays the record that a new
-/// process (`--resume`, `subrecon report`) reads, and both give the same verdicts.
+/// Every later phase reads the run's verdicts back from the ledger, page by page: what it reads must be what was
+/// appended, and the refunds reader must give what the whole verdicts carry.
 @Suite(
-    "The run's ledger and its verdicts in memory (real PostgreSQL)", .serialized,
+    "The run's ledger read back (real PostgreSQL)", .serialized,
     .enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage))
-struct LedgerMemoryTests {
+struct LedgerReadBackTests {
     static let asOf = Date(timeIntervalSince1970: 1_780_000_000)
 
     static func verdict(_ index: Int, action: Action = .downgrade, error: String? = nil) -> Verdict {
@@ -49,29 +49,26 @@ struct LedgerMemoryTests {
         }
     }
 
-    @Test("pages of the appending process come from memory, a new process reads the same verdicts from the ledger")
-    func memoryMatchesLedger() async throws {
+    @Test("pages read back every verdict as appended, in seq order, whatever order the batches came in")
+    func pagesReadBackWhatWasAppended() async throws {
         try await TestDatabase.withDatabase { store, client in
-            try await Self.start(store, "run-memory")
-            let ledger = DatabaseLedger(database: store, runID: "run-memory")
+            try await Self.start(store, "run-pages")
+            let ledger = DatabaseLedger(database: store, runID: "run-pages")
             let seqs: [Int64] = [0, 1, 2, 5, 4, 3]
-            try await ledger.append(seqs.map { ($0, Self.verdict(Int($0))) }, progress: RunProgress())
-            #expect(ledger.memory.count == 6)
-            let fromMemory = try await Self.all(ledger, limit: 4)
-            let fromLedger = try await Self.all(DatabaseLedger(database: store, runID: "run-memory"), limit: 4)
-            #expect(fromMemory.map(\.seq) == [0, 1, 2, 3, 4, 5])
-            #expect(fromMemory == fromLedger)
+            try await ledger.append(seqs.prefix(3).map { ($0, Self.verdict(Int($0))) }, progress: RunProgress())
+            try await ledger.append(seqs.suffix(3).map { ($0, Self.verdict(Int($0))) }, progress: RunProgress())
+            let read = try await Self.all(ledger, limit: 4)
+            #expect(read.map(\.seq) == [0, 1, 2, 3, 4, 5])
+            #expect(read.map(\.verdict) == (0..<6).map { Self.verdict($0) })
+            #expect(read.allSatisfy { $0.outcome == nil && $0.queuedIntents.isEmpty })
 
-            // Spoil the stored JSON: the appending process does not read it back, a new one must and fails.
-            try await client.query("update reconcile_verdicts set verdict = '{}'::jsonb where run_id = 'run-memory'")
-            #expect(try await Self.all(ledger, limit: 4) == fromMemory)
-            await #expect(throws: (any Error).self) {
-                _ = try await Self.all(DatabaseLedger(database: store, runID: "run-memory"), limit: 4)
-            }
+            // Nothing is served from memory: a spoiled stored verdict fails the very process that appended it.
+            try await client.query("update reconcile_verdicts set verdict = '{}'::jsonb where run_id = 'run-pages' and seq = 4")
+            await #expect(throws: (any Error).self) { _ = try await Self.all(ledger, limit: 4) }
         }
     }
 
-    @Test("a verdict the ledger did not take (the user keeps its first) is never served from memory")
+    @Test("a user already in the ledger keeps its first verdict")
     func firstVerdictWins() async throws {
         try await TestDatabase.withDatabase { store, _ in
             try await Self.start(store, "run-first")
@@ -82,23 +79,33 @@ struct LedgerMemoryTests {
             let entries = try await Self.all(ledger, limit: 10)
             #expect(entries.map(\.seq) == [0])
             #expect(entries.first?.verdict == first)
-            #expect(ledger.memory.count == 1)
         }
     }
 
-    @Test("a verdict with a NUL, and any beyond the memory's capacity, are read from the ledger as stored")
-    func storedFormAndCapacity() async throws {
+    @Test("the refunds reader gives each verdict's refunds, and skips verdicts with none or an empty list")
+    func refundsMatchTheVerdicts() async throws {
         try await TestDatabase.withDatabase { store, _ in
-            try await Self.start(store, "run-bounded")
-            let ledger = DatabaseLedger(database: store, runID: "run-bounded", memory: VerdictMemory(capacity: 3))
-            var entries = (0..<6).map { (seq: Int64($0), verdict: Self.verdict($0)) }
-            entries[1].verdict = Self.verdict(1, error: "revenuecat: HTTP 400: bad\u{0}thing")
+            try await Self.start(store, "run-refunds")
+            let ledger = DatabaseLedger(database: store, runID: "run-refunds")
+            var entries = (0..<9).map { (seq: Int64($0), verdict: Self.verdict($0)) }
+            for index in [0, 3, 4, 8] { entries[index].verdict.refunds = nil }
+            for index in [1, 6] { entries[index].verdict.refunds = [] }
+            entries[5].verdict.refunds?.append(
+                SeenRefund(store: "stripe", transactionID: "ch_5", refundedAt: Self.asOf, amount: nil, currency: nil))
             try await ledger.append(entries, progress: RunProgress())
-            #expect(ledger.memory.count == 3)
-            let read = try await Self.all(ledger, limit: 2)
-            #expect(read == (try await Self.all(DatabaseLedger(database: store, runID: "run-bounded"), limit: 2)))
-            #expect(read.count == 6)
-            #expect(read[1].verdict.error == #"revenuecat: HTTP 400: bad\u0000thing"#)
+
+            var read: [LedgerRefunds] = []
+            while true {
+                let page = try await ledger.refunds(after: read.last?.seq ?? -1, limit: 2)
+                guard !page.isEmpty else { break }
+                read += page
+            }
+            let expected = try await Self.all(ledger, limit: 3).compactMap { entry in
+                entry.verdict.refunds.flatMap { $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0) }
+            }
+            #expect(read.map(\.seq) == [2, 5, 7])
+            #expect(read == expected)
+            #expect(read.first { $0.seq == 5 }?.refunds.count == 2)
         }
     }
 }
