@@ -156,7 +156,9 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
             let page = try await page(after: seq, limit: limit)
             guard !page.isEmpty else { break }
             found = page.compactMap { entry in
-                entry.verdict.refunds.flatMap { $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0) }
+                entry.verdict.refunds.flatMap {
+                    $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0)
+                }
             }
         }
         return found

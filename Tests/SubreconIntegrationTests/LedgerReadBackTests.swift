@@ -101,7 +101,9 @@ struct LedgerReadBackTests {
                 read += page
             }
             let expected = try await Self.all(ledger, limit: 3).compactMap { entry in
-                entry.verdict.refunds.flatMap { $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0) }
+                entry.verdict.refunds.flatMap {
+                    $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0)
+                }
             }
             #expect(read.map(\.seq) == [2, 5, 7])
             #expect(read == expected)
