@@ -13,6 +13,12 @@ struct SubreconBench: AsyncParsableCommand {
         commandName: "subrecon-bench",
         abstract: "Measure subrecon against the loopback store simulator (users/s, requests/s, efficiency, peak RSS).")
 
+    /// As `subrecon` does, before anything else: the async work runs on NIO's event loops (`EventLoopConcurrency`).
+    static func main() async {
+        EventLoopConcurrency.install()
+        await main(nil)
+    }
+
     @Option(help: "Users in the table.") var users = 5000
     @Option(help: "Nightly candidates among them (default: every user).") var candidates: Int?
     @Option(help: "Simulated latency of every answer, in milliseconds.") var latencyMs = 100

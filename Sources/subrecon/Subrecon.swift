@@ -18,6 +18,12 @@ struct Subrecon: AsyncParsableCommand {
         version: String(cString: subrecon_build_version()),
         subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self]
     )
+
+    /// Before anything else, on the main thread: the async work runs on NIO's event loops (`EventLoopConcurrency`).
+    static func main() async {
+        EventLoopConcurrency.install()
+        await main(nil)
+    }
 }
 
 /// Shared start-up: environment, logging, and turning failures into CONTRACT "Exit codes" exit codes.
