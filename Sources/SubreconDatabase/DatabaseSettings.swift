@@ -144,6 +144,14 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
 
     /// A pool configuration for `PostgresClient`. `direct`: the whole session as startup parameters
     /// (`directStartupParameters`), for a pool that no `SubscriptionDatabase` sets up (test support, benchmarks).
+    /// How long a pooled connection stays open unused. Each time a connection goes back to the pool, PostgresNIO's
+    /// pool starts a `Task.sleep` for it. The next lease cancels that sleep, but a cancelled sleep's timer stays
+    /// queued, with its task, until its instant (section 16 of BENCHMARKS.md). With the library's 60 s, a night
+    /// kept every lease of its last minute in memory: a plateau of about 10 MB. With 5 s, it keeps 5 s of leases.
+    /// A busy night leases every connection far more often than that; a connection idle for 5 s is opened again
+    /// when needed (the shard lock has a connection of its own, outside the pool).
+    static let connectionIdleTimeout: Duration = .seconds(5)
+
     public func clientConfiguration(maximumConnections: Int = 20, direct: Bool = false) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let unixSocketPath {
@@ -161,6 +169,7 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
         }
         configuration.options.additionalStartupParameters = direct ? directStartupParameters : startupParameters
         configuration.options.maximumConnections = max(2, maximumConnections)
+        configuration.options.connectionIdleTimeout = Self.connectionIdleTimeout
         return configuration
     }
 
