@@ -8,7 +8,9 @@ import NIOPosix
 public enum EventLoopConcurrency {
     /// Makes NIO's event loops Swift Concurrency's global executor. Call it first thing in `main`, on the main
     /// thread, once, before any task starts. False (the process keeps Swift's pool, which works the same, more slowly)
-    /// when the runtime does not allow it or another executor was installed first.
+    /// when the runtime does not allow it. NIO finds the runtime's enqueue hook with `dlsym`, so a binary with the
+    /// Swift runtime linked in (`scripts/release`: the hook is local there) keeps Swift's pool; a build linked to the
+    /// toolchain's shared runtime (`swift build`, the bench) gets the event loops.
     @discardableResult
     public static func install() -> Bool {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
