@@ -41,12 +41,10 @@ public enum DeadlineAlarm {
         /// Schedules the ring at `deadline`. An event loop that refuses the timer (only one shut down) rings at once:
         /// work without its deadline is never started unbounded.
         func arm(at deadline: ContinuousClock.Instant) -> NIOScheduledCallback? {
-            let left = max(.zero, ContinuousClock.now.duration(to: deadline))
-            let (seconds, attoseconds) = left.components
-            let nanoseconds = seconds >= Int64.max / 2_000_000_000 ? Int64.max / 2 : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            // NIO clamps: a deadline too far to count in nanoseconds is its distant future.
+            let left = TimeAmount(max(.zero, ContinuousClock.now.duration(to: deadline)))
             do {
-                return try MultiThreadedEventLoopGroup.singleton.any().scheduleCallback(
-                    in: .nanoseconds(nanoseconds), handler: self)
+                return try MultiThreadedEventLoopGroup.singleton.any().scheduleCallback(in: left, handler: self)
             } catch {
                 ringOnce()
                 return nil

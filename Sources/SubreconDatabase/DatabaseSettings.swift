@@ -142,8 +142,6 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
         return tls
     }
 
-    /// A pool configuration for `PostgresClient`. `direct`: the whole session as startup parameters
-    /// (`directStartupParameters`), for a pool that no `SubscriptionDatabase` sets up (test support, benchmarks).
     /// How long a pooled connection stays open unused. Each time a connection goes back to the pool, PostgresNIO's
     /// pool starts a `Task.sleep` for it. The next lease cancels that sleep, but a cancelled sleep's timer stays
     /// queued, with its task, until its instant (section 16 of BENCHMARKS.md). With the library's 60 s, a night
@@ -152,6 +150,8 @@ public struct DatabaseSettings: Sendable, Hashable, CustomStringConvertible {
     /// when needed (the shard lock has a connection of its own, outside the pool).
     static let connectionIdleTimeout: Duration = .seconds(5)
 
+    /// A pool configuration for `PostgresClient`. `direct`: the whole session as startup parameters
+    /// (`directStartupParameters`), for a pool that no `SubscriptionDatabase` sets up (test support, benchmarks).
     public func clientConfiguration(maximumConnections: Int = 20, direct: Bool = false) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let unixSocketPath {

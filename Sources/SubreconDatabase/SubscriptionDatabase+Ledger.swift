@@ -55,6 +55,12 @@ public struct LedgerRefunds: Sendable, Hashable {
         self.userID = userID
         self.refunds = refunds
     }
+
+    /// The refunds of a whole ledger entry; nil when its verdict carries none (no list, or an empty one).
+    public init?(_ entry: LedgerEntry) {
+        guard let refunds = entry.verdict.refunds, !refunds.isEmpty else { return nil }
+        self.init(seq: entry.seq, userID: entry.verdict.row.id, refunds: refunds)
+    }
 }
 
 /// A stored run: its record, the candidate selection it used (JSON) and its progress.

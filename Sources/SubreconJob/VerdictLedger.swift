@@ -155,11 +155,7 @@ final class FileLedger: VerdictLedger, @unchecked Sendable {
         while found.isEmpty {
             let page = try await page(after: seq, limit: limit)
             guard !page.isEmpty else { break }
-            found = page.compactMap { entry in
-                entry.verdict.refunds.flatMap {
-                    $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0)
-                }
-            }
+            found = page.compactMap(LedgerRefunds.init)
         }
         return found
     }

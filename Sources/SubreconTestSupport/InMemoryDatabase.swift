@@ -310,12 +310,7 @@ extension InMemoryDatabase: VerdictRecords {
     }
 
     public func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds] {
-        Array(
-            ledger(runID: runID).filter { $0.seq > afterSeq }.compactMap { entry in
-                entry.verdict.refunds.flatMap {
-                    $0.isEmpty ? nil : LedgerRefunds(seq: entry.seq, userID: entry.verdict.row.id, refunds: $0)
-                }
-            }.prefix(limit))
+        Array(ledger(runID: runID).filter { $0.seq > afterSeq }.compactMap(LedgerRefunds.init).prefix(limit))
     }
 
     public func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict] {
