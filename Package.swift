@@ -317,7 +317,7 @@ let package = Package(
         .testTarget(
             name: "SubreconCommandTests",
             dependencies: [
-                "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase",
+                "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -27,7 +27,7 @@ extension OperatorText {
     }
 }
 
-/// `--users-file`: one user id a line; blank lines and `#` comments skipped, blanks around an id dropped. UTF-8 (a
+/// `--users-file`: one user id a line (LF or CRLF); blank lines and `#` comments skipped, blanks around an id dropped. UTF-8 (a
 /// leading BOM ignored); an id holding a control character (a NUL no database text can hold, an escape sequence) is
 /// a usage error naming its line, before anything is touched.
 public enum UsersFile {
@@ -43,7 +43,9 @@ public enum UsersFile {
         }
         var seen = Set<String>()
         var ids: [String] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines end in LF or CRLF (a file from Windows, as `products import` takes it); Swift's `Character` holds a
+        // CRLF as one, so both are named. A CR anywhere else is a control character, refused.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let id = line.trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
             if id.isEmpty || id.hasPrefix("#") { continue }
             if let scalar = OperatorText.control(in: id) {

@@ -5,8 +5,8 @@ import SubreconReports
 
 /// `subrecon products check`: products seen in the latest run that `product_tiers` does not map.
 ///
-/// Reads `REPORT_DIR/latest/drift.json`: every row's `product_id`, and the products named by `unknown_product`
-/// rows (the entitled products the decision could not map, listed in the row's `error`). Findings are warnings,
+/// Reads `REPORT_DIR/latest/drift.json`: every row's `product_id`, and the products `unknown_product` rows list in
+/// `missing_products` (the entitled products the decision could not map). Findings are warnings,
 /// never failures: the job already leaves such users untouched. No run yet (a fresh install) or a file that is not a
 /// drift report is said in one line, and the command still exits 0 (docs/CONTRACT.md, "Commands").
 public struct ProductCheck: Sendable, Hashable {
@@ -24,9 +24,6 @@ public struct ProductCheck: Sendable, Hashable {
     public var missing: [Missing]
     /// Why nothing was compared (no run yet, an unreadable report), as the one line to print.
     public var note: String?
-
-    /// The prefix of the `error` of an `unknown_product` row, followed by `, `-separated product ids.
-    static let unknownPrefix = "entitled product(s) missing from product_tiers: "
 
     /// Compares the latest run folder under `reportDirectory` with `catalog`. No run yet, or a `drift.json` that is
     /// not a drift report, is a `note`: nothing to compare, never a failure (it no longer throws; callers keep `try`).
@@ -51,13 +48,10 @@ public struct ProductCheck: Sendable, Hashable {
         for row in rows {
             var products = Set<String>()
             if let product = row.productID, !product.isEmpty { products.insert(product) }
-            if row.drift.contains(Drift.unknownProduct.rawValue), let error = row.error, error.hasPrefix(unknownPrefix) {
-                for product in error.dropFirst(unknownPrefix.count).split(separator: ",") {
-                    let id = product.trimmingCharacters(in: .whitespaces)
-                    if id.isEmpty { continue }
-                    products.insert(id)
-                    skipped[id, default: 0] += 1
-                }
+            // The products the decision could not map, as the list the report carries (never its `error` sentence).
+            for id in Set(row.missingProducts) where !id.isEmpty {
+                products.insert(id)
+                skipped[id, default: 0] += 1
             }
             for product in products { users[product, default: 0] += 1 }
         }

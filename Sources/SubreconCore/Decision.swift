@@ -186,10 +186,12 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
     let granting: Granting?
     switch evidence.granting(catalog: context.catalog) {
     case .failure(let unknownProducts):
-        return Verdict(
+        var skipped = Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownProduct]).sorted(),
             conflicts: conflicts,
             error: "entitled product(s) missing from product_tiers: \(unknownProducts.products.joined(separator: ", "))")
+        skipped.missingProducts = unknownProducts.products
+        return skipped
     case .success(let found): granting = found
     }
     var (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)

@@ -5,7 +5,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
     case valveTripped = 3
     case shardLocked = 4
     case usage = 64
-    /// `explain`: the user has no row (`EX_NOINPUT`).
+    /// `explain`: the user has no row; `run`: none of `--users-file`'s ids has one (`EX_NOINPUT`).
     case noInput = 66
     case unavailable = 69
     case stopped = 75
@@ -23,7 +23,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
         case .valveTripped: "safety valve tripped, nothing applied"
         case .shardLocked: "another run holds this shard's lock; nothing done"
         case .usage: "command-line usage error"
-        case .noInput: "the user has no row"
+        case .noInput:
+            "no input: the user has no row (explain), none of --users-file's ids has one (run), the run's ledger misses verdicts (report)"
         case .unavailable: "a dependency was unreachable at start, nothing done"
         case .stopped: "the run stopped before it finished (signal, lost database, lost shard lock); resume it with --resume RUN_ID"
         case .config: "configuration error, nothing touched"

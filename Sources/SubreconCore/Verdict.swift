@@ -191,6 +191,9 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var error: String?
     /// Lines this user owns tonight that other rows name (`LineTransfer`); nil when none.
     public var transfers: [LineTransfer]?
+    /// The entitled products `product_tiers` does not map (`unknown_product`), as the sources named them; nil
+    /// otherwise. The list a reader takes (`products check`), never the `error` sentence.
+    public var missingProducts: [String]?
 
     public init(
         row: UserRow, truth: Entitlement?, action: Action, sources: [FactOrigin] = [], drift: [Drift],

@@ -103,6 +103,52 @@ public struct SubscriptionDatabase: Sendable {
         }
     }
 
+    /// The rows of `ids` within `shard`, whatever their tier, status or dates, in id order (an id no row has is
+    /// absent): read in chunks of 1,000 ids, one statement each, decoded as a candidate page is (`UserRow.rowError`).
+    public func rows(named ids: [String], shard: ShardSpec) async throws -> [UserRow] {
+        let wanted = Array(Set(ids)).sorted()
+        var rows: [UserRow] = []
+        for start in stride(from: 0, to: wanted.count, by: 1_000) {
+            let chunk = Array(wanted[start..<min(start + 1_000, wanted.count)])
+            rows += try await run("read rows by id") {
+                var binds = PostgresBindings()
+                binds.append(chunk)
+                let shardFilter = shard.sqlPredicate.map { " and \($0)" } ?? ""
+                let query = PostgresQuery(
+                    unsafeSQL:
+                        "select \(CandidateQuery.userColumns(users)) from users where id = any($1::text[])\(shardFilter) order by id",
+                    binds: binds)
+                var page: [UserRow] = []
+                for try await row in try await session.query(query, logger: logger) {
+                    page.append(try UserRow(postgres: row, columns: users.identifierColumns))
+                }
+                return page
+            }
+        }
+        return rows
+    }
+
+    /// Of `ids`, those no `users` row has, in the order given: one statement per 10,000 ids.
+    public func unmatchedIDs(_ ids: [String]) async throws -> [String] {
+        var unmatched: [String] = []
+        for start in stride(from: 0, to: ids.count, by: 10_000) {
+            let chunk = Array(ids[start..<min(start + 10_000, ids.count)])
+            unmatched += try await run("match the users file") {
+                var binds = PostgresBindings()
+                binds.append(chunk)
+                let query = PostgresQuery(
+                    unsafeSQL: """
+                        select t.x from unnest($1::text[]) with ordinality as t(x, n) \
+                        where not exists (select 1 from users where users.id = t.x) order by t.n
+                        """, binds: binds)
+                var missing: [String] = []
+                for try await id in try await session.query(query, logger: logger).decode(String.self) { missing.append(id) }
+                return missing
+            }
+        }
+        return unmatched
+    }
+
     /// How many users the query selects now (a snapshot: the scan itself may see a few more or fewer).
     public func countCandidates(_ query: CandidateQuery) async throws -> Int {
         try await run("count candidates") {

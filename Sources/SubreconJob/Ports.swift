@@ -9,6 +9,11 @@ import SubreconDatabase
 public protocol CandidateSource: Sendable {
     func countCandidates(_ query: CandidateQuery) async throws -> Int
     func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow]
+    /// The rows of `ids` within `shard`, whatever their tier, status or dates, in id order: rows a step reads by name
+    /// (a transfer's holders, CONTRACT "Whose purchase it is"), never by a candidate rule. An id no row has is absent.
+    func rows(named ids: [String], shard: ShardSpec) async throws -> [UserRow]
+    /// Of `ids`, those no `users` row has, in the order given (CONTRACT "Commands": `--users-file`).
+    func unmatchedIDs(_ ids: [String]) async throws -> [String]
 }
 
 /// The product → tier mapping.

@@ -67,6 +67,7 @@ public struct ReconcileJob: Sendable {
         if recorded { options.stop?.recorded(run: runID) }
         do {
             let (context, ledger) = try await prepare(options, runID: runID, folder: folder)
+            summary.usersFile = try await matchUsersFile(options, logger: logger)
             try await lifecycle.begin(resuming: resume)
             recorded = !options.dryRun
 
@@ -123,6 +124,29 @@ public struct ReconcileJob: Sendable {
             ? try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
             : DatabaseLedger(database: ports.verdicts, runID: runID)
         return (context, ledger)
+    }
+
+    /// `--users-file`'s ids against `users`, before the run is recorded (CONTRACT "Commands"): how many of this
+    /// shard's ids no row has, for the summary and the log; a file none of whose ids has a row (another system's
+    /// file, the wrong database) is exit 66, nothing done, never a clean night that selected nobody.
+    private func matchUsersFile(_ options: RunOptions, logger: Logger) async throws -> RunSummary.UsersFile? {
+        guard let ids = options.userIDs else { return nil }
+        let mine = ids.filter(options.shard.contains)
+        let match = RunSummary.UsersFile(ids: mine.count, unmatched: try await ports.candidates.unmatchedIDs(mine))
+        if match.matchesNothing {
+            let named = match.firstUnmatched.map(\.debugDescription).joined(separator: ", ")
+            throw CommandFailure(
+                .noInput,
+                "--users-file: none of its \(match.ids) id\(match.ids == 1 ? "" : "s")\(options.shard.count > 1 ? " in this shard" : "") "
+                    + "has a row in users (\(named)\(match.unmatched > match.firstUnmatched.count ? ", …" : "")); check the file and "
+                    + "DATABASE_URL; nothing done")
+        }
+        if let words = match.unmatchedWords {
+            logger.warning(
+                "users file ids match no row",
+                metadata: ["ids": "\(match.ids)", "unmatched": "\(match.unmatched)", "detail": "\(words)"])
+        }
+        return match
     }
 
     /// The night's orphans (CONTRACT "Whose purchase it is") into `orphans.csv` (header only when none) and `summary.json`. A resumed run

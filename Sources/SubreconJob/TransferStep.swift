@@ -17,15 +17,9 @@ struct TransferStep: Sendable {
         let owners = Set(transfers.map(\.owner))
         let holders = Set(transfers.flatMap(\.holders)).subtracting(owners).filter(options.shard.contains).sorted()
         guard !holders.isEmpty else { return 0 }
-        let query = CandidateQuery(mode: .backfill, asOf: options.asOf, userIDs: holders, shard: options.shard)
-        var rows: [UserRow] = []
-        var after: String?
-        while true {
-            let page = try await candidates.candidatePage(query, after: after, limit: max(1, options.tuning.pageSize))
-            rows += page
-            guard let last = page.last, page.count >= max(1, options.tuning.pageSize) else { break }
-            after = last.id
-        }
+        // Every row naming the line, whatever its tier: a row holding no tier (the lost first webhook the free sweep
+        // exists for) is a holder as much as a paying one, and its own verdict must not stand beside the owner's.
+        let rows = try await candidates.rows(named: holders, shard: options.shard)
         // A row that cannot be read keeps its own verdict (`row_error`): nothing about it can be listed as read.
         let readable = rows.filter { $0.rowError == nil }
         try await ledger.replace(readable.map { Verdict.transferred($0, by: transfers) })

@@ -29,6 +29,9 @@ public struct ReportRow: Sendable, Hashable, Codable {
     public var candidateReason: [String]
     /// Both views when RevenueCat and a store disagree (drift.json only).
     public var conflicts: [SourceConflict]
+    /// `drift.json` only: the entitled products `product_tiers` does not map (`unknown_product`), a list (absent when
+    /// none); `products check` reads it, never the `error` sentence.
+    public var missingProducts: [String] = []
     /// The exact price of the row's finance figure (CONTRACT "Finance figures"; drift.json only): a plain decimal string (`9.99`,
     /// `1200`, `3.500`), nil when unknown or when the row is in no finance figure.
     public var priceAmount: String?
@@ -53,6 +56,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
         case error, sources
         case candidateReason = "candidate_reason"
         case conflicts
+        case missingProducts = "missing_products"
         case priceAmount = "price_amount"
         case priceCurrency = "price_currency"
         case priceBasis = "price_basis"
@@ -83,6 +87,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
         self.sources = verdict.sources.map(\.rawValue)
         self.candidateReason = verdict.candidateReasons.map(\.rawValue)
         self.conflicts = verdict.conflicts
+        self.missingProducts = verdict.missingProducts ?? []
         if !financeCategories.isEmpty {
             let price = verdict.financePrice ?? .unknown
             self.priceAmount = price.amount.map(FinanceCSV.decimalString)
@@ -116,6 +121,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
         try c.encode(sources.joined(separator: ";"), forKey: .sources)
         try c.encode(candidateReason.joined(separator: ";"), forKey: .candidateReason)
         if !conflicts.isEmpty { try c.encode(conflicts, forKey: .conflicts) }
+        if !missingProducts.isEmpty { try c.encode(missingProducts, forKey: .missingProducts) }
         try c.encode(priceAmount, forKey: .priceAmount)
         try c.encode(priceCurrency, forKey: .priceCurrency)
         try c.encode(priceBasis, forKey: .priceBasis)
@@ -142,6 +148,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
         candidateReason =
             try c.decodeIfPresent(String.self, forKey: .candidateReason).map { $0.split(separator: ";").map(String.init) } ?? []
         conflicts = try c.decodeIfPresent([SourceConflict].self, forKey: .conflicts) ?? []
+        missingProducts = try c.decodeIfPresent([String].self, forKey: .missingProducts) ?? []
         priceAmount = try c.decodeIfPresent(String.self, forKey: .priceAmount)
         priceCurrency = try c.decodeIfPresent(String.self, forKey: .priceCurrency)
         priceBasis = try c.decodeIfPresent(String.self, forKey: .priceBasis)

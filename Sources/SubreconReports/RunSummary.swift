@@ -79,6 +79,8 @@ public struct RunSummary: Sendable, Codable {
     public var sourcesDown: [SourceDown]?
     /// Unlinked paying purchases listed in `orphans.csv` (CONTRACT "Reports", "Whose purchase it is"); nil when the run kept none.
     public var orphans: Orphans?
+    /// How `--users-file`'s ids met `users`; nil for a run without one.
+    public var usersFile: UsersFile?
 
     /// How many users the refund review lists, and by which rule.
     public struct RefundReview: Sendable, Codable, Hashable {
@@ -184,6 +186,7 @@ public struct RunSummary: Sendable, Codable {
         case refundReview = "refund_review"
         case sourcesDown = "sources_down"
         case orphans
+        case usersFile = "users_file"
     }
 
     public init(runID: String, mode: String, asOf: Date, shard: String, dryRun: Bool, startedAt: Date) {

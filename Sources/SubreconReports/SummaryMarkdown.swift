@@ -15,6 +15,7 @@ public enum SummaryMarkdown {
         lines.append(
             "- \(s.candidates) users checked, \(s.applied) rows corrected, errors: \(s.errors), left to webhooks that wrote first: \(s.concurrentUpdates)"
         )
+        if let words = s.usersFile?.unmatchedWords { lines.append("- users file: \(inline(words))") }
         lines.append("- actions: \(nonzero(s.actions, order: Action.allCases.map(\.rawValue)))")
         lines.append("- drift: \(nonzero(s.drift.filter { $0.key != Drift.inSync.rawValue }, order: Drift.allCases.map(\.rawValue)))")
         lines.append("- push intents queued: \(s.intentsQueued) (\(s.intentsDeduplicated) already queued before)")

@@ -13,6 +13,7 @@ public enum TerminalSummary {
         lines.append("run \(s.runID) (\(s.mode), as of \(s.asOf), shard \(s.shard)\(s.dryRun ? ", dry run" : "")): \(s.status)")
         lines.append(
             "  candidates  \(s.candidates)   applied \(s.applied)   errors \(s.errors)   concurrent updates \(s.concurrentUpdates)")
+        if let words = s.usersFile?.unmatchedWords { lines.append("  users file  \(words)") }
         lines.append("  actions     \(nonzero(s.actions))")
         lines.append("  drift       \(nonzero(s.drift))")
         lines.append("  intents     queued \(s.intentsQueued), already queued before \(s.intentsDeduplicated)")

@@ -182,6 +182,17 @@ extension InMemoryDatabase: CandidateSource, CatalogSource {
         state.withLock { state in state.users.values.count(where: { Self.selects(query, $0, state: state) }) }
     }
 
+    public func rows(named ids: [String], shard: ShardSpec) async throws -> [UserRow] {
+        let wanted = Set(ids)
+        return state.withLock { state in
+            state.users.values.filter { wanted.contains($0.id) && shard.contains($0.id) }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func unmatchedIDs(_ ids: [String]) async throws -> [String] {
+        state.withLock { state in ids.filter { state.users[$0] == nil } }
+    }
+
     public func candidatePage(_ query: CandidateQuery, after lastID: String?, limit: Int) async throws -> [UserRow] {
         state.withLock { state in
             let rows = state.users.values.compactMap { row -> UserRow? in

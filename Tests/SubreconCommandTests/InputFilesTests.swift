@@ -48,6 +48,25 @@ struct InputFilesTests {
         #expect(throws: CommandFailure.self) { try ProductFile.parse(data: Data("premium,one\n".utf8), name: "bad.csv") }
     }
 
+    @Test("a users file with Windows line endings (CRLF) reads as with LF; a CR inside a line is refused naming its line")
+    func usersFileLineEndings() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-in-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let users = dir.appendingPathComponent("users.txt")
+        try Data("# exported\r\nu1\r\n\r\n  u2 \r\nu3\nu1\r\n".utf8).write(to: users)
+        #expect(try UsersFile.read(path: users.path) == ["u1", "u2", "u3"])
+        try Data((Self.bom + Array("u1\r\nu2".utf8))).write(to: users)
+        #expect(try UsersFile.read(path: users.path) == ["u1", "u2"])
+        try Data("u1\r\nu\r2\r\n".utf8).write(to: users)
+        do {
+            let ids = try UsersFile.read(path: users.path)
+            Issue.record("a CR inside an id was accepted: \(ids)")
+        } catch let failure as CommandFailure {
+            #expect(failure.status == .usage && failure.description.contains(":2:") && failure.description.contains("U+000D"), "\(failure)")
+        }
+    }
+
     @Test("a leading BOM is ignored, with or without a header; a BOM anywhere else is refused")
     func byteOrderMark() throws {
         #expect(try parse("com.app.x,1\n", prefix: Self.bom) == [.init(productID: "com.app.x", tier: 1)])

@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCommand
 import SubreconCore
+import SubreconReports
 import Testing
 
 /// `subrecon products check` (docs/CONTRACT.md, "Commands") read against a run folder written here: the products
@@ -19,12 +20,13 @@ struct ProductCheckTests {
         try body(reports)
     }
 
-    static func row(_ user: String, product: String?, drift: String, error: String? = nil) -> String {
+    static func row(_ user: String, product: String?, drift: String, error: String? = nil, missing: [String] = []) -> String {
         let product = product.map { "\"\($0)\"" } ?? "null"
         let error = error.map { "\"\($0)\"" } ?? "null"
+        let list = missing.isEmpty ? "" : ", \"missing_products\": [" + missing.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
         return """
             {"run_id": "r1", "user_id": "\(user)", "product_id": \(product), "db_tier": 1, "db_status": "active",
-             "action": "none", "drift": "\(drift)", "applied": false, "push_intent": "", "error": \(error)}
+             "action": "none", "drift": "\(drift)", "applied": false, "push_intent": "", "error": \(error)\(list)}
             """
     }
 
@@ -35,7 +37,7 @@ struct ProductCheckTests {
             Self.row("u2", product: "mystery", drift: "in_sync"),
             Self.row(
                 "u3", product: nil, drift: "unknown_product",
-                error: "entitled product(s) missing from product_tiers: mystery, other"),
+                error: "entitled product(s) missing from product_tiers: mystery, other", missing: ["mystery", "other"]),
         ]
         try withReports(latest: "[" + rows.joined(separator: ",\n") + "]") { reports in
             let check = try ProductCheck.check(reportDirectory: reports, catalog: Self.catalog)
@@ -48,6 +50,26 @@ struct ProductCheckTests {
                     "warning: product other seen in run r1 (1 user, 1 skipped as unknown_product) is missing from product_tiers",
                     "2 of 3 products seen in run r1 are missing from product_tiers; add them with subrecon products import",
                 ])
+        }
+    }
+
+    @Test("a product id holding commas is named exactly: the report's list is read, never its error sentence")
+    func commaInProductID() throws {
+        let odd = "bundle, annual,2026"
+        let purchase = PurchaseFact(
+            productID: odd, store: .appStore, isSandbox: false, purchaseDate: Date(timeIntervalSince1970: 1_790_000_000 - 86_400),
+            expiresDate: Date(timeIntervalSince1970: 1_790_000_000 + 29 * 86_400), gracePeriodExpiresDate: nil,
+            billingIssueDetectedAt: nil, autoRenew: true, originalTransactionID: "t1", price: nil, line: nil, buyer: .unstated)
+        let verdict = decide(
+            row: UserRow(id: "u1", currentTier: 0, status: "expired"),
+            facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [purchase]),
+            context: DecisionContext(asOf: Date(timeIntervalSince1970: 1_790_000_000), environment: .production, catalog: Self.catalog))
+        #expect(verdict.drift.contains(.unknownProduct) && verdict.missingProducts == [odd])
+        let json = try JSONEncoder().encode([ReportRow(runID: "r1", verdict: verdict, applied: false)])
+        try withReports(latest: String(decoding: json, as: UTF8.self)) { reports in
+            let check = try ProductCheck.check(reportDirectory: reports, catalog: Self.catalog)
+            #expect(check.missing.map(\.productID) == [odd], "\(check.lines)")
+            #expect(check.missing.first?.skippedUsers == 1)
         }
     }
 

@@ -85,10 +85,12 @@ extension RandomizedNightTests {
     /// A RevenueCat transfer (CONTRACT "Whose purchase it is"): the holder's row names an App Store line, RevenueCat
     /// lists it under the new owner (a free row), and Apple's signed transaction names the owner's account or nobody.
     /// The owner is restored from the line with its original transaction written into their row; the holder is
-    /// `ownership_conflict`, untouched. Returns both users.
+    /// `ownership_conflict`, untouched; so is a second holder whose row holds no tier at all (tier 0, status `none`, no
+    /// end date: a lost first webhook naming the line), read whatever its tier. Returns the three users.
     static func generateTransfer(index: Int, harness h: Harness) async -> [(String, Generated)] {
         let holder = String(format: "n-%03d-a", index)
         let owner = String(format: "n-%03d-b", index)
+        let freeHolder = String(format: "n-%03d-c", index)
         let original = String(format: "7%06d", index)
         let token = String(format: "4d5e6f00-7a2b-4c3d-9e8f-%012d", index)
         let holderRow = h.row(holder, tier: 1, "active", end: -1, product: "premium_monthly", txn: original)
@@ -100,6 +102,7 @@ extension RandomizedNightTests {
         if index % 2 == 0 { scenario.appAccountToken = token }
         await h.appStore.setScenario(scenario)
         await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: holder)
+        await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: freeHolder)
         await h.revenueCat.setSubscriber(
             SimulatedSubscriber(
                 firstSeen: Harness.day(-300),
@@ -114,6 +117,11 @@ extension RandomizedNightTests {
             row: ownerRow, truth: .known(.entitled(1, end: 29, product: "premium_monthly", source: "apple_iap")), linesEntitle: 1,
             appleWrite: original)
         if index % 2 == 0 { ownerCase.accountToken = token }
-        return [(holder, holderCase), (owner, ownerCase)]
+        var freeRow = h.row(freeHolder, tier: 0, "none", end: nil, txn: original)
+        (freeRow.source, freeRow.productID, freeRow.autoRenew) = (nil, nil, nil)
+        var freeCase = Generated(
+            row: freeRow, truth: .unusable("RevenueCat lists the line under \(owner)"), drift: "ownership_conflict")
+        freeCase.transferOwner = holderCase.transferOwner
+        return [(holder, holderCase), (owner, ownerCase), (freeHolder, freeCase)]
     }
 }
