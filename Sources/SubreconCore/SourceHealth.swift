@@ -23,8 +23,10 @@ public struct SourceHealth: Sendable, Hashable {
 
     public let window: Duration
     public private(set) var state: State = .up
-    /// Start of the current stretch of failures; nil after a success (or before any outcome).
+    /// Start of the current stretch of failures (its earliest failure); nil after a success (or before any outcome).
     public private(set) var failingSince: Duration?
+    /// The latest failure of the current stretch; nil after a success (or before any outcome).
+    public private(set) var lastFailure: Duration?
     /// Failures in the current stretch.
     public private(set) var failures = 0
     /// The HTTP status of the stretch's last failure (nil: no answer at all).
@@ -47,32 +49,27 @@ public struct SourceHealth: Sendable, Hashable {
         switch outcome {
         case .success:
             failingSince = nil
+            lastFailure = nil
             failures = 0
             lastStatus = nil
         case .failure:
-            let since = failingSince ?? now
-            failingSince = since
+            failingSince = min(failingSince ?? now, now)
+            lastFailure = max(lastFailure ?? now, now)
             failures += 1
             lastStatus = status
-            if now - since >= window { state = .down(since: now) }
+            if failingSpan ?? .zero >= window { state = .down(since: now) }
         }
         return state
     }
 
     public var isDown: Bool { state != .up }
 
-    /// Declares the source down at `now` when it has failed more than once over a stretch that already lasted and a
-    /// wait of `wait` before asking again would make that stretch last a whole window (a token endpoint or a feed
-    /// answering only `429` with a long `Retry-After`); returns whether it did. One failure is never a stretch: a
-    /// single `429` asking for the whole window is waited out and asked again. A source not failing, or already down,
-    /// is left as it is.
-    @discardableResult
-    public mutating func declareDown(ifWaiting wait: Duration, at now: Duration) -> Bool {
-        guard state == .up, failures >= 2, let since = failingSince, now > since, now + wait - since >= window else {
-            return false
-        }
-        state = .down(since: now)
-        return true
+    /// How long the current stretch of failures has lasted, from its first failure to its latest (nil: not failing).
+    /// Only this span declares a source down; a wait the source asks for (a `429`'s `Retry-After`, a backoff) never
+    /// does, however long: the source is paused for it and asked again (CONTRACT "Hostile answers and bounded work").
+    public var failingSpan: Duration? {
+        guard let failingSince, let lastFailure else { return nil }
+        return lastFailure - failingSince
     }
 
     /// Operator text for a source declared down: "no answer but 429/5xx/timeouts for 60 s (12 failures, the last

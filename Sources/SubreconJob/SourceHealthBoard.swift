@@ -50,19 +50,12 @@ public final class SourceHealthBoard: Sendable {
         return "\(source) was declared down at \(down.since) (\(down.reason)); not asked for the rest of this run, asked again next run"
     }
 
-    /// Why `source` is not asked after a wait of `wait`: declared down now when it has failed without a break since
-    /// before and the wait would complete the window (its next answer could come only after a whole window of
-    /// nothing but failures), or already down; nil otherwise.
+    /// Why `source` is not asked after a wait of `wait`: only when it is already down. The wait itself never
+    /// declares it down, however long (two `429 Retry-After: 60` a millisecond apart are a millisecond of failures,
+    /// not a minute): the source is paused for the wait and asked again; only failures that really span the window
+    /// end it (CONTRACT "Hostile answers and bounded work").
     public func refusal(source: String, afterWaiting wait: Duration) -> String? {
-        let now = origin.duration(to: clock())
-        entries.withLock { entries in
-            guard var entry = entries[source], !entry.health.isDown else { return }
-            if entry.health.declareDown(ifWaiting: wait, at: now) {
-                entry.declaredAt = wallClock()
-                entries[source] = entry
-            }
-        }
-        return refusal(source: source)
+        refusal(source: source)
     }
 
     /// The sources declared down so far, by name.

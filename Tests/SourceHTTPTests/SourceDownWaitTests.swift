@@ -7,10 +7,10 @@ import SubreconCore
 import SubreconTestSupport
 import Testing
 
-/// A source that answers only `429` with a long `Retry-After` (a token endpoint, a feed) is declared down once its
-/// failures and the wait it asks for make a whole minute (CONTRACT "Sources and the decision"): the lookup ends then,
-/// instead of waiting a minute more to be told so.
-@Suite("SourceTransport: a wait that completes the minute declares the source down", .timeLimit(.minutes(1)))
+/// A source that answers only `429` with a long `Retry-After` (a token endpoint, a feed) is paused for each wait and
+/// asked again; it is declared down once its failures really span a whole minute (docs/CONTRACT.md "Hostile answers
+/// and bounded work"), never because of the wait it asks for.
+@Suite("SourceTransport: a long wait pauses the source; a minute of failures declares it down", .timeLimit(.minutes(1)))
 struct SourceDownWaitTests {
     /// Health on a virtual clock the injected sleep advances: no test waits a real minute.
     final class VirtualHealth: RequestObserver, @unchecked Sendable {
@@ -29,16 +29,11 @@ struct SourceDownWaitTests {
             lock.withLock { _ = health.record(SourceHealth.outcome(status: status), status: status, at: now) }
         }
         func refusal(source: String) -> String? { lock.withLock { health.isDown ? "\(source) is down" : nil } }
-        func refusal(source: String, afterWaiting wait: Duration) -> String? {
-            lock.withLock {
-                health.declareDown(ifWaiting: wait, at: now)
-                return health.isDown ? "\(source) is down" : nil
-            }
-        }
+        func refusal(source: String, afterWaiting wait: Duration) -> String? { refusal(source: source) }
         var elapsed: Duration { lock.withLock { now } }
     }
 
-    @Test("only 429 Retry-After: 59: asked twice, declared down before a second 59 s wait, never a third request")
+    @Test("only 429 Retry-After: 59: waited out twice, declared down by the third 429 (118 s of failures), never a fourth request")
     func longRetryAfter() async throws {
         let limited = SimulatorResponse(status: 429, headers: ["Retry-After": "59"])
         try await TransportHarness.with(Array(repeating: limited, count: 10)) { h in
@@ -53,9 +48,9 @@ struct SourceDownWaitTests {
                 return
             }
             #expect(reason.contains("down"))
-            #expect(await h.route.count == 2, "the second 429 (at 59 s) ends it")
-            #expect(health.slept == [.seconds(59)], "one wait of 59 s, not two")
-            #expect(health.elapsed < .seconds(60))
+            #expect(await h.route.count == 3, "the 429 at 59 s is 59 s of failures: paused and asked again; the one at 118 s ends it")
+            #expect(health.slept == [.seconds(59), .seconds(59)], "two waits of 59 s, not a third")
+            #expect(health.elapsed == .seconds(118))
         }
     }
 

@@ -54,28 +54,38 @@ struct SourceHealthTests {
         for status in [200, 201, 204, 400, 401, 404, 410, 499, 600] { #expect(SourceHealth.outcome(status: status) == .success) }
     }
 
-    @Test("a wait that would complete the minute (a 429 with Retry-After: 59 after a failure) declares it down before the wait")
-    func waitCompletingTheWindow() {
+    @Test("two 429s a millisecond apart are a millisecond of failures, not a minute, whatever wait they ask for")
+    func burstIsNoMinute() {
         var health = SourceHealth()
-        let fresh = health.declareDown(ifWaiting: .seconds(59), at: .seconds(0))
-        #expect(!fresh, "nothing failed yet: the wait goes ahead")
-        health.record(.failure, status: 429, at: .seconds(0))
-        let once = health.declareDown(ifWaiting: .seconds(59), at: .seconds(0))
-        #expect(!once, "one failure and a 59 s wait is not a minute")
-        health.record(.failure, status: 429, at: .seconds(59))
-        let twice = health.declareDown(ifWaiting: .seconds(59), at: .seconds(59))
-        #expect(twice, "59 s failing and 59 s more to wait")
-        #expect(health.state == .down(since: .seconds(59)))
-        var recovered = SourceHealth()
-        recovered.record(.failure, status: 429, at: .seconds(0))
-        recovered.record(.success, at: .seconds(30))
-        let answered = recovered.declareDown(ifWaiting: .seconds(120), at: .seconds(31))
-        #expect(!answered, "a source that answered is not failing")
-        var single = SourceHealth()
-        single.record(.failure, status: 429, at: .seconds(0))
-        let whole = single.declareDown(ifWaiting: .seconds(60), at: .seconds(0))
-        #expect(!whole, "one 429 asking for the whole minute is waited out, not a minute of failures")
-        let longer = single.declareDown(ifWaiting: .seconds(600), at: .seconds(0))
-        #expect(!longer, "nor one asking for ten minutes: the wait's own cap bounds it")
+        #expect(health.record(.failure, status: 429, at: .seconds(5)) == .up)
+        #expect(health.record(.failure, status: 429, at: .milliseconds(5_001)) == .up)
+        #expect(health.failingSpan == .milliseconds(1))
+        for instant in 0..<14 { health.record(.failure, status: 429, at: .milliseconds(5_002 + Int64(instant))) }
+        #expect(!health.isDown, "16 users in flight, each told to wait a minute")
+        #expect(health.failures == 16)
+        #expect(health.record(.success, at: .seconds(65)) == .up, "asked again after the pause, it answered")
+        #expect(health.failingSpan == nil && health.failures == 0)
+    }
+
+    @Test("the span runs from the stretch's earliest failure to its latest, in whatever order workers record them")
+    func spanOutOfOrder() {
+        var health = SourceHealth()
+        health.record(.failure, at: .seconds(30))
+        health.record(.failure, at: .seconds(10))  // recorded late: an attempt that began earlier
+        #expect(health.failingSince == .seconds(10) && health.lastFailure == .seconds(30))
+        #expect(health.record(.failure, at: .milliseconds(69_999)) == .up)
+        #expect(health.record(.failure, at: .seconds(70)) == .down(since: .seconds(70)))
+    }
+
+    @Test("a minute of only failures declares it down; a success between them resets the minute")
+    func minuteOfFailures() {
+        var failing = SourceHealth()
+        failing.record(.failure, status: 429, at: .zero)
+        #expect(failing.record(.failure, status: 429, at: .seconds(60)) == .down(since: .seconds(60)), "paused a minute, failed again")
+        var answered = SourceHealth()
+        answered.record(.failure, status: 429, at: .zero)
+        answered.record(.success, at: .seconds(30))
+        #expect(answered.record(.failure, status: 429, at: .seconds(60)) == .up, "the stretch began again at 60 s")
+        #expect(answered.failingSpan == .zero)
     }
 }

@@ -28,9 +28,10 @@ public protocol RequestObserver: Sendable {
     /// Why `source` must not be asked at all any more (it was declared down for the rest of the run), or nil.
     /// Asked before every attempt; a refusal ends the lookup as `.sourceDown` without sending anything.
     func refusal(source: String) -> String?
-    /// Why `source` must not be asked again after waiting `wait` (a backoff, a 429's wait): it has answered nothing
-    /// but failures since before, and by then will have for a whole window, so it is declared down now instead of
-    /// after the wait. nil: the wait may go ahead.
+    /// Why `source` must not be asked again after waiting `wait` (a backoff, a 429's wait): it is down already
+    /// (declared by another lookup's failures), so the wait would be for nothing. A wait never declares a source
+    /// down by itself, however long: the source is paused for it and asked again (CONTRACT "Hostile answers and
+    /// bounded work"). nil: the wait may go ahead.
     func refusal(source: String, afterWaiting wait: Duration) -> String?
 }
 

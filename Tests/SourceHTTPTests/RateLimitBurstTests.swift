@@ -1,0 +1,64 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import SourceHTTP
+import StoreSimulator
+import SubreconCore
+import SubreconTestSupport
+import Testing
+
+/// A burst of `429 Retry-After: 60` from every lookup in flight is a source asking for a pause, not a source down
+/// (docs/CONTRACT.md "Hostile answers and bounded work"): the lookups wait, are asked again and get their answers.
+/// Time runs `scale` times fast: the production window of 60 s is 60 s / `scale` of real time, and so is each wait.
+@Suite("SourceTransport: a burst of 429 Retry-After: 60 pauses the source, never ends it", .timeLimit(.minutes(1)))
+struct RateLimitBurstTests {
+    static let scale: Int64 = 100
+
+    /// The run's source health as the job keeps it (`SourceHealthBoard`): every attempt recorded at its instant, on a
+    /// clock `scale` times fast; refused only once down.
+    final class FastHealth: RequestObserver, @unchecked Sendable {
+        private let lock = NSLock()
+        private let origin = ContinuousClock.now
+        private var health = SourceHealth(window: SourceHealth.defaultWindow)
+
+        private var now: Duration { (ContinuousClock.now - origin) * RateLimitBurstTests.scale }
+
+        func requestFinished(source: String, status: Int?, retried: Bool) {
+            let now = now
+            lock.withLock { _ = health.record(SourceHealth.outcome(status: status), status: status, at: now) }
+        }
+        func refusal(source: String) -> String? { lock.withLock { health.isDown ? "\(source) is down" : nil } }
+        func refusal(source: String, afterWaiting wait: Duration) -> String? { refusal(source: source) }
+        var isDown: Bool { lock.withLock { health.isDown } }
+    }
+
+    @Test("16 lookups in flight each get 429 Retry-After: 60 a moment apart: all wait, are asked again and answered")
+    func burstOfMinuteWaits() async throws {
+        let lookups = 16
+        let limited = SimulatorResponse(status: 429, headers: ["Retry-After": "60"])
+        try await TransportHarness.with(Array(repeating: limited, count: lookups)) { h in
+            let health = FastHealth()
+            let transport = SourceTransport(
+                source: "revenuecat", httpClient: h.http,
+                policy: TransportHarness.policy(requestTimeout: .seconds(60), rateLimitBudget: .seconds(300)),
+                observer: health, gate: h.gate, sleep: { try await Task.sleep(for: $0 / Self.scale) })
+            let results = await withTaskGroup(of: Result<SourceDelivery<String>, SourceRequestFailure>.self) { group in
+                for _ in 0..<lookups {
+                    group.addTask {
+                        await transport.send(h.request, logger: Logger(label: "test.burst")) { classifyProbe($0) }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            for result in results {
+                guard case .success(let delivery) = result else {
+                    Issue.record("expected the answer after the pause, got \(result)")
+                    continue
+                }
+                #expect(delivery.value == "ok")
+            }
+            #expect(!health.isDown, "a burst of 429s asking for a minute is a pause, not a minute of failures")
+            #expect(await h.route.count == 2 * lookups, "each lookup asked twice: once limited, once answered")
+        }
+    }
+}
