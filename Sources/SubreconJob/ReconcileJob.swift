@@ -66,8 +66,7 @@ public struct ReconcileJob: Sendable {
         var recorded = resume != nil && !options.dryRun
         if recorded { options.stop?.recorded(run: runID) }
         do {
-            let (context, ledger) = try await prepare(options, runID: runID, folder: folder)
-            summary.usersFile = try await matchUsersFile(options, logger: logger)
+            let (context, ledger) = try await prepare(options, runID: runID, folder: folder, into: &summary, logger: logger)
             try await lifecycle.begin(resuming: resume)
             recorded = !options.dryRun
 
@@ -115,14 +114,18 @@ public struct ReconcileJob: Sendable {
     }
 
     /// The decision's context and the run's ledger, before the run is recorded: the stored catalog is checked
-    /// (`StoredCatalog`: a row `products import` would refuse is a 78 here, before any store is asked).
-    private func prepare(_ options: RunOptions, runID: String, folder: RunFolder) async throws -> (DecisionContext, any VerdictLedger) {
+    /// (`StoredCatalog`: a row `products import` would refuse is a 78 here, before any store is asked), and how the
+    /// users file met `users` (`matchUsersFile`).
+    private func prepare(
+        _ options: RunOptions, runID: String, folder: RunFolder, into summary: inout RunSummary, logger: Logger
+    ) async throws -> (DecisionContext, any VerdictLedger) {
         let catalog = try StoredCatalog.checked(try await ports.catalog.loadCatalog())
         let context = DecisionContext(asOf: options.asOf, environment: options.environment, catalog: catalog)
         let ledger: any VerdictLedger =
             options.dryRun
             ? try FileLedger(url: folder.url.appendingPathComponent(".verdicts.jsonl"))
             : DatabaseLedger(database: ports.verdicts, runID: runID)
+        summary.usersFile = try await matchUsersFile(options, logger: logger)
         return (context, ledger)
     }
 
