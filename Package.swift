@@ -89,11 +89,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The job's ports: the protocols it asks its database through and the values they speak (docs/ARCHITECTURE.md,
+        // "Ports"). Below the job and the database adapter; links no PostgreSQL driver.
         .target(
-            name: "SubreconDatabase",
+            name: "SubreconPorts",
             dependencies: [
                 "SubreconCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SubreconDatabase",
+            dependencies: [
+                "SubreconCore", "SubreconPorts",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -141,7 +150,7 @@ let package = Package(
         .target(
             name: "SubreconJob",
             dependencies: [
-                "SubreconCore", "SourceHTTP", "SubreconDatabase", "SubreconReports",
+                "SubreconCore", "SourceHTTP", "SubreconPorts", "SubreconReports",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -151,7 +160,7 @@ let package = Package(
         .target(
             name: "SubreconCommand",
             dependencies: [
-                "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
+                "SubreconPorts", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -163,7 +172,8 @@ let package = Package(
         .target(
             name: "SubreconApp",
             dependencies: [
-                "SubreconJob", "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "Stripe", "GooglePlay", "SubreconDatabase",
+                "SubreconPorts", "SubreconJob", "SubreconCore", "SourceHTTP", "RevenueCat", "AppStore", "Stripe", "GooglePlay",
+                "SubreconDatabase",
                 "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -180,7 +190,7 @@ let package = Package(
         .target(
             name: "SubreconDemo",
             dependencies: [
-                "SubreconApp", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "StoreSimulator",
+                "SubreconPorts", "SubreconApp", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "StoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -191,7 +201,7 @@ let package = Package(
         .target(
             name: "SubreconTestSupport",
             dependencies: [
-                "SubreconCore", "SubreconDatabase", "SubreconJob", "SourceHTTP", "StoreSimulator",
+                "SubreconPorts", "SubreconCore", "SubreconDatabase", "SubreconJob", "SourceHTTP", "StoreSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -203,7 +213,7 @@ let package = Package(
         .executableTarget(
             name: "subrecon",
             dependencies: [
-                "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
+                "SubreconPorts", "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
                 "SubreconDemo", "CSubreconBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -214,7 +224,8 @@ let package = Package(
         .executableTarget(
             name: "subrecon-bench",
             dependencies: [
-                "SubreconApp", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports", "SubreconDemo",
+                "SubreconPorts", "SubreconApp", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports",
+                "SubreconDemo",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -296,7 +307,7 @@ let package = Package(
         .testTarget(
             name: "SubreconDatabaseTests",
             dependencies: [
-                "SubreconDatabase", "SubreconCore", "SubreconTestSupport",
+                "SubreconPorts", "SubreconDatabase", "SubreconCore", "SubreconTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -308,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "SubreconJobTests",
             dependencies: [
-                "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconTestSupport",
+                "SubreconPorts", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -317,7 +328,7 @@ let package = Package(
         .testTarget(
             name: "SubreconCommandTests",
             dependencies: [
-                "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
+                "SubreconPorts", "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -325,7 +336,8 @@ let package = Package(
         .testTarget(
             name: "SubreconIntegrationTests",
             dependencies: [
-                "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore", "SubreconReports",
+                "SubreconPorts", "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore",
+                "SubreconReports",
                 "RevenueCat", "AppStore", "SourceHTTP", "Stripe", "GooglePlay",
                 "SubreconDemo", "SubreconTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),

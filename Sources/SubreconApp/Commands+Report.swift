@@ -3,6 +3,7 @@ import Logging
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 
 extension Commands {

@@ -6,6 +6,7 @@ import SourceHTTP
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 
 /// The commands behind the executable, usable from the demo and tests with an explicit environment.

@@ -6,6 +6,7 @@ import NIOHTTP1
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 
 /// Errors publishing metrics. Messages name the file or the Pushgateway host, never credentials in a URL.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SubreconPorts
 
 extension CertificateRefusal {
     /// Tells why a refused chain (`unverified`) was refused: connects to the server once more, asks for TLS

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 /// Why the job refused the TLS certificate a database server presented (docs/CONTRACT.md, "The session"), as one
 /// short cause for the operator: never the TLS library's error stack, whose entries name the files it was built from.

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SubreconPorts
 import Synchronization
 
 /// Makes every statement on a connection end when the connection does (CONTRACT "What `run` checks first": every

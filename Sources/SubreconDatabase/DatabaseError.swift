@@ -1,4 +1,5 @@
 import PostgresNIO
+import SubreconPorts
 
 /// Why the store could not do what it was asked. Messages are for the operator and never contain passwords.
 public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 /// What `run` checks as its own role before any store is asked (docs/CONTRACT.md, "What run checks first"): that
 /// the database takes writes at all, that the role may read and update `users` and write its own tables, and that

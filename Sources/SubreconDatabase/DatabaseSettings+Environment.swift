@@ -1,4 +1,5 @@
 import Foundation
+import SubreconPorts
 
 extension DatabaseSettings {
     /// Builds the settings from an environment dictionary (see the type's documentation).

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SubreconPorts
 
 /// Where and how to connect to PostgreSQL, built once from an environment dictionary.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+import SubreconPorts
 
 /// JSON text written field by field, in the order given, for `jsonb` parameters (PostgreSQL normalizes the order).
 /// Strings are escaped as RFC 8259 requires (`"`, `\` and control characters); NUL is written as the visible text

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SubreconPorts
 
 extension PostgresConnection {
     /// Runs `body` between `BEGIN` and `COMMIT`, rolling back when it throws; right after `BEGIN`, the session's

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SubreconPorts
 
 /// One schema migration: a version and the statements that bring the schema to it.
 public struct SchemaMigration: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SubreconPorts
 
 /// What every unit of work the job sends gets first, as SQL inside its own transaction (docs/CONTRACT.md, "The
 /// session"): the three timeouts and the `search_path`, with `set_config(…, true)` (transaction-local), and a check

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 /// Set-based apply of one group of verdicts (user ids unique within the group): a fixed number of statements
 /// however many rows, inside the caller's transaction. Each row keeps its own compare-and-set on `updated_at`;
@@ -251,20 +252,6 @@ struct SetApply {
             from unnest(\(users)::text[], \(names)::text[], \(queued)::text[]) as v(u, o, q) \
             where r.run_id = \(runID) and r.user_id = v.u
             """, logger: logger)
-    }
-}
-
-extension ApplyOutcome {
-    /// The outcome as the run's ledger keeps it (`reconcile_verdicts.outcome`).
-    public var ledgerOutcome: LedgerOutcome {
-        switch self {
-        case .applied: .applied
-        case .concurrentUpdate: .concurrentUpdate
-        case .notFound: .notFound
-        case .unchanged: .unchanged
-        case .refusedByPolicy: .refusedByPolicy
-        case .permissionDenied: .permissionDenied
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SubreconPorts
 import Synchronization
 
 /// The advisory lock that keeps two runs off the same users (docs/CONTRACT.md, "Applying"), on a connection of its own

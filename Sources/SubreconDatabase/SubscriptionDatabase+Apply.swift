@@ -2,37 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
-
-/// What happened when a verdict was applied.
-public enum ApplyOutcome: Sendable, Hashable {
-    /// The row, its audit row and its intents were written; `intentsDeduplicated` intents were already queued.
-    case applied(intentsQueued: Int, intentsDeduplicated: Int)
-    /// The row's `updated_at` changed since it was read (a webhook wrote in between): nothing was written.
-    case concurrentUpdate
-    /// The user's row no longer exists: nothing was written.
-    case notFound
-    /// The verdict does not change the row (`changesRow` is false): nothing was written.
-    case unchanged
-    /// The update touched nothing although the row still reads as it was read, with row-level security that may refuse
-    /// rows active for the job's role and no other writer holding the row: a policy refused it (docs/CONTRACT.md,
-    /// "Applying"). Nothing was written.
-    case refusedByPolicy
-    /// Writing the row failed for lack of a privilege (SQLSTATE 42501; `reason` names it). Nothing was written.
-    case permissionDenied(reason: String)
-}
-
-/// An applied verdict with the intents that were queued now and those an earlier write had already queued.
-public struct AppliedVerdict: Sendable, Hashable {
-    public var outcome: ApplyOutcome
-    public var queuedIntents: [PushIntent]
-    public var deduplicatedIntents: [PushIntent]
-
-    public init(outcome: ApplyOutcome, queuedIntents: [PushIntent], deduplicatedIntents: [PushIntent]) {
-        self.outcome = outcome
-        self.queuedIntents = queuedIntents
-        self.deduplicatedIntents = deduplicatedIntents
-    }
-}
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// Writes one verdict's truth in a transaction with its `reconcile_changes` audit row and its push intents,

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 /// The windows each store feed was read over (`reconcile_feed_windows`, CONTRACT "Hostile answers and bounded work"): one row per run and feed,
 /// recorded before the feed is read (`complete` false) and marked complete only once the feed was read to its end

@@ -1,24 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-
-/// One finished or running row of `reconcile_runs` with its `counts` JSON as stored (the run summary when the
-/// job finished it with `finishRun(id:status:summary:finishedAt:)`).
-public struct RunHistoryEntry: Sendable, Hashable {
-    public var id: String
-    public var status: RunStatus
-    public var startedAt: Date
-    public var finishedAt: Date?
-    public var countsJSON: Data
-
-    public init(id: String, status: RunStatus, startedAt: Date, finishedAt: Date?, countsJSON: Data) {
-        self.id = id
-        self.status = status
-        self.startedAt = startedAt
-        self.finishedAt = finishedAt
-        self.countsJSON = countsJSON
-    }
-}
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// The latest runs of `shard` (all shards when nil), newest first, with their stored summary JSON.

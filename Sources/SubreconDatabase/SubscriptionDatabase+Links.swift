@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 // Whose purchase it is (CONTRACT "Whose purchase it is"): the accounts stores name, tonight's links and the orphans kept across nights.
 // Every statement is one per call, over arrays (unnest); outside text is always bound.

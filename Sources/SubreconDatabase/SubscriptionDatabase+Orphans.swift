@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// Keeps tonight's orphans (CONTRACT "Reports" `orphans.csv`, 5.10) in `reconcile_orphans`, one row per store and identifier,

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// The legacy App Store receipt (base64, as the app uploaded it) stored for `userID` in `apple_receipts`,

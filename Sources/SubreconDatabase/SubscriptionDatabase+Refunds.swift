@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// Keeps each refund once per store transaction (`refunds_seen`): a refund seen again (a rerun, a resumed run,

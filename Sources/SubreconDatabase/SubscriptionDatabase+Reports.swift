@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// Keeps, with run `runID`, the report inputs later nights move (`reconcile_run_reports`, by file name): the

@@ -2,47 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
-
-/// The `reconcile_runs.status` values.
-public enum RunStatus: String, Sendable, Hashable, Codable, CaseIterable {
-    case running
-    case completed
-    case valveTripped = "valve_tripped"
-    case failed
-}
-
-/// One row of `reconcile_runs`.
-public struct RunRecord: Sendable, Hashable {
-    public var id: String
-    public var mode: CandidateQuery.Mode
-    public var asOf: Date
-    public var shard: ShardSpec
-    public var dryRun: Bool
-    public var status: RunStatus
-    public var startedAt: Date
-    public var finishedAt: Date?
-    /// Counts per action / drift kind / outcome, as the job chooses to name them.
-    public var counts: [String: Int]
-    /// The run's options (never secrets), for the audit trail.
-    public var options: [String: String]
-
-    public init(
-        id: String, mode: CandidateQuery.Mode, asOf: Date, shard: ShardSpec = .all, dryRun: Bool = false,
-        status: RunStatus = .running, startedAt: Date, finishedAt: Date? = nil, counts: [String: Int] = [:],
-        options: [String: String] = [:]
-    ) {
-        self.id = id
-        self.mode = mode
-        self.asOf = asOf
-        self.shard = shard
-        self.dryRun = dryRun
-        self.status = status
-        self.startedAt = startedAt
-        self.finishedAt = finishedAt
-        self.counts = counts
-        self.options = options
-    }
-}
+import SubreconPorts
 
 extension SubscriptionDatabase {
     /// Inserts the run's row (normally with status `running`).

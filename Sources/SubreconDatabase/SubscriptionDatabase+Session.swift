@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import SubreconPorts
 
 /// Who the job is on the server and how its connection is carried: `subrecon doctor`'s database line
 /// (docs/CONTRACT.md, "subrecon doctor"). Reads the catalog only.

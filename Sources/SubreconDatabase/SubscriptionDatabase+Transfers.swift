@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 // Line transfers (CONTRACT "Whose purchase it is"): the verdicts naming lines RevenueCat lists under their user while
 // other rows name them, and the replacement of those rows' verdicts before anything is applied.

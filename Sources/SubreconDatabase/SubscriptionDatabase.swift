@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 /// subrecon's access to PostgreSQL: candidate scan, applying verdicts, runs, the product catalog, shard locks.
 ///

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SubreconCore
+import SubreconPorts
 
 /// The `users` relation a run reads and writes, as detected once before the run (CONTRACT "Database").
 ///

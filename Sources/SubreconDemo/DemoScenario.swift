@@ -2,6 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 
 /// The demo's sample users: one or more per drift kind, with what each source says about them.
 struct DemoUser {

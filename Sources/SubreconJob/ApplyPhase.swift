@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// The apply phase (CONTRACT "Applying"): writes every ledger entry not applied yet, in scan order, `applyBatchSize` rows per
 /// transaction; each row compare-and-set and atomic with its audit row, intents and ledger outcome. Stops between

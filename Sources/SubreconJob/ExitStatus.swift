@@ -1,7 +1,13 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
 import SubreconReports
+
+/// A failure of an adapter (the database's) that states its own exit status and operator line: the adapter's errors
+/// are mapped where the adapters are wired, at the composition root (docs/CONTRACT.md, "Exit codes"); the job knows
+/// no adapter's error type.
+public protocol ExitMappedFailure: Error {
+    var exit: (status: ExitStatus, line: String) { get }
+}
 
 /// An error that ends the command with a specific exit status and one operator-facing line.
 public struct CommandFailure: Error, CustomStringConvertible, Sendable {
@@ -25,12 +31,7 @@ extension ExitStatus {
         switch error {
         case let failure as CommandFailure: return (failure.status, failure.description)
         case let error as ConfigError: return (.config, error.description)
-        case let newer as SchemaNewerThanBinary: return (.config, newer.description)
-        case let error as DatabaseError:
-            switch error {
-            case .schemaMissing, .schemaOutdated, .schemaNotCurrent, .permissionDenied: return (.config, error.description)
-            default: return (.unavailable, "\(error.description); nothing done")
-            }
+        case let mapped as any ExitMappedFailure: return mapped.exit
         case let error as ReportError: return (.config, error.description)
         case let stopped as RunStopped: return (.unavailable, "stopped before anything was recorded: \(stopped.reason)")
         case is CancellationError: return (.unavailable, "stopped before anything was recorded (interrupted)")

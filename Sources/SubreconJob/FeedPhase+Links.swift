@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 
 /// What the feeds and inventories of a run named, beyond the candidates they recorded: a dry run's candidates (kept in

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SourceHTTP
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 
 /// Reads the store feeds of a nightly run (CONTRACT "Which users a run asks about") and records the users they name as candidates of the run

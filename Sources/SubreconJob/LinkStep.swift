@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// CONTRACT "Whose purchase it is" linking: of the purchases a feed or an inventory stated, those whose identifier no row holds are linked
 /// to the user whose id or `account_token` their store named as the buyer (that user becomes a candidate,

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 
 /// The job of CONTRACT "Sources and the decision", in phases with one job each: validate (scan, ask the sources, decide, append to the ledger),
@@ -36,7 +36,7 @@ public struct ReconcileJob: Sendable {
 
     /// A job whose every database port is `database`.
     public init(
-        database: any ReconcileDatabase, source: any FactSource, stats: RequestStats, sourcesNote: [String: String],
+        database: any DatabasePorts, source: any FactSource, stats: RequestStats, sourcesNote: [String: String],
         logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.init(
@@ -91,7 +91,7 @@ public struct ReconcileJob: Sendable {
             }
             summary.timings.applySeconds = seconds(ContinuousClock.now - applyStart)
 
-            let report = ReportPhase(history: ports.history, logger: logger)
+            let report = ReportPhase(history: ports.history, reports: ports.reports, logger: logger)
             try await ReportPhase.render(ledger: ledger, runID: runID, folder: folder, into: &summary, batch: options.tuning.applyBatchSize)
             try Self.report(orphans: harvest.orphans, folder: folder, into: &summary)
             if let refunds = ports.refunds {

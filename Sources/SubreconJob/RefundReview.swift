@@ -1,20 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
-
-/// The refunds seen across runs (`refunds_seen`, CONTRACT "Finance figures"), once per store transaction.
-public protocol RefundRecords: Sendable {
-    /// Keeps each refund once per store transaction; returns how many were new.
-    func recordRefunds(runID: String, _ refunds: [(userID: String, refund: SeenRefund)]) async throws -> Int
-    /// The refunds `runID` was the first to keep, by user: what a resumed run's rows carry again (`UserRow.feedRefunds`).
-    func feedRefunds(runID: String) async throws -> [String: [SeenRefund]]
-    /// Users with at least `minimumRefunds` refunds dated in `(asOf - days, asOf]`, by user id.
-    func refundReview(asOf: Date, days: Int, minimumRefunds: Int) async throws -> [RefundReviewEntry]
-}
-
-extension SubscriptionDatabase: RefundRecords {}
 
 /// The refund review step (CONTRACT "Finance figures"): keeps every refund the run's verdicts carry in `refunds_seen` (not in a dry
 /// run), then lists the users with at least `--refund-review-count` refunds within `--refund-review-days` in

@@ -1,15 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
-
-/// Keeps, with a run, the report inputs later nights move (`SubscriptionDatabase.recordRunReports`).
-package protocol RunReportRecords: Sendable {
-    func recordRunReports(runID: String, _ files: [String: String]) async throws
-}
-
-extension SubscriptionDatabase: RunReportRecords {}
 
 /// The report phase (CONTRACT "Reports", "Finance figures"): renders the run's ledger into its report files and counts it into the summary,
 /// then writes `summary.json`, the derived reports (`finance.csv`, `summary.md`, `summary.html`, `metrics.prom`)
@@ -21,10 +14,13 @@ extension SubscriptionDatabase: RunReportRecords {}
 /// `report RUN_ID` renders its folder byte for byte (docs/CONTRACT.md, "Reports").
 package struct ReportPhase: Sendable {
     var history: (any RunHistory)?
+    /// Where a run keeps its report inputs; nil: kept nowhere.
+    var reports: (any RunReportRecords)?
     var logger: Logger
 
-    package init(history: (any RunHistory)?, logger: Logger) {
+    package init(history: (any RunHistory)?, reports: (any RunReportRecords)? = nil, logger: Logger) {
         self.history = history
+        self.reports = reports
         self.logger = logger
     }
 
@@ -89,7 +85,7 @@ package struct ReportPhase: Sendable {
         let inputs = await chartInputs(summary, shard: shard)
         try Self.writeFiles(summary, folder: folder, inputs: inputs)
         if markLatest {
-            if !summary.dryRun, let records = history as? any RunReportRecords {
+            if !summary.dryRun, let records = reports {
                 try await records.recordRunReports(runID: summary.runID, try inputs.kept(folder: folder))
             }
             try folder.markLatest()

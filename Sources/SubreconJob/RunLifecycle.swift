@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 
 /// The life of one run's record: its folder, its row in `reconcile_runs` (started or resumed, finished, failed),

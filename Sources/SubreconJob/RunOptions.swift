@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 
 /// What the operator asked of one `subrecon run` (the command's options; `StoredSelection` keeps the part a

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// The candidate selection of a run, stored with it so `--resume` asks for exactly the same candidates.
 package struct StoredSelection: Codable {

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// After validation, before the valve and the apply (CONTRACT "Whose purchase it is"): each row naming a line
 /// RevenueCat listed tonight under another user (`LineTransfer`) gets the verdict `ownership_conflict`, untouched and

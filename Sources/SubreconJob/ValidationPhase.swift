@@ -1,7 +1,7 @@
 import Foundation
 import SourceHTTP
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// The validate phase (CONTRACT "Which users a run asks about", "Sources and the decision"): streams candidates after the run's resume point, asks the sources about up to
 /// `concurrency` users at once, decides, and appends each verdict to the ledger as soon as it is known.

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// Where a run keeps its verdicts between the validate and the apply phase, in scan order.
 /// A real run keeps them in PostgreSQL (resumable, re-renderable); a dry run in a file in the run folder.

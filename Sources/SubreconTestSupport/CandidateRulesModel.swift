@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 
 /// A model, in Swift, of the rules the candidate query states in SQL (docs/CONTRACT.md "Which users a run asks
 /// about"): what `InMemoryDatabase` selects with, and what tests predict a night's candidates with. The product asks

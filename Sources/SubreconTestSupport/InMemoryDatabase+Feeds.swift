@@ -2,6 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Synchronization
 
 // The feeds' and links' ports in memory (`reconcile_run_candidates`, `reconcile_feed_windows`, `reconcile_run_links`,

@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import Synchronization
 
 // `refunds_seen` in memory, as `SubscriptionDatabase+Refunds` keeps it: once per store transaction, the first run to

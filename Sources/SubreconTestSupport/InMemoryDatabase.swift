@@ -2,6 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Synchronization
 
 /// The job's database ports in memory, for unit tests of the job's behaviour without PostgreSQL: the `users` rows,

@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import Synchronization
 
 /// A `FactSource` answering scripted `SourceFacts` per user id, for unit tests of the job without a network: each

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 /// The real PostgreSQL every database suite uses: `SUBRECON_TEST_DATABASE_URL` (`scripts/test` starts one; alone:

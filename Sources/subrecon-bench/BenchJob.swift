@@ -4,6 +4,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 
 /// What one measured run of the job reports back from its own process.

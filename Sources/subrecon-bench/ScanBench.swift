@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 
 /// `--scan-only`: the nightly candidate scan alone over a large table, with the plan of one page.
 enum ScanBench {

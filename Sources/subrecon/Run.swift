@@ -7,6 +7,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconDemo
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 
 struct Run: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 
 /// A value a command option can hold, read from the option's text once; nil for text that is not one.
 protocol OptionValue: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SubreconCommand
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 @Suite("Metrics publishing failures")

@@ -1,6 +1,7 @@
 import Foundation
 import PropertyBased
 import SubreconCore
+import SubreconPorts
 import Testing
 
 @testable import SubreconDatabase

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SubreconPorts
 import Testing
 
 @testable import SubreconDatabase

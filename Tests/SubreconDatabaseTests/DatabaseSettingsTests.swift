@@ -1,6 +1,7 @@
 import NIOSSL
 import PostgresNIO
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 @Suite("DatabaseSettings")

@@ -1,4 +1,5 @@
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 /// Every substring of `secret` at least 3 scalars long that `text` contains.

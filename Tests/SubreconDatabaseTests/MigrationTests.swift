@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SubreconDatabase
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 /// `sslrootcert` is checked when the settings are built (docs/CONTRACT.md, "Database"): a file the job cannot read,

@@ -1,4 +1,5 @@
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 @Suite("ShardSpec")

@@ -1,6 +1,7 @@
 import Foundation
 import PropertyBased
 import SubreconDatabase
+import SubreconPorts
 import Testing
 
 /// The rolling sweep's schedule (CONTRACT "Which users a run asks about"), by properties over generated ids, periods and starting nights: over any D

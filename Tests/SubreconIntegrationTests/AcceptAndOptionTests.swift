@@ -4,6 +4,7 @@ import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 import Testing
 

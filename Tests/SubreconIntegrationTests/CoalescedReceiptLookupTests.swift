@@ -3,6 +3,7 @@ import PostgresNIO
 import SubreconApp
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import AppStore
 import GooglePlay
 import Stripe
 import SubreconCore
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Testing
 
 @Suite("Configuration from the environment (CONTRACT 'Environment'): one line naming the variable, exit 78, no secrets")

@@ -5,6 +5,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconDemo
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import PostgresNIO
 import StoreSimulator
 import SubreconJob
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

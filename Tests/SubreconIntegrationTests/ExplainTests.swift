@@ -5,6 +5,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Testing
 
 /// `subrecon explain USER_ID` (CONTRACT "Commands"): asks every configured source as a run would, changes nothing.

@@ -4,6 +4,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 import Testing
 

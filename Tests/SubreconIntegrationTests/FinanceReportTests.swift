@@ -4,6 +4,7 @@ import StoreSimulator
 import SubreconCommand
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
 import Testing

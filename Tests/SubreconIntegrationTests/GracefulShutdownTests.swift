@@ -6,6 +6,7 @@ import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import StoreSimulator
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
 import Testing

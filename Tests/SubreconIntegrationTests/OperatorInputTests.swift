@@ -4,6 +4,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Testing
 
 /// `subrecon products import` and `list` (docs/CONTRACT.md, "Commands"), through the binary: a refused file writes

@@ -1,5 +1,6 @@
 import Foundation
 import SubreconJob
+import SubreconPorts
 import Testing
 
 /// The built executable run to its end, with what it printed: for the operator-facing tests (what an operator

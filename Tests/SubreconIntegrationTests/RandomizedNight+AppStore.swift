@@ -1,6 +1,7 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
+import SubreconPorts
 import SubreconTestSupport
 
 extension RandomizedNightTests {

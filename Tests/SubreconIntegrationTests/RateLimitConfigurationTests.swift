@@ -6,6 +6,7 @@ import SourceHTTP
 import Stripe
 import SubreconApp
 import SubreconJob
+import SubreconPorts
 import Testing
 
 @Suite("429 caps from the environment: SUBRECON_HTTP_MAX_429_WAIT_SECONDS and SUBRECON_HTTP_429_BUDGET_SECONDS")

@@ -6,6 +6,7 @@ import SubreconCommand
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 import Testing
 

@@ -5,6 +5,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Testing
 
 /// A rolled-back deploy (docs/CONTRACT.md, "Database"): a schema migrated by a newer release than this binary is

@@ -6,6 +6,7 @@ import SubreconCommand
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 import Testing
 
 /// Every substring of `secret` at least 3 scalars long that `text` contains.

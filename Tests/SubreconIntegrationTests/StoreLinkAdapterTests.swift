@@ -3,6 +3,7 @@ import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import Testing
 
 /// The store adapters' side of CONTRACT "Whose purchase it is": a purchase linked to the user tonight (`UserRow.links`) is asked about

@@ -3,6 +3,7 @@ import PostgresNIO
 import StoreSimulator
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

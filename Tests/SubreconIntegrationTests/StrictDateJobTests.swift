@@ -3,6 +3,7 @@ import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 import SubreconReports
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+import SubreconPorts
 import Synchronization
 import Testing
 

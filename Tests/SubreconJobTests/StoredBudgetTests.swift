@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+import SubreconPorts
 import Testing
 
 @testable import SubreconJob

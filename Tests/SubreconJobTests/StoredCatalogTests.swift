@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SubreconCore
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

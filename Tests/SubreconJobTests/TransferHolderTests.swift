@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconDatabase
+import SubreconPorts
 import SubreconTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 
 /// Apple as a source: the App Store Server API (verified JWS) and the legacy `verifyReceipt` bridge for users known
 /// only by a stored receipt. Users are asked about by the row's `iap_original_transaction_id`, else RevenueCat's

@@ -3,6 +3,7 @@ import GooglePlay
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 
 /// Google Play as a source: `purchases.subscriptionsv2.get` for every user whose row holds a
 /// `google_purchase_token` (CONTRACT "Sources and the decision"); `purchases.products.get` for that token when it names a one-time product

@@ -3,6 +3,7 @@ import Stripe
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
+import SubreconPorts
 
 /// Stripe as a source (CONTRACT "Sources and the decision"): a user whose row has `stripe_customer_id` is asked about by customer (every
 /// subscription, whatever its status); each Stripe purchase RevenueCat lists with a subscription id (`sub_…`) that

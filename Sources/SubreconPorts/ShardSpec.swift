@@ -17,10 +17,8 @@ public struct ShardSpec: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A shard read back from a stored run; a value out of range (a damaged row) is an error, never a trap.
-    public static func stored(index: Int, count: Int) throws(DatabaseError) -> ShardSpec {
-        guard count >= 1, (0..<count).contains(index) else {
-            throw .database(operation: "read run", reason: "stored shard \(index)/\(count) is out of range")
-        }
+    public static func stored(index: Int, count: Int) throws(StoredShardOutOfRange) -> ShardSpec {
+        guard count >= 1, (0..<count).contains(index) else { throw StoredShardOutOfRange(index: index, count: count) }
         return ShardSpec(index: index, count: count)
     }
 
@@ -49,9 +47,11 @@ public struct ShardSpec: Sendable, Hashable, CustomStringConvertible {
     public func contains(_ id: String) -> Bool {
         Int(Self.hash(of: id) % UInt32(count)) == index
     }
+}
 
-    /// The SQL predicate (over column `id`) selecting this shard; `nil` for a single shard.
-    var sqlPredicate: String? {
-        count == 1 ? nil : "mod(('x' || substr(md5(id), 1, 8))::bit(32)::bigint, \(count)) = \(index)"
-    }
+/// A stored run's shard out of range (a damaged row).
+public struct StoredShardOutOfRange: Error, CustomStringConvertible, Sendable {
+    public var index: Int
+    public var count: Int
+    public var description: String { "stored shard \(index)/\(count) is out of range" }
 }
