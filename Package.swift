@@ -160,7 +160,7 @@ let package = Package(
         .target(
             name: "SubreconCommand",
             dependencies: [
-                "SubreconPorts", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
+                "SubreconPorts", "SubreconJob", "SubreconCore", "SubreconReports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -198,10 +198,17 @@ let package = Package(
         ),
         // What the test targets share (the throwaway schema, the Prometheus text parser, the loopback server, a
         // recording request observer, and the job's ports in memory); nothing in the product.
+        // Test targets only: the job's ports in memory (InMemoryDatabase), scripted sources, a clock, a seeded random, the
+        // help-text and Prometheus readers. Links no PostgreSQL driver and no HTTP client: the unit lane's kit.
+        .target(
+            name: "SubreconTestKit",
+            dependencies: ["SubreconPorts", "SubreconCore", "SubreconJob"],
+            swiftSettings: strict
+        ),
         .target(
             name: "SubreconTestSupport",
             dependencies: [
-                "SubreconPorts", "SubreconCore", "SubreconDatabase", "SubreconJob", "SourceHTTP", "StoreSimulator",
+                "SubreconTestKit", "SubreconPorts", "SubreconCore", "SubreconDatabase", "SourceHTTP", "StoreSimulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -236,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "SubreconCoreTests",
             dependencies: [
-                "SubreconCore", "SubreconTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+                "SubreconTestKit", "SubreconCore", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Golden"],  // golden files of `subrecon explain`, read by path
             swiftSettings: strict
@@ -244,8 +251,7 @@ let package = Package(
         .testTarget(
             name: "SubreconReportsTests",
             dependencies: [
-                "SubreconReports", "SubreconCore", "SubreconTestSupport",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                "SubreconTestKit", "SubreconReports", "SubreconCore", .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
@@ -297,7 +303,7 @@ let package = Package(
         .testTarget(
             name: "SourceHTTPTests",
             dependencies: [
-                "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
+                "SubreconTestKit", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -307,7 +313,7 @@ let package = Package(
         .testTarget(
             name: "SubreconDatabaseTests",
             dependencies: [
-                "SubreconPorts", "SubreconDatabase", "SubreconCore", "SubreconTestSupport",
+                "SubreconTestKit", "SubreconPorts", "SubreconDatabase", "SubreconCore", "SubreconTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -319,7 +325,7 @@ let package = Package(
         .testTarget(
             name: "SubreconJobTests",
             dependencies: [
-                "SubreconPorts", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports", "SubreconTestSupport",
+                "SubreconTestKit", "SubreconPorts", "SubreconJob", "SubreconCore", "SubreconReports",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -328,7 +334,7 @@ let package = Package(
         .testTarget(
             name: "SubreconCommandTests",
             dependencies: [
-                "SubreconPorts", "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconDatabase", "SubreconReports",
+                "SubreconPorts", "SubreconCommand", "SubreconJob", "SubreconCore", "SubreconReports",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -336,7 +342,8 @@ let package = Package(
         .testTarget(
             name: "SubreconIntegrationTests",
             dependencies: [
-                "SubreconPorts", "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconDatabase", "StoreSimulator", "SubreconCore",
+                "SubreconTestKit", "SubreconPorts", "SubreconApp", "SubreconCommand", "SubreconJob", "SubreconDatabase", "StoreSimulator",
+                "SubreconCore",
                 "SubreconReports",
                 "RevenueCat", "AppStore", "SourceHTTP", "Stripe", "GooglePlay",
                 "SubreconDemo", "SubreconTestSupport",

@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports

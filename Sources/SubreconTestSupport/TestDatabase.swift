@@ -4,6 +4,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconDatabase
 import SubreconPorts
+import SubreconTestKit
 import Testing
 
 /// The real PostgreSQL every database suite uses: `SUBRECON_TEST_DATABASE_URL` (`scripts/test` starts one; alone:

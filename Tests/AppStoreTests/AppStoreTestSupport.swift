@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import SourceHTTP
-import SubreconTestSupport
 import X509
 
 @testable import AppStore

@@ -5,7 +5,6 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// `subrecon doctor`'s Google Play read (docs/CONTRACT.md, "subrecon doctor") against the simulator, which answers a

@@ -4,7 +4,6 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// A burst of `429 Retry-After: 60` from every lookup in flight is a source asking for a pause, not a source down

@@ -4,7 +4,6 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// A source that answers only `429` with a long `Retry-After` (a token endpoint, a feed) is paused for each wait and

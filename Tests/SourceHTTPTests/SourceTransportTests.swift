@@ -5,6 +5,7 @@ import NIOHTTP1
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 

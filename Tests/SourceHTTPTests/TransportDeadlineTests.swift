@@ -4,7 +4,6 @@ import Logging
 import SourceHTTP
 import StoreSimulator
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// No wait a source asks for outlives the lookup's deadline (`LookupDeadline`), and a source declared

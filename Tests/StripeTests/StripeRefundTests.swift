@@ -1,7 +1,6 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 @testable import Stripe

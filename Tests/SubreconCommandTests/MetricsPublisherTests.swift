@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import SubreconCommand
-import SubreconDatabase
 import SubreconPorts
 import Testing
 

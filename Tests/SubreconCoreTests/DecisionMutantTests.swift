@@ -1,6 +1,5 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// A plausible wrong `decide`, written as a wrapper around the real one or a rewrite of its inputs or

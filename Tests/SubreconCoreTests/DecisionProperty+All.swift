@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 
 /// The properties of `decide` (CONTRACT "Sources and the decision", "Applying"), each written from the rules on the *stated* facts, independently of
 /// `judge` (the oracles of `Input`).

@@ -1,6 +1,5 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
 
 /// Properties over decidable inputs: evidence stated well enough that `decide` must conclude, and conclude right.
 extension DecisionProperty {

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// Anything shaped like `decide(row:facts:context:)`: the real one, or a wrong one a property must catch.

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 
 /// Inputs shaped so that the premise of a property holds often (a property whose premise rarely holds
 /// proves little). Each is built from the generic `Input(seed:)`, then made decidable or given the shape a rule is about.

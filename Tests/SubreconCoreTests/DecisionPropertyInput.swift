@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 
 /// One generated user: a row, what the sources said, and the instant.
 struct Input {

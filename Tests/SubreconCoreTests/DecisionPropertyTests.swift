@@ -1,7 +1,6 @@
 import Foundation
 import PropertyBased
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// Properties of `decide` over generated rows and evidence (issue: fail closed). Each input is built from one

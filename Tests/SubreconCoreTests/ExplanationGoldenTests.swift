@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// `subrecon explain` (CONTRACT "Commands"): the text and JSON forms against golden files (`Golden/`). The test only compares;

@@ -1,7 +1,7 @@
 import Foundation
 import PropertyBased
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// Properties of `FeedWindowRule.since` over generated attempts (CONTRACT "Hostile answers and bounded work"): no instant of the last 30 days

@@ -1,6 +1,5 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// A store fact stating the buyer's account.

@@ -1,6 +1,5 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
 import Testing
 
 /// One store's own fact about a line, as its mapping states it.

@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// A fact about line X never changes the outcome for a user whose only entitling line is Y (CONTRACT "Whose purchase it is").

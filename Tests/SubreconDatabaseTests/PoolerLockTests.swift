@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import SubreconDatabase
 import SubreconPorts
-import SubreconTestSupport
 import Testing
 
 /// The shard lock behind a stock PgBouncer in transaction mode (docs/CONTRACT.md, "Applying"): a pooler of that

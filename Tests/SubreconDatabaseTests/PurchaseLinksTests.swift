@@ -3,6 +3,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconDatabase
 import SubreconPorts
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 

@@ -6,7 +6,7 @@ import SubreconCore
 import SubreconJob
 import SubreconPorts
 import SubreconReports
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// `--accept-downgrades` accepts only a run that stopped at its valve after validating every candidate;

@@ -4,6 +4,7 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconPorts
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 

@@ -7,7 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// Every command-line default is the documented one. `subrecon run` with no option at all is run for real

@@ -3,7 +3,7 @@ import GooglePlay
 import Stripe
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 @testable import SubreconApp

@@ -4,7 +4,6 @@ import PostgresNIO
 import StoreSimulator
 import SubreconJob
 import SubreconPorts
-import SubreconTestSupport
 import Testing
 
 /// `subrecon doctor` as an operator runs it (docs/CONTRACT.md, "subrecon doctor"): the real binary against a real

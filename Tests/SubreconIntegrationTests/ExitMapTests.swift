@@ -27,6 +27,14 @@ struct ExitMapTests {
         }
     }
 
+    @Test("the database's failures map at the composition root: 69 for one it answered or refused, 78 for the schema")
+    func databaseFailures() {
+        #expect(ExitStatus.failure(DatabaseError.database(operation: "list products", reason: "timeout")).status == .unavailable)
+        #expect(ExitStatus.failure(DatabaseError.rejected(endpoint: "db", reason: "no such role")).status == .unavailable)
+        #expect(ExitStatus.failure(DatabaseError.schemaOutdated(current: 1, required: 2)).status == .config)
+        #expect(ExitStatus.failure(DatabaseError.database(operation: "x", reason: "y")).line.hasSuffix("; nothing done"))
+    }
+
     @Test("--as-of more than 24 h back or 15 min ahead, without --dry-run or --apply-past, exits 64 before anything is touched")
     func asOfGuard() async throws {
         try await Harness.with { h in

@@ -6,6 +6,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconPorts
 import SubreconReports
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 

@@ -7,6 +7,7 @@ import SubreconApp
 import SubreconCore
 import SubreconJob
 import SubreconPorts
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 

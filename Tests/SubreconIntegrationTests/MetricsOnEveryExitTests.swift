@@ -6,7 +6,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconJob
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// Every exit of `run` writes `--metrics-file` (and pushes) with that exit code (docs/CONTRACT.md, "Options of

@@ -2,7 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 
 extension RandomizedNightTests {
     /// What Apple says about one App Store user, and what the job must end with.

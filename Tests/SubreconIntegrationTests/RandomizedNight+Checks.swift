@@ -7,7 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 extension RandomizedNightTests {

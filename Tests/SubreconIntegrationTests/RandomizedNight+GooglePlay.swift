@@ -2,7 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 
 extension RandomizedNightTests {
     /// One Google Play user, known by the row's `google_purchase_token` (RevenueCat does not know the user): Google

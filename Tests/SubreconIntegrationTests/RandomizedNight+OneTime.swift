@@ -2,7 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 
 extension RandomizedNightTests {
     /// The one-time product every store sells in the randomized night (lifetime, tier 3).

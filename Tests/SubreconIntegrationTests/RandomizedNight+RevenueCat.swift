@@ -2,7 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 
 extension RandomizedNightTests {
     /// One RevenueCat user (an App Store purchase RevenueCat lists without a transaction Apple knows): a stale row that

@@ -2,7 +2,7 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 
 extension RandomizedNightTests {
     /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid

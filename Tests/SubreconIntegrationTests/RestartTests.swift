@@ -3,7 +3,7 @@ import PostgresNIO
 import StoreSimulator
 import SubreconJob
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// A PostgreSQL cluster of a suite's own (`scripts/pg-start` in a temporary directory, a free port), which the

@@ -6,7 +6,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconJob
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// The built executable, run as a child process with the harness's environment (as cron or systemd run it).

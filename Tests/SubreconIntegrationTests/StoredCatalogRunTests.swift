@@ -4,7 +4,6 @@ import StoreSimulator
 import SubreconCore
 import SubreconJob
 import SubreconPorts
-import SubreconTestSupport
 import Testing
 
 /// Rows an older importer left in `product_tiers` (docs/CONTRACT.md, "Commands"): `run` and `explain` refuse them

@@ -8,7 +8,6 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
-import SubreconTestSupport
 import Testing
 
 /// `SUBRECON_TEST_PGBOUNCER_TRANSACTION_URL`, when set and not empty.

@@ -1,9 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 @testable import SubreconJob

@@ -1,10 +1,9 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
 import SubreconPorts
 import SubreconReports
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 @testable import SubreconJob
@@ -15,9 +14,12 @@ import Testing
 struct NothingToResumeTests {
     /// The product catalog as a database that fails to read it.
     struct FailingCatalog: CatalogSource {
-        func loadCatalog() async throws -> ProductCatalog {
-            throw DatabaseError.database(operation: "load product catalog", reason: "canceling statement due to statement timeout")
+        /// An adapter's failure that maps itself to 69, as the database's does (`ExitMappedFailure`).
+        struct StatementTimeout: ExitMappedFailure {
+            var exit: (status: SubreconCore.ExitStatus, line: String) { (.unavailable, "load product catalog: statement timeout") }
         }
+
+        func loadCatalog() async throws -> ProductCatalog { throw StatementTimeout() }
     }
 
     static func job(_ world: JobFixture, catalog: any CatalogSource) -> ReconcileJob {
@@ -100,15 +102,13 @@ struct NothingToResumeTests {
         }
     }
 
-    @Test("unclassified failures are never 75: a database error 69, a report folder that cannot be written 78")
+    @Test("unclassified failures are never 75: an adapter's failure keeps the status it maps to, a report folder that cannot be written 78")
     func unclassified() {
         struct DiskFull: Error {}
         #expect(ExitStatus.failure(DiskFull()).status == .unavailable)
         #expect(ExitStatus.failure(CancellationError()).status == .unavailable)
         #expect(ExitStatus.failure(RunStopped(reason: "x")).status == .unavailable)
-        #expect(ExitStatus.failure(DatabaseError.database(operation: "list products", reason: "timeout")).status == .unavailable)
-        #expect(ExitStatus.failure(DatabaseError.rejected(endpoint: "db", reason: "no such role")).status == .unavailable)
-        #expect(ExitStatus.failure(DatabaseError.schemaOutdated(current: 1, required: 2)).status == .config)
+        #expect(ExitStatus.failure(FailingCatalog.StatementTimeout()).status == .unavailable)
         #expect(ExitStatus.failure(ReportError("cannot write drift.csv")).status == .config)
         #expect(ExitStatus.failure(CommandFailure(.stopped, "a recorded run")).status == .stopped)
     }

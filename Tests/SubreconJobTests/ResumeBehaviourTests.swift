@@ -1,9 +1,8 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
 import SubreconPorts
 import SubreconReports
-import SubreconTestSupport
+import SubreconTestKit
 import Synchronization
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SubreconCore
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 @testable import SubreconJob

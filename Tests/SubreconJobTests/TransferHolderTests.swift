@@ -1,8 +1,7 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
 import SubreconPorts
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 @testable import SubreconJob

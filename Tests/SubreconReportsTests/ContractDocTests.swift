@@ -1,6 +1,6 @@
 import Foundation
 import SubreconCore
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 /// `docs/CONTRACT.md` says what the code does: its option tables are `subrecon run --help` and `subrecon doctor --help`,

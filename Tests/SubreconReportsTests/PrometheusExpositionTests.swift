@@ -3,7 +3,7 @@ import Foundation
 import Prometheus
 import SubreconCore
 import SubreconReports
-import SubreconTestSupport
+import SubreconTestKit
 import Testing
 
 @Suite("Prometheus exposition")

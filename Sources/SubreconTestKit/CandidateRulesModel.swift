@@ -1,6 +1,5 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
 import SubreconPorts
 
 /// A model, in Swift, of the rules the candidate query states in SQL (docs/CONTRACT.md "Which users a run asks

@@ -1,6 +1,5 @@
 import Foundation
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import Synchronization

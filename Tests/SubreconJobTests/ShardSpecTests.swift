@@ -1,4 +1,3 @@
-import SubreconDatabase
 import SubreconPorts
 import Testing
 
@@ -35,7 +34,7 @@ struct ShardSpecTests {
 
     @Test("a shard read back from a damaged run row is an error, never a trap", arguments: [(0, 0), (2, 2), (-1, 4), (0, -3)])
     func storedOutOfRange(index: Int, count: Int) {
-        #expect(throws: DatabaseError.self) { try ShardSpec.stored(index: index, count: count) }
+        #expect(throws: StoredShardOutOfRange.self) { try ShardSpec.stored(index: index, count: count) }
     }
 
     @Test("a stored shard in range reads back as itself")
