@@ -206,7 +206,7 @@ private struct Parser {
 
     mutating func readKey(_ byte: UInt8) throws(EnvironmentFile.Refusal) {
         switch byte {
-        case .lf: throw EnvironmentFile.Refusal(line: line, problem: "not a KEY=value assignment (no '=')")
+        case .lf: throw EnvironmentFile.Refusal(line: line, problem: "not a NAME=value assignment (no '=')")
         case UInt8(ascii: "="):
             state = .preValue
             value = []

@@ -131,8 +131,8 @@ struct EnvironmentFileTests {
     @Test("malformed lines are refused naming the line, never the value (LF and CRLF)")
     func malformed() {
         for text in ["# ok\nREVENUECAT_BASE_URL=http://127.0.0.1:9\nthis line has no equals sign sk_leakA\n"] {
-            expectRefused(text, line: 3, "not a KEY=value assignment (no '=')")
-            expectRefused(Self.crlf(text), line: 3, "not a KEY=value assignment (no '=')")
+            expectRefused(text, line: 3, "not a NAME=value assignment (no '=')")
+            expectRefused(Self.crlf(text), line: 3, "not a NAME=value assignment (no '=')")
         }
         for text in ["# ok\nREVENUECAT_API_KEY=\"sk_leakB\nDATABASE_URL=x\n", "A=1\nB='sk_leak\n\n"] {
             expectRefused(text, line: 2, "the quote opened on this line is never closed")
