@@ -134,6 +134,60 @@ struct PreflightProofTests {
         }
     }
 
+    @Test(
+        "a view run as its owner, who may not read the table beneath: 78 naming the owner; granted, the night applies"
+    )
+    func viewOwnerPrivileges() async throws {
+        try await Harness.with { h in
+            let ids = try await h.seedChanging(prefix: "own", count: 2)
+            let owner = "owner_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(8)
+            try await h.client.query(PostgresQuery(unsafeSQL: "create role \(owner) nologin"))
+            try await h.client.query("alter table users rename to app_users")
+            try await h.client.query("create view users as select * from app_users")
+            try await h.client.query(PostgresQuery(unsafeSQL: "alter view users owner to \(owner)"))
+            try await OperatorDatabaseTests.withRole(h, grants: OperatorDatabaseTests.jobGrants) { env in
+                let (status, line) = try await OwnTablesTests.failure {
+                    _ = try await Commands.run(environment: env, options: h.options(), logger: h.logger)
+                }
+                #expect(status == .config, "\(line)")
+                #expect(line.contains("SELECT on \(OperatorDatabaseTests.schema(of: h)).app_users (for role \(owner)"), "\(line)")
+                #expect(await h.revenueCat.counters().totalRequests == 0)
+                try await h.client.query(PostgresQuery(unsafeSQL: "grant select, update on app_users to \(owner)"))
+                let result = try await Commands.run(environment: env, options: h.options(), logger: h.logger)
+                #expect(result.exitStatus == .ok)
+                #expect(result.summary.applied == ids.count)
+            }
+            await OperatorDatabaseTests.dropRole(owner, h.client)
+        }
+    }
+
+    @Test("row-level security under a security_invoker view is judged on the table beneath, for the job's role")
+    func rowSecurityBeneathView() async throws {
+        try await Harness.with { h in
+            let ids = try await h.seedChanging(prefix: "rlv", count: 2)
+            try await h.client.query("alter table users rename to app_users")
+            try await h.client.query("create view users with (security_invoker = true) as select * from app_users")
+            try await h.client.query("alter table app_users enable row level security")
+            let jwt =
+                "create policy own_row on {schema}.app_users using (id = (current_setting('request.jwt.claims', true)::json ->> 'sub'))"
+            try await OperatorDatabaseTests.withRole(h, grants: OperatorDatabaseTests.jobGrants + [jwt]) { env in
+                let (status, line) = try await OwnTablesTests.failure {
+                    _ = try await Commands.run(environment: env, options: h.options(), logger: h.logger)
+                }
+                #expect(status == .config, "\(line)")
+                #expect(line.contains("row-level security on \(OperatorDatabaseTests.schema(of: h)).app_users"), "\(line)")
+                #expect(line.contains("role \(Self.role(env))") && line.contains("own_row"), "\(line)")
+                try await h.client.query(
+                    PostgresQuery(
+                        unsafeSQL: "create policy job_all on app_users for all to \(Self.role(env)) using (true) with check (true)"))
+                let result = try await Commands.run(environment: env, options: h.options(), logger: h.logger)
+                #expect(result.exitStatus == .ok)
+                #expect(result.summary.applied == ids.count)
+                try await h.client.query("drop policy job_all on app_users")
+            }
+        }
+    }
+
     @Test("a privilege revoked while the run asks the stores: the run stops with 78 naming the privilege, never 75")
     func privilegeLostDuringTheRun() async throws {
         try await Harness.with { h in
