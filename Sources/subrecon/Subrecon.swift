@@ -22,11 +22,13 @@ struct Subrecon: AsyncParsableCommand {
         ]
     )
 
-    /// Before anything else, on the main thread: the async work runs on NIO's event loops (`EventLoopConcurrency`);
-    /// the global `--env-file PATH` is read into the process environment before any command parses its options.
+    /// Before anything else, on the main thread: the global `--env-file PATH` is read into the process environment
+    /// (`setenv`, before NIO's threads start), then the async work moves to NIO's event loops (`EventLoopConcurrency`)
+    /// and the command parses what is left of its arguments.
     static func main() async {
+        let arguments = Startup.loadingEnvironmentFiles(Array(CommandLine.arguments.dropFirst()))
         EventLoopConcurrency.install()
-        await main(Startup.loadingEnvironmentFiles(Array(CommandLine.arguments.dropFirst())))
+        await main(arguments)
     }
 }
 
