@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SubreconCore
 import SubreconDatabase
 import SubreconTestSupport
 import Testing
@@ -162,6 +163,56 @@ struct LiveUsersMigrationTests {
             #expect(applied.flatMap { $0 } == [11])
             #expect(try await Self.validIndexes(schema) == 3)
             try await schema.store.requireSchema()
+        }
+    }
+    @Test("a build past its bound is cancelled on the server, the version is not recorded, and the next migrate builds it")
+    func boundedBuild() async throws {
+        try await TestDatabase.withSchema { schema in
+            try await Self.atVersion10(schema)
+            try await Self.withAppConnections(schema) { inFlight, _ in
+                // The build waits for this transaction, longer than its bound.
+                try await inFlight.query("begin", logger: Logger(label: "test.app"))
+                try await inFlight.query(
+                    "update \(unescaped: schema.name).users set updated_at = now() where id = 'u1'", logger: Logger(label: "test.app"))
+                let bounded = SchemaMigrator(indexBuildTimeout: .seconds(1))
+                let error = await #expect(throws: DatabaseError.self) { try await schema.store.migrate(bounded) }
+                #expect(error?.description.contains("SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS") == true, "\(String(describing: error))")
+                #expect(try await !Self.building(schema, Self.indexes), "the build is cancelled on the server, not left running")
+                let versions = try await SchemaMigrator().appliedVersions(client: schema.client, logger: schema.store.logger)
+                #expect(!versions.contains(11))
+                try await inFlight.query("commit", logger: Logger(label: "test.app"))
+            }
+            #expect(try await schema.store.migrate() == [11])
+            #expect(try await Self.validIndexes(schema) == 3)
+        }
+    }
+
+    @Test(
+        "through a pooler in transaction mode the indexes are built concurrently in the schema asked for",
+        .enabled(
+            if: PoolerLockTests.transactionPooler != nil,
+            "SUBRECON_TEST_PGBOUNCER_TRANSACTION_URL is not set: scripts/test starts a PgBouncer when pgbouncer is installed"))
+    func transactionPooler() async throws {
+        try await TestDatabase.withSchema { schema in
+            try await Self.atVersion10(schema)
+            var settings = try DatabaseSettings(environment: ["DATABASE_URL": try #require(PoolerLockTests.transactionPooler)])
+            settings.searchPath = schema.name
+            let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
+            let store = SubscriptionDatabase(
+                client: client, logger: Logger(label: "test.pooled"), identifierColumns: IdentifierColumn.testColumns,
+                session: settings.session)
+            let applied = try await withThrowingTaskGroup(of: Void.self) { group -> [Int] in
+                group.addTask { await client.run() }
+                defer { group.cancelAll() }
+                return try await store.migrate()
+            }
+            #expect(applied == [11])
+            #expect(try await Self.validIndexes(schema) == 3)
+            let elsewhere = try await TestDatabase.scalar(
+                schema.client,
+                "select count(*)::int from pg_indexes where indexname = 'users_stripe_customer_idx' and schemaname <> \(schema.name) and schemaname not like 't\\_%'",
+                as: Int.self)
+            #expect(elsewhere == 0, "no index built outside the schema asked for")
         }
     }
 }
