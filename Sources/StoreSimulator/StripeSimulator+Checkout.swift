@@ -65,6 +65,12 @@ extension StripeSimulator {
         checkoutSessions[customerID] = sessions
     }
 
+    /// Answers every customer expansion (subscriptions by customer or by id, the inventory, checkout sessions) with
+    /// the bare id (`true`), or as asked (`false`, the default).
+    public func setIgnoresCustomerExpansion(_ ignores: Bool) {
+        ignoresCustomerExpansion = ignores
+    }
+
     func handleCheckout(_ request: SimulatorRequest) -> SimulatorResponse {
         let segments = request.pathSegments
         if segments.count == 5, segments[4] == "line_items" {
@@ -92,7 +98,9 @@ extension StripeSimulator {
             let expand = expansions.contains("data.line_items")
             let encoded = selected.map { session in
                 var object = Self.session(session, customer: customer, expandItems: expand)
-                if expansions.contains("data.customer") { object["customer"] = customerObject(customer, livemode: session.livemode) }
+                if expansions.contains("data.customer"), !ignoresCustomerExpansion {
+                    object["customer"] = customerObject(customer, livemode: session.livemode)
+                }
                 return object
             }
             return page(encoded, ids: selected.map(\.id), query: request.query, url: "/v1/checkout/sessions")

@@ -124,6 +124,9 @@ public actor StripeSimulator: SimulatorRoute {
     var customers: [String: [SimulatedStripeSubscription]] = [:]
     /// Each customer's `metadata`, written when the customer object is expanded (`expand[]=data.customer`).
     var customerMetadata: [String: [String: String]] = [:]
+    /// Answer every `expand[]=data.customer` / `expand[]=customer` with the customer's bare id (`"cus_…"`) instead of
+    /// the object (a hostile answer: an expansion asked for and not made). Off by default.
+    var ignoresCustomerExpansion = false
     /// The customers in the order they were first given (the inventory lists in this order).
     var customerOrder: [String] = []
     private var events: [SimulatedStripeEvent] = []
@@ -251,7 +254,8 @@ public actor StripeSimulator: SimulatorRoute {
         }
         // The customer expansion is read apart from the others (Stripe takes several `expand[]`).
         let expansions = request.queryValues["expand[]"] ?? []
-        let expandCustomer = expansions.contains("data.customer") || expansions.contains("customer")
+        let expandCustomer =
+            !ignoresCustomerExpansion && (expansions.contains("data.customer") || expansions.contains("customer"))
         let expand = expansions.last { $0 != "data.customer" && $0 != "customer" }
         if isPayments {
             guard let invoice = request.query["invoice"] else {

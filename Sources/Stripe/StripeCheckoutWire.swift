@@ -9,7 +9,7 @@ import SubreconCore
 public typealias StripeCheckoutSessionList = StripeList<StripeCheckoutSession>
 
 /// One Checkout Session (`"object": "checkout.session"`).
-public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
+public struct StripeCheckoutSession: Decodable, Sendable, Hashable, StripeCustomerExpandable {
     public var id: String?
     public var customer: String?
     /// `payment` (one-time prices), `subscription` or `setup`.
@@ -34,13 +34,23 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
     public var clientReferenceID: String?
     /// The expanded customer's `metadata.user_id` (`expand[]=data.customer`); nil when not expanded or not stated.
     public var customerUserID: String?
+    /// `customer` came as a bare id string (`"cus_…"`), not the object.
+    public var customerIsBareID = false
+    /// Read from an answer that asked for the customer expanded (`StripeCustomerExpandable`): a bare id then leaves
+    /// the buyer unknown (`statedBuyer`).
+    public var customerExpansionAsked = false
 
-    /// The buyer's account Stripe states for the payment (CONTRACT "Whose purchase it is"): the session's
-    /// `metadata.user_id`, else its `client_reference_id`, else its customer's `metadata.user_id` (a blank one names
-    /// nobody, so the next is read).
-    public var accountToken: String? {
-        [metadataUserID, clientReferenceID, customerUserID].lazy.compactMap(normalisedIdentifier).first
+    /// The buyer Stripe states for the payment (CONTRACT "Whose purchase it is"): the session's `metadata.user_id`,
+    /// else its `client_reference_id`, else its customer's `metadata.user_id` (a blank one names nobody, so the next is
+    /// read); unknown when the customer, asked for expanded, came as a bare id.
+    public var statedBuyer: StripeStatedBuyer {
+        StripeAccount.buyer(
+            own: [metadataUserID, clientReferenceID], customer: customer, customerUserID: customerUserID,
+            unexpanded: customerExpansionAsked && customerIsBareID)
     }
+
+    /// The stated account; nil when nobody is stated or the buyer is unknown (`statedBuyer` tells them apart).
+    public var accountToken: String? { statedBuyer.account }
 
     public init(
         id: String?, customer: String? = nil, mode: String? = "payment", status: String? = "complete",
@@ -75,6 +85,7 @@ public struct StripeCheckoutSession: Decodable, Sendable, Hashable {
         metadataUserID = StripeAccount.userID(in: container, forKey: .metadata)
         clientReferenceID = StripeAccount.account(container.lenientString(.clientReferenceID))
         customerUserID = StripeAccount.customerUserID(in: container, forKey: .customer)
+        customerIsBareID = StripeAccount.isBareID(in: container, forKey: .customer)
         mode = container.lenientString(.mode)
         status = container.lenientString(.status)
         paymentStatus = container.lenientString(.paymentStatus)

@@ -40,7 +40,8 @@ extension StripeClient {
             let base =
                 "/v1/subscriptions?status=\(status)&limit=\(Self.pageSize)&\(Self.encoded("expand[]"))=\(Self.encoded("data.customer"))"
             let read = await everyPage(
-                base: base, id: "inventory", what: "\(status) subscriptions", decode: StripeInventoryPage.decode(body:),
+                base: base, id: "inventory", what: "\(status) subscriptions",
+                decode: { try StripeInventoryPage.decode(body: $0).askedCustomerExpanded() },
                 elementID: \.id, maxPages: pageCap,
                 tooMany: .request("more than \(pageCap) pages of \(status) subscriptions; the inventory is not used in part")
             ) { page in

@@ -21,7 +21,8 @@ extension StripeClient {
         let listed = await everyElement(
             base: "/v1/checkout/sessions?customer=\(Self.encoded(customerID))&status=complete&limit=\(Self.pageSize)&"
                 + Self.checkoutExpansion,
-            id: customerID, what: "checkout sessions", decode: StripeCheckoutSessionList.decode(body:), elementID: \.id,
+            id: customerID, what: "checkout sessions", decode: { try StripeCheckoutSessionList.decode(body: $0).askedCustomerExpanded() },
+            elementID: \.id,
             absenceOnFirstPage: true, tooMany: .tooManyPages(configuration.maxPages))
         guard case .success(let sessions) = listed else {
             if case .failure(let error) = listed { return failure(error) }

@@ -42,7 +42,8 @@ public struct StripeClient: Sendable {
     public func subscriptions(customerID: String) async -> Result<[StripeSubscription], StripeError> {
         let listed = await everyElement(
             base: "/v1/subscriptions?customer=\(Self.encoded(customerID))&status=all&limit=\(Self.pageSize)&\(Self.listExpansion)",
-            id: customerID, what: "subscriptions", decode: StripeSubscriptionList.decode(body:), elementID: \.id,
+            id: customerID, what: "subscriptions", decode: { try StripeSubscriptionList.decode(body: $0).askedCustomerExpanded() },
+            elementID: \.id,
             absenceOnFirstPage: true, tooMany: .tooManyPages(configuration.maxPages))
         guard case .success(let subscriptions) = listed else { return listed }
         var complete: [StripeSubscription] = []
@@ -111,8 +112,9 @@ public struct StripeClient: Sendable {
         case .failure(let error): return .failure(error)
         case .success(nil): return .success(nil)
         case .success(let body?):
-            let subscription: StripeSubscription
+            var subscription: StripeSubscription
             do { subscription = try StripeSubscription.decode(body: body) } catch { return .failure(.malformed(explain(error))) }
+            subscription.customerExpansionAsked = true  // `expand[]=customer` (`subscriptionExpansion`)
             return await withAllItems(subscription).map { Optional($0) }
         }
     }

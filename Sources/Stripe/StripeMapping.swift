@@ -26,8 +26,9 @@ import SubreconCore
 ///   `canceled_at`), CONTRACT "Sources and the decision".
 /// - The renewal price (CONTRACT "Finance figures"; what was paid is not stated here) is `unit_amount` × `quantity` in the currency's minor units (`StripeCurrency.exponent`); unknown when
 ///   either is missing or the currency is not a known ISO code.
-/// - `accountToken` (CONTRACT "Whose purchase it is") is the subscription's `metadata.user_id`, else its expanded customer's
-///   (`StripeSubscription.accountToken`).
+/// - `buyer` (CONTRACT "Whose purchase it is") is the subscription's `metadata.user_id`, else its expanded customer's
+///   (`StripeSubscription.statedBuyer`); a customer asked for expanded that came as a bare id leaves the buyer
+///   unknown: error (fetch) for the user, never "nobody".
 /// - `originalTransactionID` and `storeTransactionID` are the subscription id (`sub_…`); the item ids (`si_…`) are
 ///   aliases; the line (CONTRACT "Whose purchase it is") is the subscription id and the item id. The subscription id is a line key, never
 ///   written into a `users` column.
@@ -64,6 +65,8 @@ public enum StripeMapping {
         guard subscription.itemsHaveMore != true else {
             return failure("Stripe subscription \(name) lists only part of its items (items.has_more)")
         }
+        let buyer: Buyer
+        do { buyer = try subscription.statedBuyer.buyer(of: "subscription \(name)").get() } catch { return .failure(error) }
         var facts: [StoreFact] = []
         for item in items {
             let priceID = item.price?.id.flatMap { $0.isEmpty ? nil : $0 }
@@ -94,7 +97,7 @@ public enum StripeMapping {
                 refundedAt: disputedAt(subscription, state), autoRenew: autoRenew, isPaused: state == .paused, storeState: state,
                 originalTransactionID: id,
                 storeTransactionID: id, renewalPrice: price(of: item, subscriptionCurrency: subscription.currency),
-                line: PurchaseLine.of(store: .stripe, ids: [id, item.id]), buyer: .stated(subscription.accountToken, store: .stripe))
+                line: PurchaseLine.of(store: .stripe, ids: [id, item.id]), buyer: buyer)
             if productID != nil, let priceID { purchase.alternateProductIDs = [priceID] }
             if subscription.status == "trialing" { purchase.periodType = .trial }
             let aliases = item.id.flatMap { $0.isEmpty ? nil : [$0] } ?? []

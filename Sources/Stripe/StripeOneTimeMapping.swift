@@ -16,7 +16,8 @@ import SubreconCore
 /// Each fact is `kind: .nonExpiring` (entitles without an end), `productID` the price's product (`prod_…`) with the
 /// price id (`price_…`) as alternate, `purchaseDate` the session's `created`, `isSandbox` `!livemode`,
 /// `storeTransactionID` the payment intent (else the session id), `price` the line's `amount_total`, `buyer` the
-/// session's `metadata.user_id`, else its `client_reference_id`, else its expanded customer's `metadata.user_id`. A refund in full
+/// session's `metadata.user_id`, else its `client_reference_id`, else its expanded customer's `metadata.user_id`
+/// (a customer asked for expanded that came as a bare id: the buyer is unknown, error for the user). A refund in full
 /// of the payment (`StripePeriodRefund`, by the same rules as a subscription's period) sets `refundedAt`: a refunded
 /// one-time purchase never entitles.
 public enum StripeOneTimeMapping {
@@ -39,6 +40,8 @@ public enum StripeOneTimeMapping {
         guard let items = session.lineItems, session.lineItemsHaveMore == false else {
             return .failure(error("Stripe checkout session \(name) lists only part of its line items"))
         }
+        let buyer: Buyer
+        do { buyer = try session.statedBuyer.buyer(of: "checkout session \(name)").get() } catch { return .failure(error) }
         let intent = session.paymentIntent.flatMap { $0.isEmpty ? nil : $0 }
         var facts: [StoreFact] = []
         for item in items {
@@ -51,7 +54,7 @@ public enum StripeOneTimeMapping {
                 origin: .stripe, productID: productID ?? priceID, store: .stripe, kind: .nonExpiring,
                 isSandbox: session.livemode.map { !$0 }, purchaseDate: session.created, autoRenew: false,
                 originalTransactionID: id, storeTransactionID: intent ?? id, price: paid(item, session: session),
-                line: PurchaseLine.of(store: .stripe, ids: [id, intent]), buyer: .stated(session.accountToken, store: .stripe))
+                line: PurchaseLine.of(store: .stripe, ids: [id, intent]), buyer: buyer)
             if productID != nil { purchase.alternateProductIDs = [priceID] }
             if let refund {
                 purchase.refundedAt = refund.refundedAt

@@ -61,6 +61,11 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
     /// The buyer's account the expanded customer's `metadata.user_id` states; nil when the customer is an id string
     /// (not expanded) or states none.
     public var customerUserID: String?
+    /// `customer` came as a bare id string (`"cus_…"`), not the object.
+    public var customerIsBareID = false
+    /// Read from an answer that asked for the customer expanded (`StripeCustomerExpandable`): a bare id then leaves
+    /// the buyer unknown (`statedBuyer`).
+    public var customerExpansionAsked = false
     /// Raw status (`active`, `trialing`, `past_due`, `paused`, `canceled`, `unpaid`, `incomplete`,
     /// `incomplete_expired`, or any newer value).
     public var status: String?
@@ -138,6 +143,7 @@ public struct StripeSubscription: Decodable, Sendable, Hashable {
         customer = container.lenientID(.customer)
         metadataUserID = StripeAccount.userID(in: container, forKey: .metadata)
         customerUserID = StripeAccount.customerUserID(in: container, forKey: .customer)
+        customerIsBareID = StripeAccount.isBareID(in: container, forKey: .customer)
         status = container.lenientString(.status)
         livemode = container.lenientBool(.livemode)
         cancelAtPeriodEnd = container.lenientBool(.cancelAtPeriodEnd)

@@ -83,7 +83,8 @@ extension Commands {
                 var step = "database"
                 do {
                     let identity = try await database.sessionIdentity()
-                    checks.append(CredentialCheck(step, .holds, connectionText(config.database, identity)))
+                    let tls = try await config.database.negotiatedTLS(logger: logger)
+                    checks.append(CredentialCheck(step, .holds, connectionText(config.database, role: identity.role, tls: tls)))
                     step = "schema"
                     try await database.requireSchema()
                     checks.append(CredentialCheck(step, .holds, "current (version \(SchemaMigrator().latestVersion))"))
@@ -95,8 +96,8 @@ extension Commands {
                     checks.append(
                         CredentialCheck(
                             step, .holds,
-                            "may read and write what a run that applies needs (privileges); no row-level security hides users' "
-                                + "rows or refuses their updates; the server takes writes"))
+                            "may read and write what a run that applies needs (privileges, on the tables under a view too); "
+                                + "every row of users is proven visible and updatable (row-level security); the server takes writes"))
                 } catch {
                     checks.append(doctorCheck(step, error))
                 }
@@ -122,12 +123,15 @@ extension Commands {
         }
     }
 
-    static func connectionText(_ settings: DatabaseSettings, _ identity: SessionIdentity) -> String {
-        let tls =
-            identity.tlsVersion.map { "TLS \($0)" }
+    /// The database line: where, as whom, and whether the job's own connection is encrypted (`tls`, what its client
+    /// side negotiated: `DatabaseSettings.negotiatedTLS`), never what the server's backend reports, which behind a
+    /// pooler is the pooler's connection (docs/CONTRACT.md, "subrecon doctor").
+    static func connectionText(_ settings: DatabaseSettings, role: String, tls: String?) -> String {
+        let carried =
+            tls.map { "TLS \($0)" }
             ?? (settings.unixSocketPath == nil ? "not encrypted" : "a Unix socket (no TLS)")
         return
-            "reachable at \(settings.endpoint)/\(settings.database) as role \(identity.role); \(tls) (sslmode=\(settings.sslMode.rawValue))"
+            "reachable at \(settings.endpoint)/\(settings.database) as role \(role); \(carried) (sslmode=\(settings.sslMode.rawValue))"
     }
 
     static func usersText(_ users: UsersRelation) -> String {

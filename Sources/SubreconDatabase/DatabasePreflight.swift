@@ -17,7 +17,8 @@ public enum DatabasePreflight {
     /// The relations row-level security is judged on for `users`: the relation itself when it is a table, else the
     /// tables under the view (and under views it reads, three levels deep). A view's reads run as its owner unless
     /// it is `security_invoker`; an INSTEAD OF trigger writes as the job's role unless its function is SECURITY
-    /// DEFINER (then as the function's owner). One row per table: name, oid, reader role, writer role.
+    /// DEFINER (then as the function's owner). One row per table: name (schema-qualified, as a policy names it), oid,
+    /// reader role, writer role.
     static let rlsTablesSQL = """
         with recursive u as (
             select c.oid, c.relkind::text as kind,
@@ -41,7 +42,8 @@ public enum DatabasePreflight {
             join pg_class c on c.oid = d.refobjid
             where tree.kind = 'v' and d.refobjid <> tree.oid and tree.depth < 3
         )
-        select distinct tree.oid::regclass::text as name, tree.oid::bigint as rel, u.reader::bigint as reader, u.writer::bigint as writer
+        select distinct (select format('%I.%I', n.nspname, t.relname) from pg_class t join pg_namespace n on n.oid = t.relnamespace \
+        where t.oid = tree.oid) as name, tree.oid::bigint as rel, u.reader::bigint as reader, u.writer::bigint as writer
         from tree, u where tree.kind in ('r', 'p')
         """
 
@@ -100,60 +102,106 @@ public enum DatabasePreflight {
         return missing
     }
 
-    /// Row-level security that hides `users`' rows from the job's role or refuses its updates: for each table under
-    /// `users` with RLS on that applies to the role reading (or writing) it — not a superuser, no BYPASSRLS, not its
-    /// owner unless FORCE ROW LEVEL SECURITY — and no permissive policy for that role that covers SELECT (and, when
-    /// `writing`, UPDATE). One line per table; empty when nothing stands in the way.
+    /// The one definition of rows proven visible (docs/CONTRACT.md, "What run checks first"): SQL true when the role
+    /// `r.role` sees every row of table `r.oid` for `r.needs` ('SELECT', or 'UPDATE': its rows and its new rows). Only
+    /// this proves it: no row-level security on the table; a superuser or BYPASSRLS role; the table's owner (or a role
+    /// with its privileges) without FORCE ROW LEVEL SECURITY; or a permissive policy `USING (true)` (for UPDATE also
+    /// `WITH CHECK` absent or `true`) that applies to the role (one of its roles, or PUBLIC) for the command, with no
+    /// restrictive policy that may apply narrowing it. A policy's `USING (id = auth.uid())` admits only some rows.
+    static let provenVisibleSQL = """
+        exists (select 1 from pg_class c join pg_roles ro on ro.oid = r.role where c.oid = r.oid and (
+            not c.relrowsecurity or ro.rolsuper or ro.rolbypassrls
+            or (not c.relforcerowsecurity and pg_has_role(r.role, c.relowner, 'USAGE'))
+            or (exists (select 1 from pg_policy p where p.polrelid = r.oid and p.polpermissive
+                    and p.polcmd::text in ('*', case r.needs when 'SELECT' then 'r' else 'w' end)
+                    and (0::oid = any(p.polroles) or exists (select 1 from unnest(p.polroles) pr where pg_has_role(r.role, pr, 'USAGE')))
+                    and pg_get_expr(p.polqual, p.polrelid) = 'true'
+                    and (r.needs = 'SELECT' or p.polwithcheck is null or pg_get_expr(p.polwithcheck, p.polrelid) = 'true'))
+                and not exists (select 1 from pg_policy p where p.polrelid = r.oid and not p.polpermissive
+                    and p.polcmd::text in ('*', case r.needs when 'SELECT' then 'r' else 'w' end)
+                    and (0::oid = any(p.polroles) or exists (select 1 from unnest(p.polroles) pr where pg_has_role(r.role, pr, 'MEMBER')))
+                    and not (coalesce(pg_get_expr(p.polqual, p.polrelid), 'true') = 'true'
+                        and coalesce(pg_get_expr(p.polwithcheck, p.polrelid), 'true') = 'true')))))
+        """
+
+    /// The tables under `users` whose rows are not proven visible (`provenVisibleSQL`) to the role reading them, and,
+    /// when `$1` (a run that applies), to the role writing them for SELECT and UPDATE: `unproven(name, oid, role, needs)`.
+    static let unprovenSQL = """
+        with t as (\(rlsTablesSQL)), r(name, oid, role, needs) as (
+            select t.name, t.rel::oid, t.reader::oid, 'SELECT' from t
+            union all select t.name, t.rel::oid, t.writer::oid, 'SELECT' from t where $1
+            union all select t.name, t.rel::oid, t.writer::oid, 'UPDATE' from t where $1
+        ), unproven as (select * from r where not \(provenVisibleSQL))
+        """
+
+    /// Row-level security that may hide some of `users`' rows from the job's role or refuse some of its updates: every
+    /// table under `users` whose rows are not proven visible (`provenVisibleSQL`) to the role reading it (and, when
+    /// `writing`, writing it). One line per table and role naming its policies and the policy to add; empty when
+    /// nothing stands in the way.
     static func rowSecurityProblems(connection: PostgresConnection, logger: Logger, writing: Bool) async throws -> [String] {
         let sql = """
-            with t as (\(rlsTablesSQL)), r(name, oid, role, needs) as (
-                select t.name, t.rel::oid, t.reader::oid, 'SELECT' from t
-                union all select t.name, t.rel::oid, t.writer::oid, 'SELECT' from t where $1
-                union all select t.name, t.rel::oid, t.writer::oid, 'UPDATE' from t where $1
-            )
-            select r.name, pg_get_userbyid(r.role)::text, string_agg(distinct r.needs, ' and ' order by r.needs) from r
-            join pg_class c on c.oid = r.oid join pg_roles ro on ro.oid = r.role
-            where c.relrowsecurity and not ro.rolsuper and not ro.rolbypassrls
-            and (c.relforcerowsecurity or not pg_has_role(r.role, c.relowner, 'USAGE'))
-            and not exists (select 1 from pg_policy p where p.polrelid = r.oid and p.polpermissive
-                and p.polcmd::text in ('*', case r.needs when 'SELECT' then 'r' else 'w' end)
-                and (0::oid = any(p.polroles) or exists (select 1 from unnest(p.polroles) pr where pg_has_role(r.role, pr, 'MEMBER'))))
-            group by r.name, r.role order by 1, 2
+            \(unprovenSQL)
+            select u.name, quote_ident(pg_get_userbyid(u.role)), string_agg(distinct u.needs, ' and ' order by u.needs),
+            coalesce((select string_agg(quote_ident(p.polname) || case when p.polpermissive then '' else ' (restrictive)' end,
+                ', ' order by p.polname) from pg_policy p where p.polrelid = u.oid), 'none')
+            from unproven u group by u.name, u.role, u.oid order by 1, 2
             """
         var binds = PostgresBindings()
         binds.append(writing)
         var problems: [String] = []
         let rows = try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-        for try await (table, role, needs) in rows.decode((String, String, String).self) {
+        for try await (table, role, needs, policies) in rows.decode((String, String, String, String).self) {
+            let policy =
+                needs.contains("UPDATE")
+                ? "create policy subrecon_all on \(table) for all to \(role) using (true) with check (true)"
+                : "create policy subrecon_read on \(table) for select to \(role) using (true)"
             problems.append(
-                "row-level security on \(table) applies to role \(role) and no policy lets it \(needs) the rows "
-                    + "(the run would see or write nothing); add a policy for \(role) (README, \"Your database\") or "
-                    + "give the role BYPASSRLS")
+                "row-level security on \(table) applies to role \(role) and no policy lets it \(needs) every row "
+                    + "(its policies: \(policies); a night would see or change only the rows they admit, and end in "
+                    + "success having asked about none): add `\(policy)` (README, \"Your database\") or give the role BYPASSRLS")
         }
         return problems
     }
 
-    /// Whether row-level security may refuse the job's update of some row of `users` now: it applies to the role on
-    /// `users` or a table under it (`row_security_active`) and the role's policies there do not admit every row, i.e.
-    /// no permissive policy with `USING (true)` covers both SELECT and UPDATE, or a restrictive one applies. Only
-    /// then may a compare-and-set that updated nothing while the row still reads as it was read be a policy's refusal
+    /// Whether row-level security may refuse the job's update of some row of `users` now: some table under `users` is
+    /// not proven visible to its reader and writer (`provenVisibleSQL`, the definition `run` checks first). Only then
+    /// may a compare-and-set that updated nothing while the row still reads as it was read be a policy's refusal
     /// rather than another writer holding the row (docs/CONTRACT.md, "Applying").
     static func rowSecurityMayRefuse(connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let policy = """
-            p.polrelid = t.rel::oid and (0::oid = any(p.polroles)             or exists (select 1 from unnest(p.polroles) pr where pg_has_role(current_user, pr, 'MEMBER')))
-            """
-        let admitsAll = { (command: String) in
-            """
-            exists (select 1 from pg_policy p where \(policy) and p.polpermissive and p.polcmd::text in ('*', '\(command)')             and pg_get_expr(p.polqual, p.polrelid) = 'true')
-            """
-        }
-        let sql = """
-            select coalesce(bool_or(row_security_active(t.rel::oid) and not (\(admitsAll("r")) and \(admitsAll("w"))             and not exists (select 1 from pg_policy p where \(policy) and not p.polpermissive             and p.polcmd::text in ('*', 'r', 'w')))), false) from (\(rlsTablesSQL)) t
-            """
-        for try await mayRefuse in try await connection.run(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Bool.self) {
+        var binds = PostgresBindings()
+        binds.append(true)
+        let sql = "\(unprovenSQL) select exists (select 1 from unproven)"
+        for try await mayRefuse in try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).decode(Bool.self) {
             return mayRefuse
         }
-        return false
+        return true
+    }
+
+    /// The privileges the roles that really read and write the tables under a `users` view lack
+    /// (docs/CONTRACT.md, "What run checks first"): SELECT for the role reading each (the view's owner, or the job's
+    /// role under a `security_invoker` view), UPDATE, when `writing`, for the role writing it (the job's role, or the
+    /// owner of a SECURITY DEFINER INSTEAD OF trigger function). SELECT holds with the table's privilege or that of
+    /// every column a view reads; UPDATE with the table's or any column's. Empty when `users` is a table.
+    static func underlyingPrivileges(connection: PostgresConnection, logger: Logger, writing: Bool) async throws -> [String] {
+        let sql = """
+            select x.p || ' on ' || t.name || case when x.role = (select oid from pg_roles where rolname = current_user) \
+            then '' else ' (for role ' || quote_ident(pg_get_userbyid(x.role)) || ', which ' \
+            || case x.p when 'SELECT' then 'reads' else 'writes' end || ' it for the view)' end
+            from (\(rlsTablesSQL)) t cross join lateral (values ('SELECT', t.reader::oid), ('UPDATE', t.writer::oid)) x(p, role)
+            where t.rel::oid is distinct from to_regclass('users')::oid and (x.p = 'SELECT' or $1)
+            and not has_table_privilege(x.role, t.rel::oid, x.p)
+            and not (x.p = 'UPDATE' and has_any_column_privilege(x.role, t.rel::oid, 'UPDATE'))
+            and not (x.p = 'SELECT' and coalesce((select bool_and(has_column_privilege(x.role, t.rel::oid, d.refobjsubid::int2, 'SELECT')) \
+            from pg_depend d where d.classid = 'pg_rewrite'::regclass and d.refclassid = 'pg_class'::regclass \
+            and d.refobjid = t.rel::oid and d.refobjsubid > 0), false))
+            order by 1
+            """
+        var binds = PostgresBindings()
+        binds.append(writing)
+        var missing: [String] = []
+        let rows = try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        for try await line in rows.decode(String.self) { missing.append(line) }
+        return missing
     }
 }
 
@@ -174,8 +222,9 @@ extension SubscriptionDatabase {
         let written = UsersContract.writtenColumns + users.presentIdentifierColumns.map(\.name)
         return try await run("check the role's privileges") {
             try await session.withTransaction { connection in
-                let missing = try await DatabasePreflight.missingPrivileges(
+                var missing = try await DatabasePreflight.missingPrivileges(
                     connection: connection, logger: logger, usersColumns: read, written: written, writing: writing)
+                missing += try await DatabasePreflight.underlyingPrivileges(connection: connection, logger: logger, writing: writing)
                 var problems: [String] = []
                 if !missing.isEmpty {
                     let role = try await Self.currentRole(connection: connection, logger: logger)

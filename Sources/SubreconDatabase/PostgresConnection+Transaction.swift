@@ -3,7 +3,13 @@ import PostgresNIO
 import SubreconPorts
 
 extension PostgresConnection {
-    /// Runs `body` between `BEGIN` and `COMMIT`, rolling back when it throws; right after `BEGIN`, the session's
+    /// How every transaction of the job begins: read committed, explicitly, whatever `default_transaction_isolation`
+    /// the role or database sets (docs/CONTRACT.md, "The session"). Under `repeatable read` or `serializable` a
+    /// transaction keeps the snapshot of its first statement to its end: the shard lock's, open all night, would
+    /// hold back vacuum for hours, and a page of candidates could be refused as a serialization failure.
+    static let beginReadCommitted: PostgresQuery = "begin isolation level read committed"
+
+    /// Runs `body` between `BEGIN` (read committed: `beginReadCommitted`) and `COMMIT`, rolling back when it throws; right after `BEGIN`, the session's
     /// settings and `overriding` are applied transaction-locally (`applyLocally`). The body's error is rethrown as is
     /// (unlike `withTransaction`, which wraps it), so typed outcomes such as a lost compare-and-set stay visible.
     /// `BEGIN`, `COMMIT` and `ROLLBACK` end when the connection closes, as every statement does (`run`).
@@ -11,7 +17,7 @@ extension PostgresConnection {
         isolation: isolated (any Actor)? = #isolation, session: SessionSetup? = nil, overriding: [String: String] = [:],
         logger: Logger, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await run("begin", logger: logger)
+        try await run(Self.beginReadCommitted, logger: logger)
         do {
             try await applyLocally(session, overriding: overriding, logger: logger)
             let value = try await body(self)

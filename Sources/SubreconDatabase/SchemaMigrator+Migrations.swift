@@ -1,5 +1,6 @@
 extension SchemaMigrator {
-    /// subrecon's migrations, in order. Append; never rewrite an applied one.
+    /// subrecon's migrations, in order. Append; never rewrite an applied one. An index on `users` goes in
+    /// `usersIndexes` (built concurrently on a table that already holds the app's rows: docs/CONTRACT.md, "Database").
     public static let migrations: [SchemaMigration] = [
         SchemaMigration(
             version: 1, name: "initial tables (CONTRACT 'Database') and candidate-scan indexes",
@@ -89,11 +90,8 @@ extension SchemaMigrator {
             ]),
         SchemaMigration(
             version: 2, name: "candidate scan: lapsed users in id order (one ordered index scan per candidate rule)",
-            ownUsersStatements: [
-                """
-                create index if not exists users_lapsed_id_idx on users (id)
-                    where subscription_status in ('expired', 'canceled', 'refunded')
-                """
+            usersIndexes: [
+                UsersIndex("users_lapsed_id_idx", "(id) where subscription_status in ('expired', 'canceled', 'refunded')")
             ], statements: []),
         SchemaMigration(
             version: 3, name: "per-run verdict ledger and run progress (resume, report re-rendering)",
@@ -189,9 +187,9 @@ extension SchemaMigrator {
         SchemaMigration(
             version: 9, name: "account_token, tonight's purchase links and the orphans kept across nights",
             ownUsersStatements: [
-                "alter table users add column if not exists account_token text null",
-                "create index if not exists users_account_token_idx on users (account_token) where account_token is not null",
+                "alter table users add column if not exists account_token text null"
             ],
+            usersIndexes: [UsersIndex("users_account_token_idx", "(account_token) where account_token is not null")],
             statements: [
                 """
                 create table if not exists reconcile_run_links (
@@ -237,19 +235,11 @@ extension SchemaMigrator {
         // without these a night reads the whole table once per Apple user.
         SchemaMigration(
             version: 11, name: "indexes on the store identifier columns (who holds a purchase)",
-            ownUsersStatements: [
-                """
-                create index if not exists users_iap_original_transaction_idx on users (iap_original_transaction_id)
-                    where iap_original_transaction_id is not null
-                """,
-                """
-                create index if not exists users_stripe_customer_idx on users (stripe_customer_id)
-                    where stripe_customer_id is not null
-                """,
-                """
-                create index if not exists users_google_purchase_token_idx on users (google_purchase_token)
-                    where google_purchase_token is not null
-                """,
+            usersIndexes: [
+                UsersIndex(
+                    "users_iap_original_transaction_idx", "(iap_original_transaction_id) where iap_original_transaction_id is not null"),
+                UsersIndex("users_stripe_customer_idx", "(stripe_customer_id) where stripe_customer_id is not null"),
+                UsersIndex("users_google_purchase_token_idx", "(google_purchase_token) where google_purchase_token is not null"),
             ],
             statements: []),
     ]

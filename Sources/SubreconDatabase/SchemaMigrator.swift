@@ -9,14 +9,41 @@ public struct SchemaMigration: Sendable {
     /// Run in order inside the migration transaction; one statement each (extended protocol).
     public var statements: [String]
     /// Statements on `users` itself, run before `statements` and only when `users` is subrecon's own: an app's
-    /// relation (CONTRACT "Database") is never altered or indexed.
+    /// relation (CONTRACT "Database") is never altered or indexed. Never an index (`usersIndexes`). On a `users`
+    /// that existed before this `migrate`, they run in a transaction of their own that waits for its lock briefly.
     public var ownUsersStatements: [String]
+    /// Indexes on subrecon's own `users`, built after `ownUsersStatements`: inside the migration transaction while
+    /// `users` is new (created by this very `migrate`), else concurrently (docs/CONTRACT.md, "Database").
+    public var usersIndexes: [UsersIndex]
 
-    public init(version: Int, name: String, ownUsersStatements: [String] = [], statements: [String]) {
+    public init(
+        version: Int, name: String, ownUsersStatements: [String] = [], usersIndexes: [UsersIndex] = [], statements: [String]
+    ) {
         self.version = version
         self.name = name
         self.ownUsersStatements = ownUsersStatements
+        self.usersIndexes = usersIndexes
         self.statements = statements
+    }
+
+    /// Whether it changes subrecon's own `users` (nothing of it runs on an app's relation).
+    var changesUsers: Bool { !ownUsersStatements.isEmpty || !usersIndexes.isEmpty }
+}
+
+/// An index on subrecon's own `users`: its name (unqualified, never quoted) and what follows `on users`.
+public struct UsersIndex: Sendable, Hashable {
+    public var name: String
+    /// The columns and the predicate: `(stripe_customer_id) where stripe_customer_id is not null`.
+    public var definition: String
+
+    public init(_ name: String, _ definition: String) {
+        self.name = name
+        self.definition = definition
+    }
+
+    /// `create index [concurrently] if not exists NAME on TABLE DEFINITION`.
+    func sql(on table: String, concurrently: Bool) -> String {
+        "create index \(concurrently ? "concurrently " : "")if not exists \(name) on \(table) \(definition)"
     }
 }
 
@@ -42,9 +69,13 @@ public struct SchemaNewerThanBinary: Error, Sendable, Hashable, CustomStringConv
 
 /// Creates or upgrades subrecon's tables in the connection's current schema (unqualified names).
 ///
-/// Applied versions are recorded in `subrecon_schema_migrations`. All pending migrations run in one transaction
-/// under a transaction-scoped advisory lock keyed by `current_schema()`, so concurrent migrators serialise and the
-/// second one finds nothing to do. Append new migrations to `SchemaMigrator.migrations`; never edit an applied one.
+/// Applied versions are recorded in `subrecon_schema_migrations`. A `migrate` holds a transaction-scoped advisory
+/// lock keyed by `current_schema()` throughout, in a transaction of its own on a connection of its own
+/// (`withMigrationLock`), so concurrent migrators serialise and the second one finds nothing to do. The pending
+/// migrations run in one transaction on another connection, except those that change subrecon's own `users` once it
+/// holds the app's rows: each of those (and every one after it) alters `users` in a short transaction, builds its
+/// indexes concurrently outside any transaction, and is recorded only then (`applyOnLiveUsers`; docs/CONTRACT.md,
+/// "Database"). Append new migrations to `SchemaMigrator.migrations`; never edit an applied one.
 ///
 /// `users` may be the app's own relation (CONTRACT "Database"): when migration 1 runs and a relation named `users`
 /// already exists in the current schema (table or view), subrecon records it as the app's (`subrecon_settings`
@@ -53,10 +84,19 @@ public struct SchemaNewerThanBinary: Error, Sendable, Hashable, CustomStringConv
 /// written (`UsersContract.Violation`, the transaction rolls back: nothing created).
 public struct SchemaMigrator: Sendable {
     public let migrations: [SchemaMigration]
+    /// How long one concurrent index build (or drop) on `users` may run, and how long a `migrate` waits for another
+    /// one's lock; nil: the longer of 600 s and the session's statement timeout, none when that timeout is off
+    /// (docs/CONTRACT.md, "Database").
+    public let indexBuildTimeout: Duration?
 
-    public init(migrations: [SchemaMigration] = SchemaMigrator.migrations) {
+    public init(migrations: [SchemaMigration] = SchemaMigrator.migrations, indexBuildTimeout: Duration? = nil) {
         self.migrations = migrations
+        self.indexBuildTimeout = indexBuildTimeout
     }
+
+    /// The migration transactions' waits: DDL on subrecon's own tables waits for their locks up to two minutes (a
+    /// night still running holds them) rather than the session's short lock_timeout.
+    static let transactionWaits = ["lock_timeout": "120s", "statement_timeout": "600s"]
 
     /// The highest version this build knows.
     public var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -77,42 +117,13 @@ public struct SchemaMigrator: Sendable {
             return []
         }
         do {
-            // The migration's own transaction gets the session's settings and schema check like every unit of work
-            // (docs/CONTRACT.md, "The session"): its tables are created in the schema asked for, never elsewhere.
-            // Another migrator of this schema may hold the lock while it migrates: wait for it, up to two minutes,
-            // rather than the session's short lock_timeout (docs/CONTRACT.md, "Database").
-            let waits = ["lock_timeout": "120s", "statement_timeout": "600s"]
-            return try await client.withTransaction(overriding: waits) { connection in
-                try await connection.run(
-                    "select pg_advisory_xact_lock(hashtext('subrecon.migrate'), hashtext(current_schema()))",
-                    logger: logger)
-                try await connection.run(
-                    """
-                    create table if not exists subrecon_schema_migrations (
-                        version integer primary key,
-                        name text,
-                        applied_at timestamptz not null default now()
-                    )
-                    """, logger: logger)
-                let applied = try await Self.appliedVersions(connection: connection, logger: logger)
-                try refuseNewer(applied)
-                let owner = try await Self.usersOwner(
-                    connection: connection, logger: logger, initialApplied: applied.contains(1), requiring: requiredOptional)
-                var now: [Int] = []
-                for migration in migrations.sorted(by: { $0.version < $1.version })
-                where !applied.contains(migration.version) {
-                    for statement in owner == .subrecon ? migration.ownUsersStatements : [] {
-                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    for statement in migration.statements {
-                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    try await connection.run(
-                        "insert into subrecon_schema_migrations (version, name) values (\(migration.version), \(migration.name))",
-                        logger: logger)
-                    logger.info(
-                        "applied schema migration",
-                        metadata: ["db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)"])
+            // The lock is held on a connection of its own for the whole migrate, index builds included; the work runs
+            // on others (docs/CONTRACT.md, "Database").
+            return try await withMigrationLock(client: client, logger: logger) { lock in
+                let plan = try await applyInTransaction(client: client, logger: logger, requiring: requiredOptional)
+                var now = plan.applied
+                for migration in plan.deferred {
+                    try await applyOnLiveUsers(migration, schema: plan.schema, lock: lock, client: client, logger: logger)
                     now.append(migration.version)
                 }
                 return now
@@ -124,6 +135,73 @@ public struct SchemaMigrator: Sendable {
         } catch {
             throw DatabaseError.wrap(error, operation: "migrate")
         }
+    }
+
+    /// What the first migration transaction did, and what it left to `applyOnLiveUsers`.
+    struct InlinePlan: Sendable {
+        /// `quote_ident(current_schema())`: where the tables are.
+        var schema: String
+        var applied: [Int] = []
+        /// The first pending migration that changes a `users` that existed before this `migrate`, and every one after
+        /// it, in order.
+        var deferred: [SchemaMigration] = []
+    }
+
+    /// The migration transaction: the pending migrations, in order, up to the first that changes subrecon's own
+    /// `users` when that table already existed (it may be large and written by the app all night): that one and the
+    /// rest are left to `applyOnLiveUsers`. A fresh schema is migrated whole here, in one transaction.
+    func applyInTransaction(client: SessionPool, logger: Logger, requiring requiredOptional: Set<String>) async throws -> InlinePlan {
+        // The migration's own transaction gets the session's settings and schema check like every unit of work
+        // (docs/CONTRACT.md, "The session"): its tables are created in the schema asked for, never elsewhere.
+        try await client.withTransaction(overriding: Self.transactionWaits) { connection in
+            try await connection.run(
+                """
+                create table if not exists subrecon_schema_migrations (
+                    version integer primary key,
+                    name text,
+                    applied_at timestamptz not null default now()
+                )
+                """, logger: logger)
+            let applied = try await Self.appliedVersions(connection: connection, logger: logger)
+            try refuseNewer(applied)
+            let owner = try await Self.usersOwner(
+                connection: connection, logger: logger, initialApplied: applied.contains(1), requiring: requiredOptional)
+            var plan = InlinePlan(schema: try await Self.quotedCurrentSchema(connection: connection, logger: logger))
+            let liveUsers = owner == .subrecon && applied.contains(1)
+            for migration in migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
+                if !plan.deferred.isEmpty || (liveUsers && migration.changesUsers) {
+                    plan.deferred.append(migration)
+                } else {
+                    try await Self.apply(migration, toUsers: owner == .subrecon, on: connection, logger: logger)
+                    plan.applied.append(migration.version)
+                }
+            }
+            return plan
+        }
+    }
+
+    /// A migration's statements inside the transaction `connection` is in, its changes to `users` too when `toUsers`
+    /// (indexes built plainly: `users` is new), then its version recorded.
+    static func apply(_ migration: SchemaMigration, toUsers: Bool, on connection: PostgresConnection, logger: Logger) async throws {
+        let users = toUsers ? migration.ownUsersStatements + migration.usersIndexes.map { $0.sql(on: "users", concurrently: false) } : []
+        for statement in users + migration.statements {
+            try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.run(
+            "insert into subrecon_schema_migrations (version, name) values (\(migration.version), \(migration.name))",
+            logger: logger)
+        logger.info(
+            "applied schema migration",
+            metadata: ["db.migration.version": "\(migration.version)", "db.migration.name": "\(migration.name)"])
+    }
+
+    static func quotedCurrentSchema(connection: PostgresConnection, logger: Logger) async throws -> String {
+        var schema: String?
+        for try await name in try await connection.run("select quote_ident(current_schema())", logger: logger).decode(String.self) {
+            schema = name
+        }
+        guard let schema else { throw DatabaseError.database(operation: "migrate", reason: "the session has no current schema") }
+        return schema
     }
 
     /// Whose `users` is in the current schema.

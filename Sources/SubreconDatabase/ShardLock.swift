@@ -94,8 +94,11 @@ public enum ShardLock {
     /// Opens the transaction the lock lives in and takes the shard's locks in it; the transaction stays open (and the
     /// locks held) until `release` ends it. Transaction-scoped locks in an open transaction hold the same way on a
     /// direct connection and behind a pooler in session or transaction mode, which keeps a client's server
-    /// connection for as long as its transaction is open (docs/CONTRACT.md, "Database"). The open transaction takes
-    /// no snapshot between statements and writes nothing, so it holds back no vacuum; its idle timeout is off.
+    /// connection for as long as its transaction is open (docs/CONTRACT.md, "Database"). The open transaction is
+    /// read committed whatever `default_transaction_isolation` the role or database sets, so it holds no snapshot
+    /// between statements and writes nothing: it holds back no vacuum (`backend_xmin` stays null). Its idle and
+    /// statement timeouts are off, and so is `transaction_timeout` where the server has it (PostgreSQL 17), which
+    /// would otherwise end the lock mid-night (docs/CONTRACT.md, "The session").
     ///
     /// The layout's shared lock is taken first, then other layouts are looked for: two runs of different layouts
     /// starting at the same instant may both find the other and both be turned away, never both run.
@@ -104,7 +107,7 @@ public enum ShardLock {
     ) async throws -> Bool {
         let key = "subrecon.shard.\(shard.index)/\(shard.count)"
         let count = shard.count
-        try await connection.run("begin", logger: logger)
+        try await connection.run(PostgresConnection.beginReadCommitted, logger: logger)
         do {
             // The session's settings inside the lock's transaction, as every unit of work has them (docs/CONTRACT.md,
             // "The session"): the locks are keyed by `current_schema()`. The transaction stays open all night, so its
@@ -134,13 +137,24 @@ public enum ShardLock {
                     for try await flag in rows.decode(Bool.self) { acquired = flag }
                 }
             }
-            if !acquired { try await connection.run("rollback", logger: logger) }
+            try await connection.run(acquired ? noTransactionTimeout : "rollback", logger: logger)
             return acquired
         } catch {
             _ = try? await connection.run("rollback", logger: logger)
             throw error
         }
     }
+
+    /// The lock's transaction's last statement before it idles all night. It turns `transaction_timeout` off where
+    /// the server has that setting (PostgreSQL 17 and later; `current_setting(…, true)` is null before): set on the
+    /// role or database, it would end the lock every night; on a server without it, it sets nothing and fails
+    /// nothing. It is a `do` block, a statement that returns no rows: the extended protocol's unnamed portal of a
+    /// query that returned rows keeps its snapshot (and `backend_xmin`) until the next statement or the transaction's
+    /// end, so the last statement must not be one.
+    static let noTransactionTimeout: PostgresQuery = """
+        do $$ begin if current_setting('transaction_timeout', true) is not null then \
+        perform set_config('transaction_timeout', '0', true); end if; end $$
+        """
 
     /// Ends the lock's transaction: its locks, whatever the shard, go with it.
     static let unlock: PostgresQuery = "rollback"

@@ -22,8 +22,17 @@ public struct ProcessEnvironment: Sendable {
         return value
     }
 
+    /// Every variable read as a secret (docs/CONTRACT.md, "Environment": the ones marked secret), each also as
+    /// `NAME_FILE`. `subrecon secret-names` prints them for the cron wrapper, which masks their values in its log;
+    /// `secret(_:)` reads no other name.
+    public static let secretNames = [
+        "DATABASE_URL", "PGPASSWORD", "REVENUECAT_API_KEY", "APP_STORE_PRIVATE_KEY", "APPLE_SHARED_SECRET", "STRIPE_API_KEY",
+        "GOOGLE_PLAY_SERVICE_ACCOUNT", "SUBRECON_PUSHGATEWAY_USER", "SUBRECON_PUSHGATEWAY_PASSWORD",
+    ]
+
     /// A secret given as `NAME`, or as `NAME_FILE` holding a path (container secrets). Both set is an error.
     public func secret(_ name: String) throws(ConfigError) -> String? {
+        assert(Self.secretNames.contains(name), "\(name) is read as a secret: add it to ProcessEnvironment.secretNames")
         let direct = values[name].flatMap { $0.isEmpty ? nil : $0 }
         guard let path = string("\(name)_FILE") else { return direct }
         if direct != nil { throw ConfigError("\(name)_FILE", "is set together with \(name); set only one") }

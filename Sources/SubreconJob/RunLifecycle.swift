@@ -108,9 +108,11 @@ struct RunLifecycle: Sendable {
 
     /// The one place a failure after start becomes the command's failure: typed failures keep their status. A run
     /// that is `recorded` (in `reconcile_runs`, so `--resume` can continue it) is marked failed and is exit 75 with the
-    /// way to resume. Exit 75 is for nothing else (CONTRACT "Exit codes"): a dry run, or a run that failed before it
-    /// was recorded (the product catalog could not be loaded, the run's row not written), has nothing to resume — a
-    /// signal gives 130/143, anything else `ExitStatus.failure`'s code (69 for the database), saying to start again.
+    /// way to resume, unless the role lacked a privilege (SQLSTATE 42501): that is 78 naming it, since every resume
+    /// would fail alike until it is granted. Exit 75 is for nothing else (CONTRACT "Exit codes"): a dry run, or a run
+    /// that failed before it was recorded (the product catalog could not be loaded, the run's row not written), has
+    /// nothing to resume — a signal gives 130/143, anything else `ExitStatus.failure`'s code (69 for the database),
+    /// saying to start again.
     func fail(_ error: any Error, recorded: Bool) async -> CommandFailure {
         if let failure = error as? CommandFailure { return failure }
         let reason = (error as? RunStopped)?.reason ?? ExitStatus.failure(error).line
@@ -130,6 +132,11 @@ struct RunLifecycle: Sendable {
             try? await journal.setRunStatus(id: runID, .failed)
         }
         logger.error("run stopped", metadata: ["error": "\(reason)"])
+        if case .permissionDenied? = error as? DatabaseError {
+            // A privilege the role lacks fails every resume alike: configuration, never 75 (docs/CONTRACT.md, "Exit codes").
+            return CommandFailure(
+                .config, "run \(runID) stopped: \(reason); once granted, `subrecon run --resume \(runID)` continues it")
+        }
         return CommandFailure(
             .stopped, "run \(runID) stopped (\(reason)); nothing is lost: resume it with `subrecon run --resume \(runID)`")
     }

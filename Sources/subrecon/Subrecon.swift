@@ -14,21 +14,45 @@ struct Subrecon: AsyncParsableCommand {
         commandName: "subrecon",
         abstract: "Keeps subscription tiers in PostgreSQL true to its sources: RevenueCat and every configured store.",
         discussion:
-            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration, 130/143 stopped by a signal with nothing to resume.",
+            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration, 130/143 stopped by a signal with nothing to resume. Every command takes --env-file PATH: an environment file (systemd EnvironmentFile syntax) whose values win over the inherited ones.",
         version: String(cString: subrecon_build_version()),
-        subcommands: [Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self]
+        subcommands: [
+            Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self,
+            ExitMeaning.self, SecretNames.self, PrintEnvironment.self,
+        ]
     )
 
-    /// Before anything else, on the main thread: the async work runs on NIO's event loops (`EventLoopConcurrency`).
+    /// Before anything else, on the main thread: the global `--env-file PATH` is read into the process environment
+    /// (`setenv`, before NIO's threads start), then the async work moves to NIO's event loops (`EventLoopConcurrency`)
+    /// and the command parses what is left of its arguments.
     static func main() async {
+        let arguments = Startup.loadingEnvironmentFiles(Array(CommandLine.arguments.dropFirst()))
         EventLoopConcurrency.install()
-        await main(nil)
+        await main(arguments)
     }
 }
 
 /// Shared start-up: environment, logging, and turning failures into CONTRACT "Exit codes" exit codes.
 enum Startup {
     static func environment() -> ProcessEnvironment { ProcessEnvironment(ProcessInfo.processInfo.environment) }
+
+    /// The global option `--env-file PATH` (docs/CONTRACT.md, "Environment"), taken out of `arguments` wherever it
+    /// stands (before a `--`): each file's assignments are set in the process environment, over the inherited values,
+    /// so every command (and every read of a variable) sees them. A missing path is 64; a file that does not exist,
+    /// cannot be read or is malformed is 78 naming the file and the line, never a value. Returns the arguments left.
+    static func loadingEnvironmentFiles(_ arguments: [String]) -> [String] {
+        do {
+            let (paths, rest) = try EnvironmentFile.option(in: arguments)
+            for path in paths {
+                for assignment in try EnvironmentFile.load(path: path) { setenv(assignment.name, assignment.value, 1) }
+            }
+            return rest
+        } catch {
+            let failure = ExitStatus.failure(error)
+            printError(failure.line)
+            exit(failure.status.rawValue)
+        }
+    }
 
     static func logger(_ env: ProcessEnvironment) -> Logger {
         LogSetup.bootstrap(format: env.string("SUBRECON_LOG_FORMAT"))

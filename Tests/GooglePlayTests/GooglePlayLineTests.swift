@@ -51,6 +51,26 @@ struct GooglePlayLineTests {
         }
     }
 
+    @Test(
+        "a void of the line's other token (linkedPurchaseToken) or of an earlier renewal's order refunds an EXPIRED line, never a live one")
+    func voidOfOtherTokenOrRenewal() throws {
+        let order = "GPA.1234-5678-9012-34567"
+        let expired = try GooglePlayMapping.storeFacts(
+            Self.answer("SUBSCRIPTION_STATE_EXPIRED", linked: "tok-old", order: order + "..1"), token: "tok-new")
+        let live = try GooglePlayMapping.storeFacts(
+            Self.answer("SUBSCRIPTION_STATE_ACTIVE", linked: "tok-old", order: order + "..1"), token: "tok-new")
+        for void in [
+            GoogleVoid(token: "tok-old", orderID: "GPA.9876-5432-1098-76543..0", voidedAt: Self.voidedAt),
+            GoogleVoid(token: "tok-new", orderID: order + "..0", voidedAt: Self.voidedAt),
+            GoogleVoid(token: nil, orderID: order + "..0", voidedAt: Self.voidedAt),
+        ] {
+            let voided = try #require(GooglePlayMapping.applyingVoids(expired, voids: [void]).first)
+            #expect(voided.purchase.refundTransactionID == void.orderID, "\(void)")
+            #expect(judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded, "\(void)")
+            #expect(GooglePlayMapping.applyingVoids(live, voids: [void]) == live, "an earlier period's void: \(void)")
+        }
+    }
+
     @Test("an earlier period's void never ends a live line; another line's void changes nothing")
     func voidOfOtherPeriodOrLine() throws {
         let live = try GooglePlayMapping.storeFacts(Self.answer("SUBSCRIPTION_STATE_ACTIVE", linked: nil), token: "tok-1")

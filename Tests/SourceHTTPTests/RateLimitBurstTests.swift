@@ -60,4 +60,29 @@ struct RateLimitBurstTests {
             #expect(await h.route.count == 2 * lookups, "each lookup asked twice: once limited, once answered")
         }
     }
+
+    @Test("a 429 asking for more than the cap still ends that lookup for tonight (the cap's rule), and the source is not down")
+    func beyondTheCap() async throws {
+        let limited = SimulatorResponse(status: 429, headers: ["Retry-After": "3600"])
+        try await TransportHarness.with([limited, limited]) { h in
+            let health = FastHealth()
+            let transport = SourceTransport(
+                source: "revenuecat", httpClient: h.http, policy: TransportHarness.policy(maxRateLimitWait: .seconds(60)),
+                observer: health, gate: h.gate, sleep: { try await Task.sleep(for: $0 / Self.scale) })
+            for _ in 0..<2 {
+                let result = await transport.send(h.request, logger: Logger(label: "test.burst")) { classifyProbe($0) }
+                guard case .failure(.rateLimitWaitTooLong(let seconds, _, _, _)) = result else {
+                    Issue.record("expected the wait refused as over the cap, got \(result)")
+                    return
+                }
+                #expect(seconds == 3600)
+            }
+            #expect(!health.isDown, "two refused waits a moment apart are no minute of failures")
+            let answered = await transport.send(h.request, logger: Logger(label: "test.burst")) { classifyProbe($0) }
+            guard case .success = answered else {
+                Issue.record("the source is asked again and answers, got \(answered)")
+                return
+            }
+        }
+    }
 }

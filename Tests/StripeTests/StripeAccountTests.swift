@@ -37,8 +37,16 @@ struct StripeAccountTests {
         // The subscription's own wins over its customer's.
         let both = try Self.subscription(metadata: #"{"user_id": "u-sub"}"#, customer: expanded)
         #expect(both.accountToken == "u-sub")
-        // A customer given as an id string states no account.
-        #expect(try Self.subscription(customer: #""cus_9""#).accountToken == nil)
+        // A customer given as an id string, in an answer that never asked for it expanded (an event's snapshot), states
+        // no account; in an answer that did ask, its buyer is unknown and the mapping fails the user closed.
+        #expect(try Self.subscription(customer: #""cus_9""#).statedBuyer == StripeStatedBuyer.none)
+        var asked = try Self.subscription(customer: #""cus_9""#)
+        asked.customerExpansionAsked = true
+        #expect(asked.statedBuyer == .unknown(customer: "cus_9") && asked.accountToken == nil)
+        #expect((try? StripeMapping.storeFacts(asked).get()) == nil)
+        var askedAndGiven = try Self.subscription(customer: expanded)
+        askedAndGiven.customerExpansionAsked = true
+        #expect(askedAndGiven.accountToken == "u-9")
         // A blank user_id on the subscription states none: it never hides the customer's.
         for blank in [#"{"user_id": " "}"#, #"{"user_id": "\t\n"}"#] {
             #expect(try Self.subscription(metadata: blank, customer: expanded).accountToken == "u-9", "\(blank)")

@@ -47,4 +47,33 @@ struct StripeBuyerPropertyTests {
             #expect(facts[0].purchase.buyer.account?.ignoresCase != true, "only Apple's token ignores case")
         }
     }
+
+    @Test(
+        "property: read from an answer that asked for the customer expanded, a bare customer id leaves the buyer unknown (a fetch error) unless the session names one"
+    )
+    func sessionsAskedExpanded() async {
+        let range = 0...(Self.values.count - 1)
+        await propertyCheck(count: 400, input: Gen.int(in: range), Gen.int(in: range), Gen.int(in: range)) { m, r, c in
+            let (metadata, reference, customer) = (Self.values[m], Self.values[r], Self.values[c])
+            let body = Self.session(metadata: metadata, reference: reference, customer: customer)
+            guard var session = try? JSONDecoder().decode(StripeCheckoutSession.self, from: Data(body.utf8)) else {
+                Issue.record("the session did not decode: \(body)")
+                return
+            }
+            session.customerExpansionAsked = true
+            let mapped = StripeOneTimeMapping.storeFacts(session, refund: nil)
+            let own = Self.text(metadata) ?? Self.text(reference)
+            if own == nil, customer == nil {
+                guard case .failure(let error) = mapped else {
+                    Issue.record("an unexpanded customer was read as \(mapped): \(body)")
+                    return
+                }
+                #expect(error.kind == .fetch && error.message.contains("bare id"))
+            } else {
+                let named = own ?? Self.text(customer)
+                let expected: Buyer = named.map { .stated($0, store: .stripe) } ?? .unstated
+                #expect((try? mapped.get())?.map(\.purchase.buyer) == [expected], "\(body)")
+            }
+        }
+    }
 }
