@@ -108,7 +108,8 @@ struct RunLifecycle: Sendable {
 
     /// The one place a failure after start becomes the command's failure: typed failures keep their status. A run
     /// that is `recorded` (in `reconcile_runs`, so `--resume` can continue it) is marked failed and is exit 75 with the
-    /// way to resume, unless the role lacked a privilege (SQLSTATE 42501): that is 78 naming it, since every resume
+    /// way to resume, unless the role lacked a privilege (SQLSTATE 42501; any adapter failure that maps to 78): that is
+    /// 78 naming it, since every resume
     /// would fail alike until it is granted. Exit 75 is for nothing else (CONTRACT "Exit codes"): a dry run, or a run
     /// that failed before it was recorded (the product catalog could not be loaded, the run's row not written), has
     /// nothing to resume — a signal gives 130/143, anything else `ExitStatus.failure`'s code (69 for the database),
@@ -132,8 +133,9 @@ struct RunLifecycle: Sendable {
             try? await journal.setRunStatus(id: runID, .failed)
         }
         logger.error("run stopped", metadata: ["error": "\(reason)"])
-        if case .permissionDenied? = error as? DatabaseError {
-            // A privilege the role lacks fails every resume alike: configuration, never 75 (docs/CONTRACT.md, "Exit codes").
+        if (error as? any ExitMappedFailure)?.exit.status == .config {
+            // A privilege the role lacks (or a schema the binary cannot use) fails every resume alike: configuration,
+            // never 75 (docs/CONTRACT.md, "Exit codes"). The adapter says which of its failures those are.
             return CommandFailure(
                 .config, "run \(runID) stopped: \(reason); once granted, `subrecon run --resume \(runID)` continues it")
         }

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import SubreconCore
 import SubreconDatabase
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 

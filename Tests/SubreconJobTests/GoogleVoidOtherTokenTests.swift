@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import SubreconCore
-import SubreconDatabase
-import SubreconTestSupport
+import SubreconPorts
+import SubreconTestKit
 import Synchronization
 import Testing
 
