@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A configuration error: one line naming the variable; never the secret's value. Exit 78.
 public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -22,17 +23,14 @@ public struct ProcessEnvironment: Sendable {
         return value
     }
 
-    /// Every variable read as a secret (docs/CONTRACT.md, "Environment": the ones marked secret), each also as
-    /// `NAME_FILE`. `subrecon secret-names` prints them for the cron wrapper, which masks their values in its log;
-    /// `secret(_:)` reads no other name.
-    public static let secretNames = [
-        "DATABASE_URL", "PGPASSWORD", "REVENUECAT_API_KEY", "APP_STORE_PRIVATE_KEY", "APPLE_SHARED_SECRET", "STRIPE_API_KEY",
-        "GOOGLE_PLAY_SERVICE_ACCOUNT", "SUBRECON_PUSHGATEWAY_USER", "SUBRECON_PUSHGATEWAY_PASSWORD",
-    ]
+    /// When set, every name `secret(_:)` is asked for is noted here: `subrecon secret-names` reads the whole
+    /// configuration from an empty environment with one, so the cron wrapper masks exactly what the binary treats as
+    /// secrets (docs/CONTRACT.md, "The cron wrapper").
+    public var secretNames: SecretNames?
 
     /// A secret given as `NAME`, or as `NAME_FILE` holding a path (container secrets). Both set is an error.
     public func secret(_ name: String) throws(ConfigError) -> String? {
-        assert(Self.secretNames.contains(name), "\(name) is read as a secret: add it to ProcessEnvironment.secretNames")
+        secretNames?.note(name)
         let direct = values[name].flatMap { $0.isEmpty ? nil : $0 }
         guard let path = string("\(name)_FILE") else { return direct }
         if direct != nil { throw ConfigError("\(name)_FILE", "is set together with \(name); set only one") }
@@ -64,4 +62,12 @@ public struct ProcessEnvironment: Sendable {
         else { throw ConfigError(name, "is not an http(s) URL") }
         return raw.hasSuffix("/") ? String(raw.dropLast()) : raw
     }
+}
+
+/// The names of the variables read as secrets, in the order first asked (`ProcessEnvironment.secretNames`).
+public final class SecretNames: Sendable {
+    private let noted = Mutex<[String]>([])
+    public init() {}
+    public var names: [String] { noted.withLock { $0 } }
+    func note(_ name: String) { noted.withLock { if !$0.contains(name) { $0.append(name) } } }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SubreconApp
 import SubreconCommand
 import SubreconJob
 
@@ -14,11 +15,24 @@ struct ExitMeaning: ParsableCommand {
     func run() { print(WrapperAnswers.meaning(of: code)) }
 }
 
-/// `subrecon secret-names`: the variables read as secrets, one a line.
-struct SecretNames: ParsableCommand {
+/// `subrecon secret-names`: the variables read as secrets, one a line: the names the configuration's loaders (the
+/// database, RevenueCat, every registered store, the Pushgateway) pass to `ProcessEnvironment.secret`, noted while
+/// they read an environment holding only a database URL (where each asks for all of its variables and none fails).
+struct SecretNamesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "secret-names", abstract: "Print the names of the variables read as secrets, one a line.", shouldDisplay: false)
-    func run() { for name in ProcessEnvironment.secretNames { print(name) } }
+    func run() {
+        for name in Self.names() { print(name) }
+    }
+
+    static func names() -> [String] {
+        var env = ProcessEnvironment(["DATABASE_URL": "postgres://probe@localhost/probe"])
+        let noted = SecretNames()
+        env.secretNames = noted
+        _ = try? SubreconConfiguration.load(env, requireSource: false)
+        _ = try? PushgatewayCredentials.load(env)
+        return noted.names
+    }
 }
 
 /// `subrecon [--env-file PATH] print-env NAME...`: `NAME=value` and a NUL for each NAME set, after the environment

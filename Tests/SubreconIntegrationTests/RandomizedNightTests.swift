@@ -149,6 +149,7 @@ struct RandomizedNightTests {
                 #expect(shared == 0, "\(column): a line entitles two users — \(replay)")
             }
             try await Self.rerun(night, poisoned: poisoned, webhookVersions: webhookVersions, harness: h, replay: replay)
+            try await Self.partialVisibility(&rng, harness: h, replay: replay)
         }
     }
 
