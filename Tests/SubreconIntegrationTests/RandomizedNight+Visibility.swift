@@ -4,6 +4,7 @@ import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconJob
+import SubreconTestKit
 import SubreconTestSupport
 import Testing
 
