@@ -103,7 +103,10 @@ struct RandomizedNightTests {
             #expect(try await h.count("select count(*)::int from reconcile_verdicts") == rows.count, "one verdict per user — \(replay)")
             // A webhook write may take a racing user out of the candidates before the scan reaches them.
             let total = users.count + poisoned.count
-            #expect(rows.count >= total - racing.count && rows.count <= total, "every candidate is in the report — \(replay)")
+            // A free transfer holder is read only through its owner's answer: not when a webhook took the owner away.
+            let unread = users.filter { $0.value.row.currentTier == 0 && $0.value.transferOwner.map { racing.contains($0.id) } == true }
+            #expect(
+                rows.count >= total - racing.count - unread.count && rows.count <= total, "every candidate is in the report — \(replay)")
             // A poisoned row is one user's row_error: untouched, reported, and the night went on around it.
             #expect(try await Self.poisonedUntouched(poisoned, harness: h), "poisoned rows untouched — \(replay)")
             for id in poisoned {
@@ -117,7 +120,9 @@ struct RandomizedNightTests {
                 if let owner = listed.transferOwner, webhookVersions[owner.id] != nil,
                     rows[id]?.drift.contains("ownership_conflict") != true
                 {
-                    generated.truth = owner.truthAlone
+                    // The owner raced, so no transfer was read tonight: a holder the scan met is judged by its own
+                    // store's answer; one no rule selected (the free holder) was never read and stays as it was.
+                    generated.truth = rows[id] == nil ? .unusable("not read: the transfer was not") : owner.truthAlone
                     generated.drift = nil
                 }
                 try await Self.check(id, generated, webhook: webhookVersions[id], report: rows, harness: h, replay: replay)
