@@ -59,6 +59,8 @@ struct RandomizedNightTests {
         /// never asked (a racing webhook write took the owner out of the candidates first: nothing then tells the job
         /// the line moved, and the holder is judged by its own store's answer).
         var transferOwner: (id: String, truthAlone: Truth)? = nil
+        /// Never read tonight (no rule selected it and nothing named it): untouched, and absent from the report.
+        var unread = false
     }
 
     static let seed: UInt64 =
@@ -123,7 +125,7 @@ struct RandomizedNightTests {
                     // The owner raced, so no transfer was read tonight: a holder the scan met is judged by its own
                     // store's answer; one no rule selected (the free holder) was never read and stays as it was.
                     generated.truth = rows[id] == nil ? .unusable("not read: the transfer was not") : owner.truthAlone
-                    generated.drift = nil
+                    (generated.drift, generated.unread) = (nil, rows[id] == nil)
                 }
                 try await Self.check(id, generated, webhook: webhookVersions[id], report: rows, harness: h, replay: replay)
                 // Nobody ends below the tier their own lines entitle (a racing webhook write is the app's own word).
