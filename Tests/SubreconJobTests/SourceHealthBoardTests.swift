@@ -1,5 +1,6 @@
 import Foundation
 import SubreconCore
+import SubreconReports
 import Synchronization
 import Testing
 
