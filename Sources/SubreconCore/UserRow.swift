@@ -48,9 +48,13 @@ public struct UserRow: Sendable, Equatable, Hashable, Codable {
     /// `refunds_seen`): a lookup of the purchase they name then reads it refunded (Google's voids, CONTRACT "Sources and the
     /// decision"). They travel with the row as its links do; empty for a row no feed named.
     public var feedRefunds: [FeedRefundFact] = []
+    /// The refunds tonight's feeds stated for identifiers no row holds, one index every row of the run shares (never a
+    /// copy per row): a lookup reads those its line's own keys name (CONTRACT "Sources and the decision"). None in a
+    /// resumed run, which reads no feed again; rows compare without it.
+    public var unclaimedFeedRefunds: UnclaimedFeedRefunds = .empty
 
     /// What a stored verdict keeps of the row: everything but `candidateReasons`, which the verdict carries itself, and
-    /// `feedRefunds`, which the verdict's facts already judged.
+    /// `feedRefunds` and `unclaimedFeedRefunds`, which the verdict's facts already judged.
     private enum CodingKeys: String, CodingKey {
         case id, currentTier, statusText, endDate, graceEndsAt, source, productID, originalTransactionID, autoRenew
         case updatedAtMicros, identifiers, rowError, accountToken, links

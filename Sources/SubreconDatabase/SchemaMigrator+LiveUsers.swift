@@ -187,7 +187,7 @@ extension SchemaMigrator {
         let outcome = try await withThrowingTaskGroup(of: ConcurrentStep.self) { group in
             group.addTask {
                 do {
-                    try await client.withLease { try await $0.run(statement, logger: logger) }
+                    _ = try await client.withLease { try await $0.run(statement, logger: logger) }
                     return .ended(nil)
                 } catch {
                     return .ended(error)

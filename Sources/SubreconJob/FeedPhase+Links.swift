@@ -12,14 +12,20 @@ struct FeedHarvest: Sendable {
     var links: [String: [FactOrigin: String]] = [:]
     /// The refunds the feeds stated, by the user whose row holds the entry's identifier (`UserRow.feedRefunds`).
     var refunds: [String: [FeedRefundFact]] = [:]
+    /// The refunds the feeds stated for identifiers no row holds, as read (`unclaimedStated`), then indexed once for
+    /// every row of the run (`UserRow.unclaimedFeedRefunds`); none in a resumed run, which reads no feed again.
+    var unclaimedStated: [FeedRefundFact] = []
+    var unclaimed = UnclaimedFeedRefunds.empty
     var orphans: [Orphan] = []
 
     /// `row` with what tonight's feeds gave its user: the identifiers linked to it (CONTRACT "Whose purchase it is"), asked
-    /// with and written with the change, and the refunds stated for the identifiers it holds (CONTRACT "Finance figures").
+    /// with and written with the change, the refunds stated for the identifiers it holds (CONTRACT "Finance figures"), and
+    /// the night's index of those no row holds, shared, not copied (CONTRACT "Sources and the decision").
     func carried(by row: UserRow) -> UserRow {
         var row = row
         row.links = links[row.id] ?? [:]
         row.feedRefunds = refunds[row.id] ?? []
+        row.unclaimedFeedRefunds = unclaimed
         return row
     }
 

@@ -68,6 +68,9 @@ struct FeedPhase: Sendable {
         }
         try await readInventories(into: &harvest, report: &report)
         try await keepOrphans(&harvest)
+        // One index for the whole run, shared by every row (its size is the feeds').
+        harvest.unclaimed = UnclaimedFeedRefunds(harvest.unclaimedStated)
+        harvest.unclaimedStated = []
         return report
     }
 
@@ -118,10 +121,11 @@ struct FeedPhase: Sendable {
         var seen = Set<FeedRefund>()
         let stated = entries.refunds.filter { seen.insert($0).inserted }
         line.refunds = stated.count
-        let owned = try await owners(of: stated, column: read.column)
+        let (owned, unclaimed) = try await owners(of: stated, column: read.column)
         for (user, stated) in owned {
             harvest.refunds[user, default: []].append(FeedRefundFact(identifier: stated.identifier, refund: stated.refund))
         }
+        harvest.unclaimedStated += unclaimed.map { FeedRefundFact(identifier: $0.identifier, refund: $0.refund) }
         if !options.dryRun, let refunds, !owned.isEmpty {
             line.refundsNew = try await refunds.recordRefunds(runID: runID, owned.map { (userID: $0.userID, refund: $0.stated.refund) })
         }
@@ -136,17 +140,24 @@ struct FeedPhase: Sendable {
     }
 
     /// The users of this shard whose row holds each refund's identifier in `column`, with the refund (a sandbox refund
-    /// only in a sandbox run): what `refunds_seen` keeps and the rows carry (`UserRow.feedRefunds`).
-    func owners(of stated: [FeedRefund], column: FeedColumn) async throws -> [(userID: String, stated: FeedRefund)] {
+    /// only in a sandbox run): what `refunds_seen` keeps and the rows carry (`UserRow.feedRefunds`). Also the refunds
+    /// whose identifier no row holds (in any shard), which the lookups match by their line's own keys
+    /// (`UserRow.unclaimedFeedRefunds`, CONTRACT "Sources and the decision").
+    func owners(
+        of stated: [FeedRefund], column: FeedColumn
+    ) async throws -> (owned: [(userID: String, stated: FeedRefund)], unclaimed: [FeedRefund]) {
         let kept = stated.filter { !(options.environment == .production && $0.isSandbox == true) }
-        guard !kept.isEmpty else { return [] }
+        guard !kept.isEmpty else { return ([], []) }
         let owners = try await feeds.feedUserIDs(column: column, identifiers: kept.map(\.identifier))
         var pairs: [(userID: String, stated: FeedRefund)] = []
+        var unclaimed: [FeedRefund] = []
         for refund in kept {
-            for user in owners[refund.identifier] ?? [] where options.shard.contains(user) {
+            let holders = owners[refund.identifier] ?? []
+            if holders.isEmpty { unclaimed.append(refund) }
+            for user in holders where options.shard.contains(user) {
                 pairs.append((userID: user, stated: refund))
             }
         }
-        return pairs
+        return (pairs, unclaimed)
     }
 }

@@ -190,6 +190,7 @@ public struct ReconcileJob: Sendable {
         } else if !options.dryRun {
             harvest.orphans = try await ports.links?.orphans(runID: runID) ?? []
             // Kept by store transaction only: a resumed run's rows carry them without the identifier the feed named.
+            // Refunds no row held are not kept (`refunds_seen` keeps a user's): a resumed run has none of them.
             let kept = try await ports.refunds?.feedRefunds(runID: runID) ?? [:]
             harvest.refunds = kept.mapValues { $0.map { FeedRefundFact(identifier: nil, refund: $0) } }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import SubreconCore
 import SubreconPorts
+import SubreconReports
 import Synchronization
 import Testing
 

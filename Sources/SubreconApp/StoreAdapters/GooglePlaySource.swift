@@ -52,7 +52,7 @@ struct GooglePlaySource: StoreSource {
         }
         switch await earlierVoids(of: row, found: found) {
         case .success(let earlier):
-            facts.stores += GooglePlayMapping.applyingVoids(found, voids: Self.tonightsVoids(of: row) + earlier)
+            facts.stores += GooglePlayMapping.applyingVoids(found, voids: Self.tonightsVoids(of: row, found: found) + earlier)
         case .failure(let error):
             facts.errors.append(error)
             return
@@ -61,12 +61,18 @@ struct GooglePlaySource: StoreSource {
     }
 
     /// The voids tonight's feed stated for the tokens this user's row holds, which travel with the row
-    /// (`UserRow.feedRefunds`; a resumed run's carry their order, not their token): a lookup of their line then judges the
-    /// line refunded (CONTRACT "Sources and the decision").
-    static func tonightsVoids(of row: UserRow) -> [GoogleVoid] {
-        row.feedRefunds.filter { $0.refund.store == StoreKind.playStore.rawValue }.map {
+    /// (`UserRow.feedRefunds`; a resumed run's carry their order, not their token), and those of tokens no row holds
+    /// that Google's answers name by their lines' own keys (`UserRow.unclaimedFeedRefunds`: the `linkedPurchaseToken` a
+    /// resubscription replaced, an order of the line; none in a resumed run): a lookup of their line then judges the
+    /// line refunded, fail-closed as `GooglePlayMapping.applyingVoids` says (CONTRACT "Sources and the decision").
+    static func tonightsVoids(of row: UserRow, found: [StoreFact]) -> [GoogleVoid] {
+        let held = row.feedRefunds.filter { $0.refund.store == StoreKind.playStore.rawValue }
+        let keys = Set(found.flatMap { $0.line?.keys ?? [] })
+        let unclaimed = row.unclaimedFeedRefunds.naming(keys, store: .playStore)
+        var seen = Set<GoogleVoid>()
+        return (held + unclaimed).map {
             GoogleVoid(token: $0.identifier, orderID: $0.refund.transactionID, voidedAt: $0.refund.refundedAt)
-        }
+        }.filter { seen.insert($0).inserted }
     }
 
     /// The voids earlier nights kept for this user (`refunds_seen`, by order id), read only when Google says a line
