@@ -6,7 +6,7 @@ import SubreconPorts
 extension CandidateQuery {
     /// A row's reasons from what the selection stated (`candidate_reasons`: comma-separated, possibly repeated), with
     /// `users_file` when the run is restricted to a users file; sorted, each once (CONTRACT "Reports" `candidate_reason`).
-    /// A reason the store does not know (a stored one no build names) is dropped.
+    /// A reason this build does not know (a stored one no build names) is dropped.
     public func reasons(stated text: String?) -> [CandidateReason] {
         reasons(met: (text ?? "").split(separator: ",").compactMap { CandidateReason(rawValue: String($0)) })
     }

@@ -1,7 +1,7 @@
 import PostgresNIO
 import SubreconPorts
 
-/// Why the store could not do what it was asked. Messages are for the operator and never contain passwords.
+/// Why the database could not do what it was asked. Messages are for the operator and never contain passwords.
 public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server could not be reached (connection refused, DNS, timeout, TLS handshake): exit 69.
     case unreachable(endpoint: String, reason: String)

@@ -7,12 +7,12 @@ import SubreconPorts
 /// subrecon's access to PostgreSQL: candidate scan, applying verdicts, runs, the product catalog, shard locks.
 ///
 /// Owns no connections: the caller creates the `PostgresClient` (from `DatabaseSettings.clientConfiguration()`)
-/// and keeps its `run()` going in a task for as long as the store is used. Tables are addressed unqualified, so
+/// and keeps its `run()` going in a task for as long as the database is used. Tables are addressed unqualified, so
 /// they live in the connection's current schema (`search_path`). Every failure is thrown as a `DatabaseError`.
 public struct SubscriptionDatabase: Sendable {
     public let client: PostgresClient
     public let logger: Logger
-    /// The pool as the store uses it: each unit of work one transaction, opened with the session's settings
+    /// The pool as the database adapter uses it: each unit of work one transaction, opened with the session's settings
     /// (`SessionSetup`).
     let session: SessionPool
     /// How `users` is read and written: subrecon's own table unless `with(users:)` says otherwise (an app's relation,
