@@ -137,11 +137,10 @@ public struct ReconcileJob: Sendable {
         let mine = ids.filter(options.shard.contains)
         let match = RunSummary.UsersFile(ids: mine.count, unmatched: try await ports.candidates.unmatchedIDs(mine))
         if match.matchesNothing {
-            let named = match.firstUnmatched.map(\.debugDescription).joined(separator: ", ")
             throw CommandFailure(
                 .noInput,
                 "--users-file: none of its \(match.ids) id\(match.ids == 1 ? "" : "s")\(options.shard.count > 1 ? " in this shard" : "") "
-                    + "has a row in users (\(named)\(match.unmatched > match.firstUnmatched.count ? ", …" : "")); check the file and "
+                    + "has a row in users (\(match.unmatchedNamed)); check the file and "
                     + "DATABASE_URL; nothing done")
         }
         if let words = match.unmatchedWords {

@@ -27,9 +27,12 @@ extension RunSummary {
         /// a quote or a control character stays visible); nil when every id matched.
         public var unmatchedWords: String? {
             guard unmatched > 0 else { return nil }
-            let named = firstUnmatched.map(\.debugDescription).joined(separator: ", ")
-            let more = unmatched > firstUnmatched.count ? ", …" : ""
-            return "\(unmatched) of \(ids) id\(ids == 1 ? "" : "s") match no row in users: \(named)\(more)"
+            return "\(unmatched) of \(ids) id\(ids == 1 ? "" : "s") match no row in users: \(unmatchedNamed)"
+        }
+
+        /// The first unmatched ids, quoted as Swift writes a string, with ", …" when more did not match.
+        public var unmatchedNamed: String {
+            firstUnmatched.map(\.debugDescription).joined(separator: ", ") + (unmatched > firstUnmatched.count ? ", …" : "")
         }
 
         enum CodingKeys: String, CodingKey {
