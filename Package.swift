@@ -205,10 +205,22 @@ let package = Package(
             dependencies: ["SubreconPorts", "SubreconCore", "SubreconJob"],
             swiftSettings: strict
         ),
+        // Test targets only: one world a job test runs in (the loopback store simulators, the real adapters composed as
+        // `run` composes them, a report folder) over a database in memory; the PostgreSQL one is SubreconTestSupport's.
+        .target(
+            name: "SubreconJobWorld",
+            dependencies: [
+                "SubreconApp", "SubreconJob", "SubreconPorts", "SubreconCore", "SubreconReports", "SubreconTestKit", "StoreSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "SubreconTestSupport",
             dependencies: [
                 "SubreconTestKit", "SubreconPorts", "SubreconCore", "SubreconDatabase", "SourceHTTP", "StoreSimulator",
+                "SubreconApp", "SubreconJob", "SubreconJobWorld",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -318,6 +330,17 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        // The job's rules through the real store adapters and loopback simulators, each test in every backend it can
+        // reach: in memory (the unit lane), and PostgreSQL when the test database is configured (the full run).
+        .testTarget(
+            name: "SubreconJobWorldTests",
+            dependencies: [
+                "SubreconJobWorld", "SubreconTestSupport", "SubreconJob", "SubreconCore", "SubreconPorts", "SubreconReports",
+                "StoreSimulator",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -76,12 +76,7 @@ public enum Commands {
             let database = try await checkedUsers(unchecked, configuration: config)
             try await preflight(database, writing: !requested.dryRun)
             let start = try await RunStart.resolve(requested, runID: newRunID, resuming: resumeID, journal: database, now: now)
-            let stats = RequestStats(health: SourceHealthBoard(clock: start.options.tuning.healthClock))
-            return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: start.options.concurrency)) { http in
-                let (source, notes) = try factSource(
-                    config: config, options: start.options, http: http, stats: stats, database: database, logger: logger)
-                let job = ReconcileJob(
-                    database: database, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress)
+            return try await withJob(config: config, options: start.options, ports: JobPorts(database), reads: database, logger: logger, progress: progress) { job in
                 guard
                     let result = try await ShardLock.withLock(
                         settings: config.database, shard: start.options.shard, logger: logger,
@@ -99,15 +94,30 @@ public enum Commands {
         }
     }
 
+    /// The job as `run` composes it over `ports` — the configured sources over one HTTP client, each behind its share
+    /// of its rate budget, their database reads from `reads` — handed to `body` for as long as the client lives.
+    /// `run` calls it inside its database session and shard lock; the job's tests call it over ports in memory.
+    public static func withJob<T: Sendable>(
+        config: SubreconConfiguration, options: RunOptions, ports: JobPorts, reads: any ReceiptLookup & RefundsSeenLookup,
+        logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, _ body: (ReconcileJob) async throws -> T
+    ) async throws -> T {
+        let stats = RequestStats(health: SourceHealthBoard(clock: options.tuning.healthClock))
+        return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: options.concurrency)) { http in
+            let (source, notes) = try factSource(config: config, options: options, http: http, stats: stats, reads: reads, logger: logger)
+            return try await body(
+                ReconcileJob(ports: ports, source: source, stats: stats, sourcesNote: notes, logger: logger, progress: progress))
+        }
+    }
+
     /// What a `run` starts from: a new run with the options as asked, or (`--resume RUN_ID`) the stored run with its
     /// stored selection over them, its first start and its progress.
-    struct RunStart: Sendable {
-        var options: RunOptions
-        var runID: String
-        var startedAt: Date
-        var progress: RunProgress?
+    public struct RunStart: Sendable {
+        public var options: RunOptions
+        public var runID: String
+        public var startedAt: Date
+        public var progress: RunProgress?
 
-        static func resolve(
+        public static func resolve(
             _ requested: RunOptions, runID: String, resuming resumeID: String?, journal: any RunJournal, now: Date
         ) async throws -> RunStart {
             guard let resumeID else { return RunStart(options: requested, runID: runID, startedAt: now, progress: nil) }
@@ -122,8 +132,8 @@ public enum Commands {
     /// The run's fact source with one shared rate gate per source (the `--*-rps` values are the app's whole budget:
     /// this shard takes 1/N of each), and the summary's line per source naming its budget.
     static func factSource(
-        config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats, database: SubscriptionDatabase,
-        logger: Logger
+        config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats,
+        reads: any ReceiptLookup & RefundsSeenLookup, logger: Logger
     ) throws -> (StoreFactSource, [String: String]) {
         var budgets: [(FactOrigin, Double, Bool)] = [
             (.revenueCat, options.revenueCatRequestsPerSecond, config.revenueCat != nil)
@@ -138,8 +148,8 @@ public enum Commands {
         }
         let source = try StoreFactSource(
             configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates,
-            receipts: CoalescedReceiptLookup(database),
-            refundsSeen: database)
+            receipts: CoalescedReceiptLookup(reads),
+            refundsSeen: reads)
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
             notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: "\(options.shard)", shards: options.shard.count)

@@ -1,6 +1,6 @@
 import SubreconPorts
 
-// PostgreSQL serves every database port of the job (docs/ARCHITECTURE.md, "Ports").
+// PostgreSQL serves every database port of the job and of the store adapters (docs/ARCHITECTURE.md, "Ports").
 extension SubscriptionDatabase: CandidateSource, CatalogSource, RunJournal, VerdictRecords, RunHistory, FeedCandidates, PurchaseLinks,
-    RefundRecords, RunReportRecords
+    RefundRecords, RunReportRecords, ReceiptLookup, RefundsSeenLookup
 {}

@@ -17,21 +17,11 @@ extension SubscriptionDatabase {
         }
     }
 
-    /// At most this many other holders of an original transaction are named (a conflict's message names them).
-    public static let otherHoldersNamed = 5
-    /// Holders read per original transaction: one more than named, as the asking user's own row may be among them.
-    public static let holdersRead = otherHoldersNamed + 1
-
     /// The ids of the users other than `userID` whose row already holds `originalTransactionID` (at most
-    /// `otherHoldersNamed`, in id order); none for an empty or whitespace-only id, which no row holds (`held`).
+    /// `OriginalTransactionHolders.named`, in id order); none for an empty or whitespace-only id, which no row holds (`held`).
     public func otherUsers(holdingOriginalTransactionID originalTransactionID: String, besides userID: String) async throws -> [String] {
-        let holders = try await originalTransactionHolders([originalTransactionID], limit: Self.holdersRead)
-        return Self.otherHolders(holders[originalTransactionID], besides: userID)
-    }
-
-    /// Of `holders` (read with `limit: holdersRead`, in id order), the first `otherHoldersNamed` that are not `userID`.
-    public static func otherHolders(_ holders: [String]?, besides userID: String) -> [String] {
-        Array((holders ?? []).filter { $0 != userID }.prefix(otherHoldersNamed))
+        let holders = try await originalTransactionHolders([originalTransactionID], limit: OriginalTransactionHolders.read)
+        return OriginalTransactionHolders.others(holders[originalTransactionID], besides: userID)
     }
 
     /// The users whose row holds each of `originalTransactionIDs`, in one statement (one read of the table, or of its

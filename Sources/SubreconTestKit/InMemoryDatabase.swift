@@ -94,6 +94,10 @@ public final class InMemoryDatabase: Sendable {
         var refundsSeen: [String: (userID: String, refund: SeenRefund, runID: String)] = [:]
         var applyCalls = 0
         var failApplyOnCall: Int?
+        /// `apple_receipts`: user → the stored base64 receipt.
+        var receipts: [String: String] = [:]
+        /// The report inputs each run kept (`RunReportRecords`).
+        var runReports: [String: [String: String]] = [:]
     }
 
     struct FeedWindow: Sendable {
@@ -122,12 +126,17 @@ public final class InMemoryDatabase: Sendable {
 
     // MARK: - What a test seeds and reads
 
-    /// Inserts or replaces rows; a row with `updatedAtMicros` 0 gets the clock's instant.
+    /// Inserts or replaces rows; a row with `updatedAtMicros` 0 gets the clock's instant; a blank identifier is stored as
+    /// none, as PostgreSQL's row reader answers it.
     public func insert(_ rows: [UserRow]) {
         let micros = Self.micros(now())
         state.withLock { state in
             for var row in rows {
                 if row.updatedAtMicros == 0 { row.updatedAtMicros = micros }
+                // As PostgreSQL reads them: an empty or whitespace-only identifier is none (CONTRACT "Database").
+                row.originalTransactionID = UserRow.storedIdentifier(row.originalTransactionID)
+                row.accountToken = UserRow.storedIdentifier(row.accountToken)
+                row.identifiers = row.identifiers.compactMapValues(UserRow.storedIdentifier)
                 state.users[row.id] = row
             }
         }

@@ -4,6 +4,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 @testable import SubreconApp
@@ -17,7 +18,7 @@ import Testing
     .timeLimit(.minutes(2)))
 struct BoundedWaitTests {
     static func googleRows(_ prefix: String, count: Int) -> [UserRow] {
-        (0..<count).map { GooglePlayJobTests.row(String(format: "\(prefix)-%03d", $0), end: -2) }
+        (0..<count).map { GoogleWorld.row(String(format: "\(prefix)-%03d", $0), end: -2) }
     }
 
     /// The rows as stored, by id (to show a fetch error leaves them untouched).
@@ -61,8 +62,8 @@ struct BoundedWaitTests {
     )
     func sourceDeclaredDown() async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
-        try await Harness.with(routes: [google], extra: GooglePlayJobTests.environment(account)) { h in
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        try await Harness.with(routes: [google], extra: GoogleWorld.environment(account)) { h in
             let ordinary = try await h.seedChanging(prefix: "u", count: 4)
             let rows = Self.googleRows("g", count: 40)
             try await h.store.insertUsers(rows)

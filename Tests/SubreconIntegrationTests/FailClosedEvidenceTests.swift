@@ -6,6 +6,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Black-box scenarios for "evidence is explicit" (issue: fail closed): the real job (`Commands.run`), a real
@@ -13,20 +14,6 @@ import Testing
 /// Each asserts what the database, the report and the exit code show.
 @Suite("Fail closed: incomplete evidence never changes a tier", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct FailClosedEvidenceTests {
-    static func iso(_ days: Double) -> String { ISO8601.string(Harness.day(days)) }
-
-    /// A RevenueCat v1 answer written by hand, so fields can be left out as a buggy or busy RevenueCat would.
-    static func subscriberBody(entitlements: String = "{}", subscriptions: String = "{}", nonSubscriptions: String = "{}") -> Data {
-        Data(
-            """
-            {"request_date": "\(iso(0))", "request_date_ms": \(Int64(Harness.asOf.timeIntervalSince1970 * 1000)),
-             "subscriber": {"original_app_user_id": "x", "first_seen": "\(iso(-300))", "last_seen": "\(iso(-1))",
-               "management_url": null, "original_application_version": null, "original_purchase_date": null,
-               "other_purchases": {}, "subscriber_attributes": {},
-               "entitlements": \(entitlements), "subscriptions": \(subscriptions), "non_subscriptions": \(nonSubscriptions)}}
-            """.utf8)
-    }
-
     func answer(_ h: Harness, _ userID: String, _ body: Data) async {
         await h.revenueCat.setFault(.raw(status: 200, headers: ["content-type": "application/json"], body: body), for: userID)
     }
@@ -38,32 +25,32 @@ struct FailClosedEvidenceTests {
             try await h.seed(h.row("e-noproduct", tier: 1, "active", end: -2))
             await answer(
                 h, "e-noproduct",
-                Self.subscriberBody(
-                    entitlements: #"{"premium": {"expires_date": "\#(Self.iso(28))", "purchase_date": "\#(Self.iso(-2))"}}"#,
+                RevenueCatWorld.subscriberBody(
+                    entitlements: #"{"premium": {"expires_date": "\#(RevenueCatWorld.iso(28))", "purchase_date": "\#(RevenueCatWorld.iso(-2))"}}"#,
                     subscriptions: #"""
-                        {"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))",
-                         "expires_date": "\#(Self.iso(-2))", "period_type": "normal"}}
+                        {"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))",
+                         "expires_date": "\#(RevenueCatWorld.iso(-2))", "period_type": "normal"}}
                         """#))
             // A subscription RevenueCat lists without an expiry: unknown, neither lifetime nor expired.
             try await h.seed(h.row("e-noexpiry", tier: 1, "active", end: -2))
             await answer(
                 h, "e-noexpiry",
-                Self.subscriberBody(
+                RevenueCatWorld.subscriberBody(
                     subscriptions:
-                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))"}}"#))
+                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))"}}"#))
             // ... and a lapsed user whose subscription has no expiry is not restored as lifetime.
             try await h.seed(h.row("e-noexpiry-lapsed", tier: 0, "expired", end: -5))
             await answer(
                 h, "e-noexpiry-lapsed",
-                Self.subscriberBody(
+                RevenueCatWorld.subscriberBody(
                     subscriptions:
-                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-32))"}}"#))
+                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))"}}"#))
             // An expired 30-day pass: ends at its entitlement's expiry; never a permanent tier.
-            let pass = Self.subscriberBody(
+            let pass = RevenueCatWorld.subscriberBody(
                 entitlements:
-                    #"{"premium": {"expires_date": "\#(Self.iso(-10))", "product_identifier": "premium_monthly", "purchase_date": "\#(Self.iso(-40))"}}"#,
+                    #"{"premium": {"expires_date": "\#(RevenueCatWorld.iso(-10))", "product_identifier": "premium_monthly", "purchase_date": "\#(RevenueCatWorld.iso(-40))"}}"#,
                 nonSubscriptions: #"""
-                    {"premium_monthly": [{"id": "np1", "store": "app_store", "is_sandbox": false, "purchase_date": "\#(Self.iso(-40))",
+                    {"premium_monthly": [{"id": "np1", "store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-40))",
                       "store_transaction_id": "np1"}]}
                     """#)
             try await h.seed(h.row("e-pass-lapsed", tier: 0, "expired", end: -10))
@@ -74,9 +61,9 @@ struct FailClosedEvidenceTests {
             try await h.seed(h.row("e-nosandbox", tier: 0, "expired", end: -5))
             await answer(
                 h, "e-nosandbox",
-                Self.subscriberBody(
+                RevenueCatWorld.subscriberBody(
                     subscriptions:
-                        #"{"premium_monthly": {"store": "app_store", "purchase_date": "\#(Self.iso(-3))", "expires_date": "\#(Self.iso(27))"}}"#
+                        #"{"premium_monthly": {"store": "app_store", "purchase_date": "\#(RevenueCatWorld.iso(-3))", "expires_date": "\#(RevenueCatWorld.iso(27))"}}"#
                 ))
             // A refund of the previous period does not revoke the period that has just begun.
             try await h.seed(

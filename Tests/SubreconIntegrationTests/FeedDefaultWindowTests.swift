@@ -7,6 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// The default feed window (no `--feeds-since`) as the code computes it now (`FeedWindowRule`, CONTRACT "Hostile answers and bounded work"):
@@ -19,8 +20,8 @@ struct FeedDefaultWindowTests {
         "a shard's first run reads 3 days back; the next night starts where it ended; a feed configured later starts at the last completed nightly run"
     )
     func defaultWindows() async throws {
-        let stripe = StripeSimulator(apiKey: StripeJobTests.key)
-        let extra = ["STRIPE_API_KEY": StripeJobTests.key, "STRIPE_BASE_URL": "{base}"]
+        let stripe = StripeSimulator(apiKey: StripeWorld.key)
+        let extra = ["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]
         try await Harness.with(apple: true, revenueCat: false, routes: [stripe], extra: extra) { h in
             var appleOnly = h.env.values
             appleOnly["STRIPE_API_KEY"] = nil

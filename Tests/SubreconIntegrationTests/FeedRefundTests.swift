@@ -7,6 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Refunds seen only in a store feed are kept in `refunds_seen` like those a lookup states (CONTRACT "Finance figures"): one
@@ -16,12 +17,12 @@ struct FeedRefundTests {
     /// A harness with Apple (and its notification history), Google Play and Stripe; RevenueCat off.
     static func withAllStores(_ body: (Harness, GooglePlaySimulator, StripeSimulator) async throws -> Void) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
-        let stripe = StripeSimulator(apiKey: StripeJobTests.key)
-        var extra = GooglePlayJobTests.environment(account)
-        extra.merge(["STRIPE_API_KEY": StripeJobTests.key, "STRIPE_BASE_URL": "{base}"]) { $1 }
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        let stripe = StripeSimulator(apiKey: StripeWorld.key)
+        var extra = GoogleWorld.environment(account)
+        extra.merge(["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]) { $1 }
         try await Harness.with(apple: true, revenueCat: false, routes: [google, stripe], extra: extra) { h in
-            try await h.store.upsertProducts(StripeJobTests.products)
+            try await h.store.upsertProducts(StripeWorld.products)
             try await body(h, google, stripe)
         }
     }
@@ -66,9 +67,9 @@ struct FeedRefundTests {
                 AppStoreScenario(
                     originalTransactionID: "o-three", transactionID: "t-three-now", productID: "premium_monthly", status: 1,
                     purchaseDate: Harness.day(-5), expiresDate: Harness.day(300)))
-            await google.setPurchase(GooglePlayJobTests.play("ACTIVE", expiry: 300, start: -5), token: "tok-three")
+            await google.setPurchase(GoogleWorld.play("ACTIVE", expiry: 300, start: -5), token: "tok-three")
             await stripe.setSubscriptions(
-                [StripeJobTests.subscription("sub_three", "active", from: -5, to: 300)], forCustomer: "cus_three")
+                [StripeWorld.subscription("sub_three", "active", from: -5, to: 300)], forCustomer: "cus_three")
 
             await h.history.add(
                 AppleHistoryNotification(
@@ -172,8 +173,8 @@ struct FeedRefundTests {
     @Test("a Stripe refund in a charge.refunded event and in the Stripe lookup's latest invoice is one row, at the same amount")
     func stripeFeedAndLookupAgree() async throws {
         try await StripeJobTests.with { h, stripe in
-            try await StripeRefundJobTests.seed(
-                h, stripe, "both", amount: 1200, currency: "jpy", refunded: 1200,
+            try await StripeWorld.seedRefundable(
+                h.store.insertUsers, stripe, "both", amount: 1200, currency: "jpy", refunded: 1200,
                 refunds: [SimulatedStripeRefund(id: "re_both", amount: 1200, created: Harness.day(-0.5))])
             await stripe.setEvents([
                 SimulatedStripeEvent(

@@ -6,6 +6,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Google Play is the authority for its own purchases over RevenueCat's view of them (CONTRACT "Sources and the decision"). When the
@@ -16,21 +17,10 @@ import Testing
 struct GoogleOverRevenueCatTests {
     static func withGoogleAndRevenueCat(_ body: (Harness, GooglePlaySimulator) async throws -> Void) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
-        try await Harness.with(revenueCat: true, routes: [google], extra: GooglePlayJobTests.environment(account)) { h in
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        try await Harness.with(revenueCat: true, routes: [google], extra: GoogleWorld.environment(account)) { h in
             try await body(h, google)
         }
-    }
-
-    /// RevenueCat's entry for a Play subscription of `premium_monthly`, naming `order` as its transaction.
-    static func revenueCat(purchased: Double, expires: Double, order: String?) -> SimulatedSubscriber {
-        SimulatedSubscriber(
-            firstSeen: Harness.day(-300),
-            subscriptions: [
-                SimulatedSubscription(
-                    productID: "premium_monthly", store: "play_store", purchaseDate: Harness.day(purchased),
-                    expiresDate: Harness.day(expires), storeTransactionID: order)
-            ])
     }
 
     @Test(
@@ -44,8 +34,8 @@ struct GoogleOverRevenueCatTests {
                 ("gc-product", nil, "GPA.9999-0000-1111-22222..1"),
             ]
             for (id, rcOrder, googleOrder) in cases {
-                try await h.store.insertUsers([GooglePlayJobTests.row(id, end: -1)])
-                await h.revenueCat.setSubscriber(Self.revenueCat(purchased: -1, expires: 29, order: rcOrder), for: id)
+                try await h.store.insertUsers([GoogleWorld.row(id, end: -1)])
+                await h.revenueCat.setSubscriber(GoogleWorld.revenueCat(purchased: -1, expires: 29, order: rcOrder), for: id)
                 await google.setPurchase(
                     .single(
                         "SUBSCRIPTION_STATE_EXPIRED", product: "premium_monthly", start: Harness.day(-31), expiry: Harness.day(-1),
@@ -82,9 +72,9 @@ struct GoogleOverRevenueCatTests {
     @Test("RevenueCat says expired, Google says active until later: Google wins, the row keeps its tier to Google's end, source_conflict")
     func googleSaysActive() async throws {
         try await Self.withGoogleAndRevenueCat { h, google in
-            try await h.store.insertUsers([GooglePlayJobTests.row("gc-renewed", end: -2)])
+            try await h.store.insertUsers([GoogleWorld.row("gc-renewed", end: -2)])
             await h.revenueCat.setSubscriber(
-                Self.revenueCat(purchased: -32, expires: -2, order: "GPA.3333-4444-5555-66666"), for: "gc-renewed")
+                GoogleWorld.revenueCat(purchased: -32, expires: -2, order: "GPA.3333-4444-5555-66666"), for: "gc-renewed")
             await google.setPurchase(
                 .single(
                     "SUBSCRIPTION_STATE_ACTIVE", product: "premium_monthly", start: Harness.day(-32), expiry: Harness.day(28),

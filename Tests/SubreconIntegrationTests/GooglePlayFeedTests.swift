@@ -4,6 +4,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 @testable import SubreconApp
@@ -22,24 +23,24 @@ struct GooglePlayFeedTests {
     func refundInsidePaidPeriod() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
             // Refunded in month 2 of an annual plan: the row says active for 10 more months (no CONTRACT "Which users a run asks about" rule picks it).
-            try await h.store.insertUsers([GooglePlayJobTests.row("v-refunded", end: 300)])
-            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -1, start: -60), token: "tok-v-refunded")
+            try await h.store.insertUsers([GoogleWorld.row("v-refunded", end: 300)])
+            await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-v-refunded")
             await google.addVoided(Self.voided("tok-v-refunded", at: -1))
             // Revoked and reported gone by subscriptionsv2: the same downgrade.
-            try await h.store.insertUsers([GooglePlayJobTests.row("v-gone", end: 200)])
+            try await h.store.insertUsers([GoogleWorld.row("v-gone", end: 200)])
             await google.setGone("tok-v-gone")
             await google.addVoided(Self.voided("tok-v-gone", at: -2))
             // Already lapsed by the rules and voided too: one candidate, both reasons.
-            try await h.store.insertUsers([GooglePlayJobTests.row("v-both", end: -2)])
-            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -2), token: "tok-v-both")
+            try await h.store.insertUsers([GoogleWorld.row("v-both", end: -2)])
+            await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -2), token: "tok-v-both")
             await google.addVoided(Self.voided("tok-v-both", at: -1))
             // Voided before the window: not read, not a candidate.
-            try await h.store.insertUsers([GooglePlayJobTests.row("v-old", end: 300)])
-            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -5), token: "tok-v-old")
+            try await h.store.insertUsers([GoogleWorld.row("v-old", end: 300)])
+            await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -5), token: "tok-v-old")
             await google.addVoided(Self.voided("tok-v-old", at: -5))
             // A paid row nobody names: not asked.
-            try await h.store.insertUsers([GooglePlayJobTests.row("v-quiet", end: 300)])
-            await google.setPurchase(GooglePlayJobTests.play("ACTIVE", expiry: 300), token: "tok-v-quiet")
+            try await h.store.insertUsers([GoogleWorld.row("v-quiet", end: 300)])
+            await google.setPurchase(GoogleWorld.play("ACTIVE", expiry: 300), token: "tok-v-quiet")
             // A void matching no row: counted as unmatched, nothing else.
             await google.addVoided(Self.voided("tok-nobody", at: -1))
             // A one-time product's void of a token no row holds: read (type=1 lists both kinds), unmatched.
@@ -93,8 +94,8 @@ struct GooglePlayFeedTests {
             await google.setVoidedPageSize(2)
             for n in 0..<5 {
                 let id = "p-\(n)"
-                try await h.store.insertUsers([GooglePlayJobTests.row(id, end: 300)])
-                await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -1, start: -60), token: "tok-" + id)
+                try await h.store.insertUsers([GoogleWorld.row(id, end: 300)])
+                await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-" + id)
                 await google.addVoided(Self.voided("tok-" + id, at: -1))
             }
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
@@ -113,11 +114,11 @@ struct GooglePlayFeedTests {
     @Test("a failing feed is reported in the summary, the night goes on, and the run exits 1")
     func failingFeed() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
-            try await h.store.insertUsers([GooglePlayJobTests.row("f-refunded", end: 300)])
-            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -1, start: -60), token: "tok-f-refunded")
+            try await h.store.insertUsers([GoogleWorld.row("f-refunded", end: 300)])
+            await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-f-refunded")
             await google.addVoided(Self.voided("tok-f-refunded", at: -1))
-            try await h.store.insertUsers([GooglePlayJobTests.row("f-lapsed", end: -2)])
-            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -2), token: "tok-f-lapsed")
+            try await h.store.insertUsers([GoogleWorld.row("f-lapsed", end: -2)])
+            await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -2), token: "tok-f-lapsed")
             await google.setVoidedFault(.status(500))
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }

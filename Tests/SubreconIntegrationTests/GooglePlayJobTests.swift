@@ -4,6 +4,7 @@ import SubreconCore
 import SubreconDatabase
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 @testable import SubreconApp
@@ -13,34 +14,12 @@ import Testing
 /// `{base}` in every extra variable (the key text included) with its loopback server, which serves the simulator.
 @Suite("The job with Google Play alone", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct GooglePlayJobTests {
-    static let package = "com.example.app"
-
-    static func environment(_ account: GoogleTestServiceAccount) -> [String: String] {
-        [
-            "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": package,
-            "GOOGLE_PLAY_BASE_URL": "{base}",
-        ]
-    }
-
     static func withGoogle(_ body: (Harness, GooglePlaySimulator) async throws -> Void) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: package)
-        try await Harness.with(revenueCat: false, routes: [google], extra: environment(account)) { h in
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        try await Harness.with(revenueCat: false, routes: [google], extra: GoogleWorld.environment(account)) { h in
             try await body(h, google)
         }
-    }
-
-    /// A Google Play row: tier 1 `premium_monthly` ending `end` days from T, holding `token`.
-    static func row(_ id: String, end: Double, status: String = "active", token: String? = nil) -> UserRow {
-        UserRow(
-            id: id, currentTier: 1, status: status, endDate: Harness.day(end), source: "google_iap", productID: "premium_monthly",
-            autoRenew: true, identifiers: [.googlePlay: token ?? "tok-" + id].compactMapValues { $0 })
-    }
-
-    static func play(_ state: String, expiry: Double, start: Double = -30, test: Bool = false) -> SimulatedPlaySubscription {
-        .single(
-            "SUBSCRIPTION_STATE_" + state, product: "premium_monthly", start: Harness.day(start), expiry: Harness.day(expiry),
-            autoRenew: state == "CANCELED" ? false : true, testPurchase: test)
     }
 
     @Test(
@@ -49,17 +28,17 @@ struct GooglePlayJobTests {
     func night() async throws {
         try await Self.withGoogle { h, google in
             let cases: [(String, Double, SimulatedPlaySubscription?)] = [
-                ("g-active", -2, Self.play("ACTIVE", expiry: 28, start: -2)),
-                ("g-grace", -1, Self.play("IN_GRACE_PERIOD", expiry: 2)),
-                ("g-hold", -3, Self.play("ON_HOLD", expiry: -3)),
-                ("g-expired", -2, Self.play("EXPIRED", expiry: -2)),
-                ("g-paused", -5, Self.play("PAUSED", expiry: -5)),
-                ("g-canceled", -1, Self.play("CANCELED", expiry: 10, start: -1)),
-                ("g-test", -2, Self.play("ACTIVE", expiry: 28, start: -2, test: true)),
+                ("g-active", -2, GoogleWorld.play("ACTIVE", expiry: 28, start: -2)),
+                ("g-grace", -1, GoogleWorld.play("IN_GRACE_PERIOD", expiry: 2)),
+                ("g-hold", -3, GoogleWorld.play("ON_HOLD", expiry: -3)),
+                ("g-expired", -2, GoogleWorld.play("EXPIRED", expiry: -2)),
+                ("g-paused", -5, GoogleWorld.play("PAUSED", expiry: -5)),
+                ("g-canceled", -1, GoogleWorld.play("CANCELED", expiry: 10, start: -1)),
+                ("g-test", -2, GoogleWorld.play("ACTIVE", expiry: 28, start: -2, test: true)),
                 ("g-gone", -40, nil),
             ]
             for (id, end, purchase) in cases {
-                try await h.store.insertUsers([Self.row(id, end: end)])
+                try await h.store.insertUsers([GoogleWorld.row(id, end: end)])
                 if let purchase { await google.setPurchase(purchase, token: "tok-" + id) }
             }
             await google.setGone("tok-g-gone")
@@ -120,7 +99,7 @@ struct GooglePlayJobTests {
         try await Self.withGoogle { h, google in
             // 02:59:58.270 the day before T + 28 days: a value binary floating point cannot hold exactly.
             let expiry = Harness.day(28).addingTimeInterval(-1.730)
-            try await h.store.insertUsers([Self.row("g-ms", end: -2)])
+            try await h.store.insertUsers([GoogleWorld.row("g-ms", end: -2)])
             await google.setPurchase(
                 .single(
                     "SUBSCRIPTION_STATE_ACTIVE", product: "premium_monthly", start: Harness.day(-2), expiry: expiry, autoRenew: true),
@@ -145,8 +124,8 @@ struct GooglePlayJobTests {
     func subscriptionBuyer() async throws {
         try await Self.withGoogle { h, google in
             for (id, account) in [("g-own", "g-own"), ("g-other", "g-own"), ("g-case", "G-CASE"), ("g-blank", " ")] {
-                try await h.store.insertUsers([Self.row(id, end: -2)])
-                var purchase = Self.play("ACTIVE", expiry: 28, start: -2)
+                try await h.store.insertUsers([GoogleWorld.row(id, end: -2)])
+                var purchase = GoogleWorld.play("ACTIVE", expiry: 28, start: -2)
                 purchase.obfuscatedAccountID = account
                 await google.setPurchase(purchase, token: "tok-" + id)
             }
@@ -175,8 +154,8 @@ struct GooglePlayJobTests {
         try await Self.withGoogle { h, google in
             let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed", "f-refresh"]
             for id in ids {
-                try await h.store.insertUsers([Self.row(id, end: -2)])
-                if id != "f-unknown" { await google.setPurchase(Self.play("EXPIRED", expiry: -2), token: "tok-" + id) }
+                try await h.store.insertUsers([GoogleWorld.row(id, end: -2)])
+                if id != "f-unknown" { await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -2), token: "tok-" + id) }
             }
             await google.setFault(.status(503), token: "tok-f-5xx")
             await google.setFault(.rateLimited(retryAfter: "3600"), token: "tok-f-429")
@@ -227,23 +206,23 @@ struct GooglePlayJobTests {
                 return error
             }
         }
-        #expect(failure(["GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
+        #expect(failure(["GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         #expect(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json])?.variable == "GOOGLE_PLAY_PACKAGE_NAME")
         #expect(failure(["GOOGLE_PLAY_BASE_URL": "http://127.0.0.1:9"])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         let broken = account.json.replacingOccurrences(of: "service_account", with: "authorized_user")
-        let error = try #require(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": broken, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]))
+        let error = try #require(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": broken, "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package]))
         #expect(error.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         #expect(!error.description.contains("PRIVATE KEY"))
         #expect(
-            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": Self.package])?.variable
+            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package])?.variable
                 == "GOOGLE_PLAY_SERVICE_ACCOUNT")
         #expect(failure([:])?.variable == "REVENUECAT_API_KEY", "no source at all is still refused")
         let config = try SubreconConfiguration.load(
             ProcessEnvironment(
-                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package]) { $1 }),
             requireSource: true)
         #expect(config.hasSource && config.revenueCat == nil)
-        #expect(config.googlePlay != nil && config.description.contains(Self.package))
+        #expect(config.googlePlay != nil && config.description.contains(GoogleWorld.package))
         #expect(!config.description.contains("PRIVATE KEY"))
         // The key as a container secret file (`GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`), as downloaded: trailing newline.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gp-key-\(UUID().uuidString).json")
@@ -251,13 +230,13 @@ struct GooglePlayJobTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try SubreconConfiguration.load(
             ProcessEnvironment(
-                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": Self.package]) { $1 }),
+                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package]) { $1 }),
             requireSource: true)
         #expect(fromFile.googlePlay != nil)
         #expect(
             failure([
                 "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json,
-                "GOOGLE_PLAY_PACKAGE_NAME": Self.package,
+                "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package,
             ])?
             .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
     }

@@ -7,6 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Lists end as incomplete, never as complete (CONTRACT "Hostile answers and bounded work"): an incomplete feed is a failed, uncovered
@@ -88,8 +89,8 @@ struct IncompleteListTests {
         try await StripeJobTests.with { h, stripe in
             // Both rows hold pro with a lapsed end date: candidates. Stripe embeds only the basic item of each.
             try await h.store.insertUsers([
-                StripeJobTests.row("i-pro", tier: 2, "active", end: -1, customer: "cus_ipro", product: "price_pro_annual"),
-                StripeJobTests.row("i-err", tier: 2, "active", end: -1, customer: "cus_ierr", product: "price_pro_annual"),
+                StripeWorld.row("i-pro", tier: 2, "active", end: -1, customer: "cus_ipro", product: "price_pro_annual"),
+                StripeWorld.row("i-err", tier: 2, "active", end: -1, customer: "cus_ierr", product: "price_pro_annual"),
             ])
             await stripe.setSubscriptions([Self.twoItems("sub_ipro")], forCustomer: "cus_ipro")
             await stripe.setSubscriptions([Self.twoItems("sub_ierr")], forCustomer: "cus_ierr")

@@ -8,6 +8,7 @@ import SubreconJob
 import SubreconPorts
 import SubreconReports
 import SubreconTestKit
+import SubreconTestSupport
 import Testing
 
 extension RandomizedNightTests {
@@ -112,13 +113,13 @@ extension RandomizedNightTests {
     /// All four sources on one loopback server: RevenueCat and the App Store Server API (the harness's), Stripe and
     /// Google Play; the catalog holds the harness's products and Stripe's.
     static func withAllStores(_ body: (Harness, StripeSimulator, GooglePlaySimulator) async throws -> Void) async throws {
-        let stripe = StripeSimulator(apiKey: StripeJobTests.key)
+        let stripe = StripeSimulator(apiKey: StripeWorld.key)
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
-        var variables = ["STRIPE_API_KEY": StripeJobTests.key, "STRIPE_BASE_URL": "{base}"]
-        variables.merge(GooglePlayJobTests.environment(account)) { $1 }
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        var variables = ["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]
+        variables.merge(GoogleWorld.environment(account)) { $1 }
         try await Harness.with(apple: true, revenueCat: true, routes: [stripe, google], extra: variables) { h in
-            try await h.store.upsertProducts(StripeJobTests.products)
+            try await h.store.upsertProducts(StripeWorld.products)
             try await body(h, stripe, google)
         }
     }

@@ -3,6 +3,7 @@ import StoreSimulator
 import SubreconCore
 import SubreconPorts
 import SubreconTestKit
+import SubreconTestSupport
 
 extension RandomizedNightTests {
     /// One RevenueCat user (an App Store purchase RevenueCat lists without a transaction Apple knows): a stale row that
@@ -45,22 +46,22 @@ extension RandomizedNightTests {
                     "expiry missing",
                     .raw(
                         status: 200, headers: [:],
-                        body: FailClosedEvidenceTests.subscriberBody(
+                        body: RevenueCatWorld.subscriberBody(
                             subscriptions:
-                                #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#
+                                #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-20))"}}"#
                         ))
                 ),
                 (
                     "entitlement without product",
                     .raw(
                         status: 200, headers: [:],
-                        body: FailClosedEvidenceTests.subscriberBody(
-                            entitlements: #"{"e": {"expires_date": "\#(FailClosedEvidenceTests.iso(20))"}}"#,
+                        body: RevenueCatWorld.subscriberBody(
+                            entitlements: #"{"e": {"expires_date": "\#(RevenueCatWorld.iso(20))"}}"#,
                             subscriptions:
-                                #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "expires_date": "\#(FailClosedEvidenceTests.iso(-20))"}}"#
+                                #"{"\#(product)": {"store": "app_store", "is_sandbox": false, "expires_date": "\#(RevenueCatWorld.iso(-20))"}}"#
                         ))
                 ),
-                ("unknown to RevenueCat", .raw(status: 201, headers: [:], body: FailClosedEvidenceTests.subscriberBody())),
+                ("unknown to RevenueCat", .raw(status: 201, headers: [:], body: RevenueCatWorld.subscriberBody())),
             ]
             let (why, fault) = broken[rng.int(0...broken.count - 1)]
             await h.revenueCat.setFault(fault, for: id)

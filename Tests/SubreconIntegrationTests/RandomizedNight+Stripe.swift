@@ -3,6 +3,7 @@ import StoreSimulator
 import SubreconCore
 import SubreconPorts
 import SubreconTestKit
+import SubreconTestSupport
 
 extension RandomizedNightTests {
     /// One Stripe web subscriber (RevenueCat knows the user and lists nothing, so Stripe's answer decides): a paid
@@ -27,14 +28,14 @@ extension RandomizedNightTests {
         if down && shape == 8 { shape = 0 }
         var row =
             rng.chance(0.5)
-            ? StripeJobTests.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
-            : StripeJobTests.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), customer: customer)
+            ? StripeWorld.row(id, tier: 1, "active", end: -Double(rng.int(1...20)), customer: customer)
+            : StripeWorld.row(id, tier: 0, "expired", end: -Double(rng.int(1...40)), customer: customer)
         // Never recorded (CONTRACT "Whose purchase it is"): the row holds no tier and no customer; only Stripe's inventory names the
         // subscription, and its metadata names the user.
-        if shape == 8 { row = StripeJobTests.row(id, tier: 0, "none", end: -400, customer: nil) }
+        if shape == 8 { row = StripeWorld.row(id, tier: 0, "none", end: -400, customer: nil) }
         await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: id)
         let periodEnd = Double(rng.int(2...29))
-        var subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd)
+        var subscription = StripeWorld.subscription(subscriptionID, "active", from: -1, to: periodEnd)
         subscription.latestInvoice = .paid(id: "in_\(id)", amount: 999, paymentIntent: intent, created: Harness.day(-1))
         func charge(refunded: Int64, dated: Bool = true) -> SimulatedStripeCharge {
             let refunds =
@@ -70,7 +71,7 @@ extension RandomizedNightTests {
             charges = [charge(refunded: Int64(rng.int(1...998)))]
             truth = paid
         case 3:
-            subscription = StripeJobTests.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)
+            subscription = StripeWorld.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)
             truth = ended(end: Harness.day(-1))
         case 4:
             subscription.status = "past_due"
@@ -80,7 +81,7 @@ extension RandomizedNightTests {
             await stripe.setFault(.status(500), for: intent)
             truth = .unusable("Stripe charges call failing")
         case 6:
-            subscription = StripeJobTests.subscription(subscriptionID, "active", from: -1, to: periodEnd, livemode: false)
+            subscription = StripeWorld.subscription(subscriptionID, "active", from: -1, to: periodEnd, livemode: false)
             charges = []
             truth = row.currentTier > 0 ? .unusable("livemode: false is no evidence about the row's line") : ended(end: row.endDate)
             drift = row.currentTier > 0 ? "unknown_at_source" : "sandbox_ignored"

@@ -7,6 +7,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// `subrecon report RUN_ID` (docs/CONTRACT.md, "Commands" and "Reports"): every report file of the run folder,
@@ -62,7 +63,7 @@ struct ReportRerenderTests {
             Harness.subscription("pro_monthly", expires: 20, refunded: -1, txn: "rf-1", price: 19.99))
         try await h.seed(h.row("n-fault", tier: 1, "active", end: -2), Harness.subscription(expires: 28))
         await h.revenueCat.setFault(.status(500), for: "n-fault")
-        await h.appStore.setScenario(OwnershipJobTests.active("9102", account: nil))
+        await h.appStore.setScenario(AppleWorld.active("9102", account: nil))
         await h.history.add(AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: "9102", sentAt: Harness.day(-1)))
     }
 

@@ -4,6 +4,7 @@ import SubreconApp
 import SubreconCore
 import SubreconJob
 import SubreconPorts
+import SubreconTestSupport
 import Testing
 
 /// The store adapters' side of CONTRACT "Whose purchase it is": a purchase linked to the user tonight (`UserRow.links`) is asked about
@@ -21,17 +22,17 @@ struct StoreLinkAdapterTests {
     @Test("Stripe asks the linked customer when the row holds none, and both when the row holds another")
     func stripeLinks() async throws {
         try await StripeJobTests.with { h, stripe in
-            var linked = StripeJobTests.subscription("sub_linked", "active", from: -2, to: 28)
+            var linked = StripeWorld.subscription("sub_linked", "active", from: -2, to: 28)
             linked.metadata = ["user_id": "s-owner"]
             await stripe.setSubscriptions([linked], forCustomer: "cus_linked")
-            await stripe.setSubscriptions([StripeJobTests.subscription("sub_own", "active", from: -2, to: 28)], forCustomer: "cus_own")
+            await stripe.setSubscriptions([StripeWorld.subscription("sub_own", "active", from: -2, to: 28)], forCustomer: "cus_own")
             try await Self.source(h) { source in
-                var bare = StripeJobTests.row("s-owner", tier: 0, "expired", end: -40, customer: nil)
+                var bare = StripeWorld.row("s-owner", tier: 0, "expired", end: -40, customer: nil)
                 bare.links[.stripe] = "cus_linked"
                 let facts = await source.facts(for: bare)
                 #expect(facts.stores.map(\.purchase.storeTransactionID) == ["sub_linked"])
                 #expect(facts.stores.map(\.purchase.accountToken) == ["s-owner"])
-                var other = StripeJobTests.row("s-other", tier: 1, "active", end: -1, customer: "cus_own")
+                var other = StripeWorld.row("s-other", tier: 1, "active", end: -1, customer: "cus_own")
                 other.links[.stripe] = "cus_linked"
                 let both = await source.facts(for: other)
                 #expect(Set(both.stores.compactMap(\.purchase.storeTransactionID)) == ["sub_own", "sub_linked"])
@@ -48,12 +49,12 @@ struct StoreLinkAdapterTests {
     @Test("Stripe's inventory is a feed read of customers with their stated purchases; a failed page fails it whole")
     func stripeInventory() async throws {
         try await StripeJobTests.with { h, stripe in
-            var owned = StripeJobTests.subscription("sub_i1", "active", from: -2, to: 28)
+            var owned = StripeWorld.subscription("sub_i1", "active", from: -2, to: 28)
             owned.metadata = ["user_id": "s-1"]
             await stripe.setSubscriptions([owned], forCustomer: "cus_i1")
-            await stripe.setSubscriptions([StripeJobTests.subscription("sub_i2", "trialing", from: -2, to: 5)], forCustomer: "cus_i2")
+            await stripe.setSubscriptions([StripeWorld.subscription("sub_i2", "trialing", from: -2, to: 5)], forCustomer: "cus_i2")
             await stripe.setCustomerMetadata(["user_id": "s-2"], forCustomer: "cus_i2")
-            await stripe.setSubscriptions([StripeJobTests.subscription("sub_i3", "canceled", from: -60, to: -30)], forCustomer: "cus_i3")
+            await stripe.setSubscriptions([StripeWorld.subscription("sub_i3", "canceled", from: -60, to: -30)], forCustomer: "cus_i3")
             try await Self.source(h) { source in
                 #expect(source.inventoryOrigins == [.stripe])
                 let read = try #require(await source.inventory(.stripe))
@@ -78,12 +79,12 @@ struct StoreLinkAdapterTests {
     @Test("Google asks the linked token besides the row's, and states the account Google names")
     func googleLinks() async throws {
         try await GooglePlayJobTests.withGoogle { h, google in
-            var linked = GooglePlayJobTests.play("ACTIVE", expiry: 20)
+            var linked = GoogleWorld.play("ACTIVE", expiry: 20)
             linked.obfuscatedAccountID = "g-owner"
             await google.setPurchase(linked, token: "tok-linked")
-            await google.setPurchase(GooglePlayJobTests.play("EXPIRED", expiry: -3), token: "tok-own")
+            await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -3), token: "tok-own")
             try await Self.source(h) { source in
-                var row = GooglePlayJobTests.row("g-owner", end: -3, token: "tok-own")
+                var row = GoogleWorld.row("g-owner", end: -3, token: "tok-own")
                 row.links[.googlePlay] = "tok-linked"
                 let facts = await source.facts(for: row)
                 #expect(facts.errors.isEmpty)
@@ -141,9 +142,9 @@ struct GoogleEarlierVoidTests {
         try await GoogleOverRevenueCatTests.withGoogleAndRevenueCat { h, google in
             let order = "GPA.3200-0000-0000-00001..1"
             await google.setPurchase(
-                PurchaseLineJobTests.play("EXPIRED", start: -60, expiry: -1, order: order), token: "tok-ev-over")
+                GoogleWorld.line("EXPIRED", start: -60, expiry: -1, order: order), token: "tok-ev-over")
             await google.setPurchase(
-                PurchaseLineJobTests.play("ACTIVE", start: -1, expiry: 29, order: "GPA.3200-0000-0000-00002..0"), token: "tok-ev-live")
+                GoogleWorld.line("ACTIVE", start: -1, expiry: 29, order: "GPA.3200-0000-0000-00002..0"), token: "tok-ev-live")
             let kept = SeenRefund(store: "play_store", transactionID: order, refundedAt: Harness.day(-3), amount: nil, currency: nil)
             let config = try SubreconConfiguration.load(h.env, requireSource: true)
             try await HTTPClientScope.with { http in
@@ -151,12 +152,12 @@ struct GoogleEarlierVoidTests {
                     try StoreFactSource(
                         configuration: config, httpClient: http, stats: RequestStats(), logger: h.logger, refundsSeen: lookup)
                 }
-                let over = GooglePlayJobTests.row("ev-over", end: -1)
+                let over = GoogleWorld.row("ev-over", end: -1)
                 let refunded = try await source(ScriptedRefundsSeen(refunds: [kept])).facts(for: over)
                 let google = refunded.stores.filter { $0.purchase.origin == .googlePlay }
                 #expect(google.map(\.purchase.refundedAt) == [Harness.day(-3)] && refunded.errors.isEmpty, "\(refunded)")
                 // A kept void of another order never touches a live line.
-                let live = try await source(ScriptedRefundsSeen(refunds: [kept])).facts(for: GooglePlayJobTests.row("ev-live", end: -1))
+                let live = try await source(ScriptedRefundsSeen(refunds: [kept])).facts(for: GoogleWorld.row("ev-live", end: -1))
                 #expect(live.stores.filter { $0.purchase.origin == .googlePlay }.allSatisfy { $0.purchase.refundedAt == nil })
                 let failing = try await source(ScriptedRefundsSeen(fails: true)).facts(for: over)
                 #expect(failing.errors.contains { $0.origin == .googlePlay && $0.message.contains("earlier nights") }, "\(failing.errors)")

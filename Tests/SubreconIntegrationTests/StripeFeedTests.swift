@@ -6,6 +6,7 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Stripe's events feed in the nightly run (CONTRACT "Which users a run asks about"): real PostgreSQL, the loopback Stripe simulator's
@@ -18,12 +19,12 @@ struct StripeFeedTests {
 
     /// A row `active` with a paid period months away: the CONTRACT "Which users a run asks about" rules never pick it.
     static func midPeriodRow(_ id: String, customer: String) -> UserRow {
-        StripeJobTests.row(id, tier: 1, "active", end: 120, customer: customer)
+        StripeWorld.row(id, tier: 1, "active", end: 120, customer: customer)
     }
 
     /// A subscription Stripe canceled yesterday, inside the period the row still believes paid.
     static func canceledYesterday(_ id: String) -> SimulatedStripeSubscription {
-        StripeJobTests.subscription(id, "canceled", from: -60, to: 120, endedAt: -1)
+        StripeWorld.subscription(id, "canceled", from: -60, to: 120, endedAt: -1)
     }
 
     @Test("a cancellation only an event reports is found: the mid-period row is downgraded, candidate_reason stripe_event")
@@ -118,11 +119,11 @@ struct StripeFeedTests {
         try await StripeJobTests.with { h, stripe in
             // Due by the database's own account (paid period over): processed whatever the feed does.
             try await h.store.insertUsers([
-                StripeJobTests.row("f-due", tier: 1, "active", end: -1, customer: "cus_due"),
+                StripeWorld.row("f-due", tier: 1, "active", end: -1, customer: "cus_due"),
                 Self.midPeriodRow("f-event", customer: "cus_event"),
             ])
             await stripe.setSubscriptions(
-                [StripeJobTests.subscription("sub_due", "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: "cus_due")
+                [StripeWorld.subscription("sub_due", "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: "cus_due")
             await stripe.setSubscriptions([Self.canceledYesterday("sub_event")], forCustomer: "cus_event")
             await stripe.setEvents([Self.event("evt_deleted", "customer.subscription.deleted", day: -1, customer: "cus_event")])
             await stripe.setFault(.status(500), for: StripeSimulator.eventsKey)
@@ -132,7 +133,7 @@ struct StripeFeedTests {
             let feed = try #require(result.summary.feeds?["stripe"])
             let error = try #require(feed.error)
             #expect(error.contains("events feed") && error.contains("HTTP 500"))
-            #expect(!error.contains(StripeJobTests.key))
+            #expect(!error.contains(StripeWorld.key))
             #expect(feed.matchedUsers == 0 && feed.entries == 0)
 
             let due = try #require(try await h.user("f-due"))

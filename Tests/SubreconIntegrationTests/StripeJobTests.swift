@@ -6,48 +6,24 @@ import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Stripe as a source of its own and next to RevenueCat: real PostgreSQL, the loopback Stripe simulator, the job
 /// run through `Commands.run`.
 @Suite("The job with Stripe", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
 struct StripeJobTests {
-    static let key = "sk_test_StripeJobKey0123456789"
-    static let products: [ProductCatalog.Entry] = [
-        .init(productID: "prod_basic", tier: 1),
-        .init(productID: "price_pro_annual", tier: 2),
-    ]
-
     /// A Stripe simulator and a harness configured with it (RevenueCat off unless asked).
     static func with(
         revenueCat: Bool = false, extra: [String: String] = [:], _ body: (Harness, StripeSimulator) async throws -> Void
     ) async throws {
-        let stripe = StripeSimulator(apiKey: key)
-        var variables = ["STRIPE_API_KEY": key, "STRIPE_BASE_URL": "{base}"]
+        let stripe = StripeSimulator(apiKey: StripeWorld.key)
+        var variables = StripeWorld.environment
         variables.merge(extra) { $1 }
         try await Harness.with(revenueCat: revenueCat, routes: [stripe], extra: variables) { h in
-            try await h.store.upsertProducts(products)
+            try await h.store.upsertProducts(StripeWorld.products)
             try await body(h, stripe)
         }
-    }
-
-    static func row(_ id: String, tier: Int, _ status: String, end: Double, customer: String?, product: String = "prod_basic") -> UserRow {
-        UserRow(
-            id: id, currentTier: tier, status: status, endDate: Harness.day(end), source: "stripe", productID: product,
-            autoRenew: true, identifiers: [.stripe: customer].compactMapValues { $0 })
-    }
-
-    static func subscription(
-        _ id: String, _ status: String, from start: Double, to end: Double, product: String? = "prod_basic",
-        price: String = "price_basic_month", livemode: Bool? = true, cancelAtPeriodEnd: Bool = false, endedAt: Double? = nil,
-        amount: Int64 = 999, currency: String = "usd"
-    ) -> SimulatedStripeSubscription {
-        SimulatedStripeSubscription(
-            id: id, status: status, livemode: livemode, cancelAtPeriodEnd: cancelAtPeriodEnd, endedAt: endedAt.map(Harness.day),
-            currentPeriodStart: Harness.day(start), currentPeriodEnd: Harness.day(end),
-            items: [
-                SimulatedStripeItem(id: "si_\(id.dropFirst(4))", priceID: price, productID: product, unitAmount: amount, currency: currency)
-            ])
     }
 
     @Test("a night with Stripe alone: renewals, restores, billing issue, cancellation, pause, trial, price-id mapping, sandbox untouched")
@@ -55,43 +31,43 @@ struct StripeJobTests {
         try await Self.with { h, stripe in
             let seeds: [(UserRow, [SimulatedStripeSubscription])] = [
                 (
-                    Self.row("s-extend", tier: 1, "active", end: -2, customer: "cus_extend"),
-                    [Self.subscription("sub_extend", "active", from: -2, to: 28)]
+                    StripeWorld.row("s-extend", tier: 1, "active", end: -2, customer: "cus_extend"),
+                    [StripeWorld.subscription("sub_extend", "active", from: -2, to: 28)]
                 ),
                 (
-                    Self.row("s-restore", tier: 0, "expired", end: -10, customer: "cus_restore"),
+                    StripeWorld.row("s-restore", tier: 0, "expired", end: -10, customer: "cus_restore"),
                     [
-                        Self.subscription("sub_old", "canceled", from: -40, to: -10, endedAt: -10),
-                        Self.subscription("sub_restore", "active", from: -1, to: 29),
+                        StripeWorld.subscription("sub_old", "canceled", from: -40, to: -10, endedAt: -10),
+                        StripeWorld.subscription("sub_restore", "active", from: -1, to: 29),
                     ]
                 ),
                 (
-                    Self.row("s-pastdue", tier: 1, "active", end: -1, customer: "cus_pastdue"),
-                    [Self.subscription("sub_pastdue", "past_due", from: -1, to: 29)]
+                    StripeWorld.row("s-pastdue", tier: 1, "active", end: -1, customer: "cus_pastdue"),
+                    [StripeWorld.subscription("sub_pastdue", "past_due", from: -1, to: 29)]
                 ),
                 (
-                    Self.row("s-canceled", tier: 1, "active", end: -1, customer: "cus_canceled"),
-                    [Self.subscription("sub_canceled", "canceled", from: -31, to: -1, endedAt: -1)]
+                    StripeWorld.row("s-canceled", tier: 1, "active", end: -1, customer: "cus_canceled"),
+                    [StripeWorld.subscription("sub_canceled", "canceled", from: -31, to: -1, endedAt: -1)]
                 ),
                 (
-                    Self.row("s-paused", tier: 1, "active", end: -1, customer: "cus_paused"),
-                    [Self.subscription("sub_paused", "paused", from: -31, to: -1)]
+                    StripeWorld.row("s-paused", tier: 1, "active", end: -1, customer: "cus_paused"),
+                    [StripeWorld.subscription("sub_paused", "paused", from: -31, to: -1)]
                 ),
                 (
-                    Self.row("s-trial", tier: 1, "active", end: -1, customer: "cus_trial"),
-                    [Self.subscription("sub_trial", "trialing", from: -1, to: 13, cancelAtPeriodEnd: true, amount: 0)]
+                    StripeWorld.row("s-trial", tier: 1, "active", end: -1, customer: "cus_trial"),
+                    [StripeWorld.subscription("sub_trial", "trialing", from: -1, to: 13, cancelAtPeriodEnd: true, amount: 0)]
                 ),
                 (
-                    Self.row("s-price", tier: 0, "expired", end: -3, customer: "cus_price", product: "price_pro_annual"),
+                    StripeWorld.row("s-price", tier: 0, "expired", end: -3, customer: "cus_price", product: "price_pro_annual"),
                     [
-                        Self.subscription(
+                        StripeWorld.subscription(
                             "sub_price", "active", from: -1, to: 364, product: "prod_not_in_tiers", price: "price_pro_annual",
                             amount: 12000, currency: "jpy")
                     ]
                 ),
                 (
-                    Self.row("s-sandbox", tier: 1, "active", end: -1, customer: "cus_sandbox"),
-                    [Self.subscription("sub_sandbox", "active", from: -1, to: 29, livemode: false)]
+                    StripeWorld.row("s-sandbox", tier: 1, "active", end: -1, customer: "cus_sandbox"),
+                    [StripeWorld.subscription("sub_sandbox", "active", from: -1, to: 29, livemode: false)]
                 ),
             ]
             for (row, subscriptions) in seeds {
@@ -158,9 +134,9 @@ struct StripeJobTests {
             let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed"]
             for id in ids {
                 let customer = "cus_" + id
-                try await h.store.insertUsers([Self.row(id, tier: 1, "active", end: -1, customer: customer)])
+                try await h.store.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 if id != "f-unknown" {
-                    await stripe.setSubscriptions([Self.subscription("sub_\(id)", "canceled", from: -31, to: -1)], forCustomer: customer)
+                    await stripe.setSubscriptions([StripeWorld.subscription("sub_\(id)", "canceled", from: -31, to: -1)], forCustomer: customer)
                 }
             }
             await stripe.setFault(.status(500), for: "cus_f-5xx")
@@ -192,7 +168,7 @@ struct StripeJobTests {
             #expect(rows["f-malformed"]?.drift == ["fetch_error"])
             #expect(rows["f-unknown"]?.drift == ["unknown_at_source"])
             let report = try String(contentsOf: result.folder.appendingPathComponent("drift.json"), encoding: .utf8)
-            #expect(!report.contains(Self.key), "the key never reaches a report")
+            #expect(!report.contains(StripeWorld.key), "the key never reaches a report")
         }
     }
 
@@ -205,7 +181,7 @@ struct StripeJobTests {
             await stripe.setSubscriptions([], forCustomer: "cus_empty")
             for (id, customer) in [("c-customer", "cus_conflict"), ("c-subid", nil), ("c-elsewhere", "cus_empty")] as [(String, String?)] {
                 let subscriptionID = "sub_\(id)"
-                try await h.store.insertUsers([Self.row(id, tier: 1, "active", end: -1, customer: customer)])
+                try await h.store.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
                     SimulatedSubscriber(
                         firstSeen: Harness.day(-300),
@@ -216,7 +192,7 @@ struct StripeJobTests {
                         ]), for: id)
                 let owner = customer == "cus_conflict" ? "cus_conflict" : "cus_other_\(id)"
                 await stripe.setSubscriptions(
-                    [Self.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: owner)
+                    [StripeWorld.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: owner)
             }
 
             let result = try await h.run {
@@ -255,12 +231,12 @@ struct StripeJobTests {
             #expect(error.description.contains("STRIPE_API_KEY"))
         }
         let alone = try SubreconConfiguration.load(
-            ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY": Self.key]), requireSource: true)
+            ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY": StripeWorld.key]), requireSource: true)
         #expect(alone.hasSource && alone.stripe != nil && alone.description.contains("baseURL: https://api.stripe.com"))
-        #expect(!alone.description.contains(Self.key))
+        #expect(!alone.description.contains(StripeWorld.key))
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-key-\(UUID().uuidString)")
-        try Data((Self.key + "\n").utf8).write(to: file)
+        try Data((StripeWorld.key + "\n").utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let fromFile = try SubreconConfiguration.load(
             ProcessEnvironment([
@@ -268,6 +244,6 @@ struct StripeJobTests {
             ]),
             requireSource: true)
         #expect(fromFile.stripe != nil && fromFile.description.contains("baseURL: http://127.0.0.1:9,"))
-        #expect(!fromFile.description.contains(Self.key))
+        #expect(!fromFile.description.contains(StripeWorld.key))
     }
 }

@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 
 extension AppStoreSource {
     /// What the receipt bridge did for one user.

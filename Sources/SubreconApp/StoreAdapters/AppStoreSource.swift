@@ -1,7 +1,6 @@
 import AppStore
 import Foundation
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 

@@ -1,12 +1,12 @@
 import SubreconCore
-import SubreconDatabase
+import SubreconPorts
 
 /// A `ReceiptLookup` that asks who holds an Apple original transaction for many users in one read: the lookups that
 /// arrive while one read is in flight wait and go together in the next, so a night of concurrent users costs one
 /// statement per batch instead of one transaction per user, without making the first lookup wait for company.
 ///
-/// Each caller gets exactly what `SubscriptionDatabase.otherUsers` answers alone: the other rows holding the id, at
-/// most `SubscriptionDatabase.otherHoldersNamed` in id order, none for an empty or whitespace-only id (docs/CONTRACT.md, "Whose purchase it is").
+/// Each caller gets exactly what a `ReceiptLookup`'s `otherUsers` answers alone: the other rows holding the id, at
+/// most `OriginalTransactionHolders.named` in id order, none for an empty or whitespace-only id (docs/CONTRACT.md, "Whose purchase it is").
 /// A read that fails fails every lookup it carried: each is then that user's error, as a failed lookup of its own
 /// would be. A caller cancelled while waiting for a batch leaves at once; one whose id is already being read waits
 /// for that statement, which the session's `statement_timeout` bounds.
@@ -76,9 +76,9 @@ public actor CoalescedReceiptLookup: ReceiptLookup {
             waiting.removeFirst(batch.count)
             reads += 1
             do {
-                let held = try await base.originalTransactionHolders(batch.map(\.id), limit: SubscriptionDatabase.holdersRead)
+                let held = try await base.originalTransactionHolders(batch.map(\.id), limit: OriginalTransactionHolders.read)
                 for waiter in batch {
-                    waiter.continuation.resume(returning: SubscriptionDatabase.otherHolders(held[waiter.id], besides: waiter.besides))
+                    waiter.continuation.resume(returning: OriginalTransactionHolders.others(held[waiter.id], besides: waiter.besides))
                 }
             } catch {
                 for waiter in batch { waiter.continuation.resume(throwing: error) }

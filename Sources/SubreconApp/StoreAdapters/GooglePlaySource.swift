@@ -1,7 +1,6 @@
 import Foundation
 import GooglePlay
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 

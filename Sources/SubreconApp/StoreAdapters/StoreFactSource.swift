@@ -5,6 +5,7 @@ import RevenueCat
 import SourceHTTP
 import SubreconCore
 import SubreconJob
+import SubreconPorts
 
 /// One store the job asks about a user, after RevenueCat when RevenueCat is configured: the authority for its own
 /// purchases (CONTRACT "Sources and the decision"). A new store is a module (wire types, client over `SourceHTTP`, mapping to `PurchaseFact`)

@@ -1,7 +1,6 @@
 import Foundation
 import Stripe
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 

@@ -1,35 +1,33 @@
 import Foundation
-import PostgresNIO
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// An empty identifier is no identifier (docs/CONTRACT.md, Database; Drift kinds `linked_purchase`): a row whose
 /// `iap_original_transaction_id` is `''` or whitespace holds no App Store purchase, so a purchase its store names it
 /// the buyer of is linked to it (never `ownership_conflict`), end to end.
-@Suite("Blank identifiers end to end", .serialized, .enabled(if: Harness.isEnabled, Harness.skip), .timeLimit(.minutes(3)))
+@Suite("Blank identifiers end to end", .serialized, .timeLimit(.minutes(3)))
 struct BlankIdentifierJobTests {
     static let buyers = ["6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "7b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e"]
 
-    @Test("a row holding '' or spaces in Apple's column is linked to the purchase Apple names it the buyer of")
-    func blankAppleIDIsLinked() async throws {
-        try await Harness.with(apple: true, revenueCat: false) { h in
+    @Test("a row holding '' or spaces in Apple's column is linked to the purchase Apple names it the buyer of", arguments: JobWorld.backends)
+    func blankAppleIDIsLinked(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
             let users = [("b-empty", "", "8401"), ("b-spaces", "  \t", "8402")]
             for (n, (id, blank, otid)) in users.enumerated() {
                 var row = h.row(id, tier: 0, "none", end: nil)
                 row.productID = nil
                 row.source = nil
-                try await h.store.insertUsers([row])
-                // The test's database handle never checked `users`, so it writes no account_token: set both as the app would.
-                try await h.client.query(
-                    "update users set iap_original_transaction_id = \(blank), account_token = \(Self.buyers[n]) where id = \(id)")
-                await h.appStore.setScenario(OwnershipJobTests.active(otid, account: Self.buyers[n]))
-                var subscribed = AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: otid, sentAt: Harness.day(-1))
+                row.originalTransactionID = blank
+                row.accountToken = Self.buyers[n]
+                try await h.db.insertUsers([row])
+                await h.appStore.setScenario(AppleWorld.active(otid, account: Self.buyers[n]))
+                var subscribed = AppleHistoryNotification(type: "SUBSCRIBED", originalTransactionID: otid, sentAt: JobWorld.day(-1))
                 subscribed.appAccountToken = Self.buyers[n]
                 await h.history.add(subscribed)
             }

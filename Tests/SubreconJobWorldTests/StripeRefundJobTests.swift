@@ -1,56 +1,36 @@
 import Foundation
-import PostgresNIO
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Stripe refunds found in a lookup (CONTRACT "Finance figures"): the latest invoice's payments and charges, `amount_refunded`. Real
 /// PostgreSQL, the loopback Stripe simulator, the job run through `Commands.run`.
-@Suite("The job with Stripe refunds", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("The job with Stripe refunds", .serialized)
 struct StripeRefundJobTests {
-    /// A user whose row lapsed yesterday (a candidate) and a subscription in its current period (started yesterday) whose latest invoice was paid by `pi_<name>` with
-    /// `charge`; the charge is served by `GET /v1/charges?payment_intent=`.
-    static func seed(
-        _ h: Harness, _ stripe: StripeSimulator, _ name: String, amount: Int64, currency: String = "usd",
-        refunded: Int64, refunds: [SimulatedStripeRefund]?, status: String = "active"
-    ) async throws {
-        try await h.store.insertUsers([StripeJobTests.row("r-\(name)", tier: 1, "active", end: -1, customer: "cus_\(name)")])
-        var subscription = StripeJobTests.subscription(
-            "sub_\(name)", status, from: -1, to: 29, amount: amount, currency: currency)
-        subscription.latestInvoice = .paid(
-            id: "in_\(name)", amount: amount, currency: currency, paymentIntent: "pi_\(name)", created: Harness.day(-1))
-        await stripe.setSubscriptions([subscription], forCustomer: "cus_\(name)")
-        await stripe.addCharges([
-            SimulatedStripeCharge(
-                id: "ch_\(name)", paymentIntentID: "pi_\(name)", amount: amount, amountRefunded: refunded, currency: currency,
-                created: Harness.day(-1), refunds: refunds)
-        ])
-    }
-
     @Test(
         "a fully refunded current period is downgraded (paid price, refunds_seen keyed by pi_); a partial refund keeps the tier; a failed charges call is skipped; a rerun changes nothing"
-    )
-    func refundNight() async throws {
-        try await StripeJobTests.with { h, stripe in
-            try await Self.seed(
-                h, stripe, "full", amount: 1200, currency: "jpy", refunded: 1200,
+    , arguments: JobWorld.backends)
+    func refundNight(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend) { h, stripe in
+            try await StripeWorld.seedRefundable(
+                h.db.insertUsers, stripe, "full", amount: 1200, currency: "jpy", refunded: 1200,
                 refunds: [
-                    SimulatedStripeRefund(id: "re_full_1", amount: 200, created: Harness.day(-0.8)),
-                    SimulatedStripeRefund(id: "re_full_2", amount: 1000, created: Harness.day(-0.5)),
+                    SimulatedStripeRefund(id: "re_full_1", amount: 200, created: JobWorld.day(-0.8)),
+                    SimulatedStripeRefund(id: "re_full_2", amount: 1000, created: JobWorld.day(-0.5)),
                 ])
-            try await Self.seed(
-                h, stripe, "partial", amount: 999, refunded: 300,
-                refunds: [SimulatedStripeRefund(id: "re_partial", amount: 300, created: Harness.day(-0.5))])
-            try await Self.seed(
-                h, stripe, "failing", amount: 999, refunded: 999,
-                refunds: [SimulatedStripeRefund(id: "re_failing", amount: 999, created: Harness.day(-0.5))])
-            try await Self.seed(
-                h, stripe, "undated", amount: 999, refunded: 999,
+            try await StripeWorld.seedRefundable(
+                h.db.insertUsers, stripe, "partial", amount: 999, refunded: 300,
+                refunds: [SimulatedStripeRefund(id: "re_partial", amount: 300, created: JobWorld.day(-0.5))])
+            try await StripeWorld.seedRefundable(
+                h.db.insertUsers, stripe, "failing", amount: 999, refunded: 999,
+                refunds: [SimulatedStripeRefund(id: "re_failing", amount: 999, created: JobWorld.day(-0.5))])
+            try await StripeWorld.seedRefundable(
+                h.db.insertUsers, stripe, "undated", amount: 999, refunded: 999,
                 refunds: [SimulatedStripeRefund(id: "re_undated", amount: 999, created: nil)])
             await stripe.setFault(.status(500), for: "pi_failing")
 
@@ -65,24 +45,24 @@ struct StripeRefundJobTests {
             #expect([rows["r-full"]?.priceAmount, rows["r-full"]?.priceCurrency, rows["r-full"]?.priceBasis] == ["1200", "JPY", "paid"])
             #expect(try await h.auditRows("r-full") == 1)
             #expect(try await h.intents("r-full") == 1)
-            #expect(try await h.count("select count(*)::int from refunds_seen") == 1)
+            #expect(try await h.db.count(.refundsSeen(store: nil, transaction: nil)) == 1)
             #expect(
-                try await h.count(
-                    """
-                    select count(*)::int from refunds_seen where store = 'stripe' and transaction_id = 'pi_full'
-                    and user_id = 'r-full' and amount = '1200' and currency = 'JPY'
-                    and refunded_at = \(Harness.day(-0.5))
-                    """) == 1, "keyed by the refunded payment intent, dated by the latest succeeded refund")
+                try await h.db.keptRefunds()
+                    == [
+                        WorldRefund(
+                            userID: "r-full", store: "stripe", transactionID: "pi_full", refundedAt: JobWorld.day(-0.5), amount: "1200",
+                            currency: "JPY")
+                    ], "keyed by the refunded payment intent, dated by the latest succeeded refund")
 
             let partial = try #require(try await h.user("r-partial"))
-            #expect(partial.currentTier == 1 && partial.statusText == "active" && partial.endDate == Harness.day(29))
+            #expect(partial.currentTier == 1 && partial.statusText == "active" && partial.endDate == JobWorld.day(29))
             #expect(
                 rows["r-partial"]?.truthStatus == "active" && rows["r-partial"]?.action == "extend", "a partial refund is no revocation")
-            #expect(try await h.count("select count(*)::int from refunds_seen where user_id = 'r-partial'") == 0)
+            #expect(try await h.db.keptRefunds().count { $0.userID == "r-partial" } == 0)
 
             for id in ["r-failing", "r-undated"] {
                 let row = try #require(try await h.user(id))
-                #expect(row.currentTier == 1 && row.statusText == "active" && row.endDate == Harness.day(-1), "\(id) untouched")
+                #expect(row.currentTier == 1 && row.statusText == "active" && row.endDate == JobWorld.day(-1), "\(id) untouched")
                 #expect(rows[id]?.action == "skipped" && rows[id]?.applied == false, "\(id) skipped")
                 #expect(rows[id]?.drift == ["fetch_error"], "\(id)")
                 #expect(try await h.auditRows(id) == 0)
@@ -97,71 +77,71 @@ struct StripeRefundJobTests {
             #expect(result.summary.requests["stripe"]?.requests == paths.count, "the charges calls are counted in the request stats")
 
             // A rerun changes nothing: the refunded user stays refunded, one audit row, one intent, one refunds_seen row.
-            let before = try await h.count("select count(*)::int from reconcile_changes")
+            let before = try await h.db.count(.audits(user: nil))
             let again = try await h.run { $0.maxDowngradeRatio = 1 }
             let rerun = try h.report(again)
             #expect(rerun.values.allSatisfy { $0.applied != true }, "nothing applied on a rerun")
-            #expect(try await h.count("select count(*)::int from reconcile_changes") == before)
+            #expect(try await h.db.count(.audits(user: nil)) == before)
             #expect(try await h.user("r-full")?.statusText == "refunded")
             #expect(try await h.intents("r-full") == 1)
             #expect(try await h.user("r-partial")?.currentTier == 1)
             #expect(try await h.user("r-failing")?.currentTier == 1)
-            #expect(try await h.count("select count(*)::int from refunds_seen") == 1)
+            #expect(try await h.db.count(.refundsSeen(store: nil, transaction: nil)) == 1)
 
             // Once Stripe answers the charges call, the failed user is judged like the first.
             await stripe.clearFaults()
             _ = try await h.run { $0.maxDowngradeRatio = 1 }
             #expect(try await h.user("r-failing")?.statusText == "refunded")
             #expect(
-                try await h.count("select count(*)::int from refunds_seen where store = 'stripe' and transaction_id = 'pi_failing'") == 1)
-            #expect(try await h.count("select count(*)::int from refunds_seen") == 2)
+                try await h.db.count(.refundsSeen(store: "stripe", transaction: "pi_failing")) == 1)
+            #expect(try await h.db.count(.refundsSeen(store: nil, transaction: nil)) == 2)
         }
     }
 
-    @Test("a canceled subscription and a trial invoice of amount 0 ask nothing more than the subscriptions list")
-    func nothingMoreAsked() async throws {
-        try await StripeJobTests.with { h, stripe in
-            try await h.store.insertUsers([StripeJobTests.row("r-trial", tier: 1, "active", end: -1, customer: "cus_trial")])
-            var trial = StripeJobTests.subscription("sub_trial", "trialing", from: -1, to: 13, amount: 0)
-            trial.latestInvoice = .paid(id: "in_trial", amount: 0, paymentIntent: "pi_unused", created: Harness.day(-1))
+    @Test("a canceled subscription and a trial invoice of amount 0 ask nothing more than the subscriptions list", arguments: JobWorld.backends)
+    func nothingMoreAsked(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend) { h, stripe in
+            try await h.db.insertUsers([StripeWorld.row("r-trial", tier: 1, "active", end: -1, customer: "cus_trial")])
+            var trial = StripeWorld.subscription("sub_trial", "trialing", from: -1, to: 13, amount: 0)
+            trial.latestInvoice = .paid(id: "in_trial", amount: 0, paymentIntent: "pi_unused", created: JobWorld.day(-1))
             await stripe.setSubscriptions([trial], forCustomer: "cus_trial")
-            try await Self.seed(
-                h, stripe, "canceled", amount: 999, refunded: 999,
-                refunds: [SimulatedStripeRefund(id: "re_c", amount: 999, created: Harness.day(-0.5))], status: "canceled")
+            try await StripeWorld.seedRefundable(
+                h.db.insertUsers, stripe, "canceled", amount: 999, refunded: 999,
+                refunds: [SimulatedStripeRefund(id: "re_c", amount: 999, created: JobWorld.day(-0.5))], status: "canceled")
 
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
             let paths = await stripe.recordedRequests().map(\.path)
             #expect(paths.allSatisfy { $0 == "/v1/subscriptions" || $0 == "/v1/events" || $0 == "/v1/checkout/sessions" }, "\(paths)")
             #expect(try await h.user("r-trial")?.currentTier == 1)
             #expect(try await h.user("r-canceled")?.currentTier == 0)
-            #expect(try await h.count("select count(*)::int from refunds_seen") == 0)
+            #expect(try await h.db.count(.refundsSeen(store: nil, transaction: nil)) == 0)
             #expect(result.exitStatus == .ok)
         }
     }
 
     @Test(
         "RevenueCat says active, Stripe states the period refunded in full (by customer and by RevenueCat's sub_ id): Stripe wins, source_conflict"
-    )
-    func refundRevenueCatMissed() async throws {
-        try await StripeJobTests.with(revenueCat: true) { h, stripe in
+    , arguments: JobWorld.backends)
+    func refundRevenueCatMissed(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend, revenueCat: true) { h, stripe in
             for (id, customer) in [("x-customer", "cus_x"), ("x-subid", nil)] as [(String, String?)] {
                 let name = id.replacingOccurrences(of: "-", with: "_")
-                try await h.store.insertUsers([StripeJobTests.row(id, tier: 1, "active", end: -1, customer: customer)])
+                try await h.db.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
                     SimulatedSubscriber(
-                        firstSeen: Harness.day(-300),
+                        firstSeen: JobWorld.day(-300),
                         subscriptions: [
                             SimulatedSubscription(
-                                productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
+                                productID: "prod_basic", store: "stripe", purchaseDate: JobWorld.day(-1), expiresDate: JobWorld.day(29),
                                 storeTransactionID: "sub_\(name)")
                         ]), for: id)
-                var subscription = StripeJobTests.subscription("sub_\(name)", "active", from: -1, to: 29)
-                subscription.latestInvoice = .paid(id: "in_\(name)", amount: 999, paymentIntent: "pi_\(name)", created: Harness.day(-1))
+                var subscription = StripeWorld.subscription("sub_\(name)", "active", from: -1, to: 29)
+                subscription.latestInvoice = .paid(id: "in_\(name)", amount: 999, paymentIntent: "pi_\(name)", created: JobWorld.day(-1))
                 await stripe.setSubscriptions([subscription], forCustomer: customer ?? "cus_other_\(name)")
                 await stripe.addCharges([
                     SimulatedStripeCharge(
-                        id: "ch_\(name)", paymentIntentID: "pi_\(name)", amount: 999, amountRefunded: 999, created: Harness.day(-1),
-                        refunds: [SimulatedStripeRefund(id: "re_\(name)", amount: 999, created: Harness.day(-0.25))])
+                        id: "ch_\(name)", paymentIntentID: "pi_\(name)", amount: 999, amountRefunded: 999, created: JobWorld.day(-1),
+                        refunds: [SimulatedStripeRefund(id: "re_\(name)", amount: 999, created: JobWorld.day(-0.25))])
                 ])
             }
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
@@ -174,8 +154,7 @@ struct StripeRefundJobTests {
                 #expect([rows[id]?.priceAmount, rows[id]?.priceCurrency, rows[id]?.priceBasis] == ["9.99", "USD", "paid"])
             }
             #expect(
-                try await h.count(
-                    "select count(*)::int from refunds_seen where store = 'stripe' and transaction_id in ('pi_x_customer', 'pi_x_subid')")
+                try await h.db.keptRefunds().count { $0.store == "stripe" && ["pi_x_customer", "pi_x_subid"].contains($0.transactionID) }
                     == 2)
             #expect(result.exitStatus == .ok)
         }

@@ -1,32 +1,31 @@
 import Foundation
-import PostgresNIO
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Every kind of purchase line passes the same rules (CONTRACT "Whose purchase it is"): a one-time purchase whose store
 /// names another buyer never entitles this user (`ownership_conflict`, the row untouched, no intent), whichever store
 /// and wherever the store names it; only Apple's token ignores case; a revocation ends its whole line. Real
 /// PostgreSQL, the loopback simulators, the job run through `Commands.run`.
-@Suite("One-time purchases and the buyer the store names", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("One-time purchases and the buyer the store names", .serialized)
 struct OneTimeBuyerJobTests {
     static let stripeKey = "sk_test_OneTimeBuyerKey0123456789"
     static let product = "pro.lifetime"
 
     static func stripeRow(_ id: String) -> UserRow {
         UserRow(
-            id: id, currentTier: 0, status: "expired", endDate: Harness.day(-10), source: "stripe", productID: "prod_lifetime",
+            id: id, currentTier: 0, status: "expired", endDate: JobWorld.day(-10), source: "stripe", productID: "prod_lifetime",
             autoRenew: false, identifiers: [.stripe: "cus_\(id)"])
     }
 
     static func session(_ name: String, metadata: [String: String] = [:], reference: String? = nil) -> SimulatedStripeCheckoutSession {
         var session = SimulatedStripeCheckoutSession(
-            id: "cs_\(name)", created: Harness.day(-5), paymentIntentID: "pi_\(name)",
+            id: "cs_\(name)", created: JobWorld.day(-5), paymentIntentID: "pi_\(name)",
             lineItems: [SimulatedStripeLineItem(id: "li_\(name)", priceID: "price_lifetime", productID: "prod_lifetime")])
         session.metadata = metadata
         session.clientReferenceID = reference
@@ -35,14 +34,14 @@ struct OneTimeBuyerJobTests {
 
     @Test(
         "Stripe: a paid one-time session whose customer, session metadata or client_reference_id names another user never restores; the own id does; case matters"
-    )
-    func stripe() async throws {
+    , arguments: JobWorld.backends)
+    func stripe(_ backend: WorldBackend) async throws {
         let stripe = StripeSimulator(apiKey: Self.stripeKey)
         let variables = ["STRIPE_API_KEY": Self.stripeKey, "STRIPE_BASE_URL": "{base}"]
-        try await Harness.with(revenueCat: false, routes: [stripe], extra: variables) { h in
-            try await h.store.upsertProducts([.init(productID: "prod_lifetime", tier: 3)])
+        try await JobWorld.with(backend, revenueCat: false, routes: [stripe], extra: variables) { h in
+            try await h.db.upsertProducts([.init(productID: "prod_lifetime", tier: 3)])
             let ids = ["s-customer-other", "s-meta-other", "s-ref-other", "s-ref-own", "s-upper", "s-blank"]
-            try await h.store.insertUsers(ids.map(Self.stripeRow) + [Self.stripeRow("s-someone")])
+            try await h.db.insertUsers(ids.map(Self.stripeRow) + [Self.stripeRow("s-someone")])
             await stripe.setCustomerMetadata(["user_id": "s-someone"], forCustomer: "cus_s-customer-other")
             let sessions: [String: SimulatedStripeCheckoutSession] = [
                 "s-customer-other": Self.session("s-customer-other"),
@@ -56,7 +55,7 @@ struct OneTimeBuyerJobTests {
                 await stripe.setCheckoutSessions([session], forCustomer: "cus_\(id)")
                 await stripe.addCharges([
                     SimulatedStripeCharge(
-                        id: "ch_\(id)", paymentIntentID: "pi_\(id)", amount: 4999, amountRefunded: 0, created: Harness.day(-5), refunds: [])
+                        id: "ch_\(id)", paymentIntentID: "pi_\(id)", amount: 4999, amountRefunded: 0, created: JobWorld.day(-5), refunds: [])
                 ])
             }
             let result = try await h.run {
@@ -87,21 +86,21 @@ struct OneTimeBuyerJobTests {
 
     static func googleRow(_ id: String) -> UserRow {
         UserRow(
-            id: id, currentTier: 0, status: "expired", endDate: Harness.day(-10), source: "google_iap", productID: product,
+            id: id, currentTier: 0, status: "expired", endDate: JobWorld.day(-10), source: "google_iap", productID: product,
             autoRenew: false, identifiers: [.googlePlay: "tok-" + id])
     }
 
-    @Test("Google: a one-time product whose obfuscatedExternalAccountId names another user never restores; the own id does")
-    func google() async throws {
+    @Test("Google: a one-time product whose obfuscatedExternalAccountId names another user never restores; the own id does", arguments: JobWorld.backends)
+    func google(_ backend: WorldBackend) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
-        try await Harness.with(revenueCat: false, routes: [google], extra: GooglePlayJobTests.environment(account)) { h in
-            try await h.store.upsertProducts([.init(productID: Self.product, tier: 3)])
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        try await JobWorld.with(backend, revenueCat: false, routes: [google], extra: GoogleWorld.environment(account)) { h in
+            try await h.db.upsertProducts([.init(productID: Self.product, tier: 3)])
             let cases: [(String, String?)] = [("g-other", "g-someone"), ("g-own", "g-own"), ("g-case", "G-CASE"), ("g-none", nil)]
-            try await h.store.insertUsers(cases.map { Self.googleRow($0.0) } + [Self.googleRow("g-someone")])
+            try await h.db.insertUsers(cases.map { Self.googleRow($0.0) } + [Self.googleRow("g-someone")])
             for (id, buyer) in cases {
                 var product = SimulatedPlayProduct(
-                    productID: Self.product, purchaseState: 0, purchaseTime: Harness.day(-40), orderID: "GPA.\(id)")
+                    productID: Self.product, purchaseState: 0, purchaseTime: JobWorld.day(-40), orderID: "GPA.\(id)")
                 product.obfuscatedAccountID = buyer
                 await google.setProduct(product, token: "tok-" + id)
             }
@@ -126,37 +125,35 @@ struct OneTimeBuyerJobTests {
 
     static func appleRow(_ id: String, tier: Int, txn: String) -> UserRow {
         UserRow(
-            id: id, currentTier: tier, status: tier == 0 ? "expired" : "active", endDate: tier == 0 ? Harness.day(-10) : nil,
+            id: id, currentTier: tier, status: tier == 0 ? "expired" : "active", endDate: tier == 0 ? JobWorld.day(-10) : nil,
             source: "apple_iap", productID: product, originalTransactionID: txn, autoRenew: false)
     }
 
     @Test(
         "Apple: a non-consumable naming another appAccountToken never restores, the own token in upper case does; a revoked line stays revoked whatever a later restore transaction says"
-    )
-    func apple() async throws {
-        try await Harness.with(apple: true, revenueCat: false) { h in
-            try await h.store.upsertProducts([.init(productID: Self.product, tier: 3)])
+    , arguments: JobWorld.backends)
+    func apple(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
+            try await h.db.upsertProducts([.init(productID: Self.product, tier: 3)])
             var own = Self.appleRow("a-own", tier: 0, txn: "7001")
             own.accountToken = Self.ownToken
             let rows = [
                 Self.appleRow("a-other", tier: 0, txn: "7000"), own, Self.appleRow("a-revoked", tier: 3, txn: "7002"),
             ]
-            try await h.store.insertUsers(rows)
-            // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
-            try await h.client.query("update users set account_token = \(Self.ownToken) where id = 'a-own'")
-            var other = AppleNonConsumableScenario(originalTransactionID: "7000", productID: Self.product, purchaseDate: Harness.day(-40))
+            try await h.db.insertUsers(rows)
+            var other = AppleNonConsumableScenario(originalTransactionID: "7000", productID: Self.product, purchaseDate: JobWorld.day(-40))
             other.appAccountToken = "0b7e3c1d-0000-4000-8000-000000000001"
             await h.appStore.addNonConsumable(other)
-            var mine = AppleNonConsumableScenario(originalTransactionID: "7001", productID: Self.product, purchaseDate: Harness.day(-40))
+            var mine = AppleNonConsumableScenario(originalTransactionID: "7001", productID: Self.product, purchaseDate: JobWorld.day(-40))
             mine.appAccountToken = Self.ownToken.uppercased()
             await h.appStore.addNonConsumable(mine)
             await h.appStore.addNonConsumable(
                 AppleNonConsumableScenario(
-                    originalTransactionID: "7002", productID: Self.product, purchaseDate: Harness.day(-40), revocationDate: Harness.day(-2))
+                    originalTransactionID: "7002", productID: Self.product, purchaseDate: JobWorld.day(-40), revocationDate: JobWorld.day(-2))
             )
             await h.appStore.addNonConsumable(
                 AppleNonConsumableScenario(
-                    originalTransactionID: "7002", transactionID: "7003", productID: Self.product, purchaseDate: Harness.day(-1)))
+                    originalTransactionID: "7002", transactionID: "7003", productID: Self.product, purchaseDate: JobWorld.day(-1)))
             let result = try await h.run {
                 $0.userIDs = rows.map(\.id)
                 $0.mode = .backfill

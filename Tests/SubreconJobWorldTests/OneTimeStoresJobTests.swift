@@ -1,44 +1,44 @@
 import Foundation
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// (CONTRACT "Sources and the decision") Apple Non-Consumable purchases (transaction history) and Google Play one-time products
 /// (`purchases.products.get`) are non-expiring purchases. Real PostgreSQL, the loopback simulators speaking the real
 /// wire formats (Apple's signed with the test PKI), the job run through `Commands.run`.
-@Suite("The job with Apple and Google Play one-time purchases", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("The job with Apple and Google Play one-time purchases", .serialized)
 struct OneTimeStoresJobTests {
     static let product = "pro.lifetime"
 
     static func appleRow(_ id: String, tier: Int, _ status: String, txn: String) -> UserRow {
         UserRow(
-            id: id, currentTier: tier, status: status, endDate: tier == 0 ? Harness.day(-10) : nil, source: "apple_iap",
+            id: id, currentTier: tier, status: status, endDate: tier == 0 ? JobWorld.day(-10) : nil, source: "apple_iap",
             productID: product, originalTransactionID: txn, autoRenew: false)
     }
 
     static func lifetime(_ txn: String, revoked: Bool = false, environment: StoreEnvironment = .production) -> AppleNonConsumableScenario {
         AppleNonConsumableScenario(
-            originalTransactionID: txn, productID: product, environment: environment, purchaseDate: Harness.day(-40),
-            revocationDate: revoked ? Harness.day(-2) : nil, price: 49_990, currency: "USD")
+            originalTransactionID: txn, productID: product, environment: environment, purchaseDate: JobWorld.day(-40),
+            revocationDate: revoked ? JobWorld.day(-2) : nil, price: 49_990, currency: "USD")
     }
 
     @Test(
         "Apple: a paid Non-Consumable restores a free row to lifetime; revoked is refunded; sandbox ignored; a malformed page leaves the row"
-    )
-    func apple() async throws {
-        try await Harness.with(apple: true, revenueCat: false) { h in
-            try await h.store.upsertProducts([.init(productID: Self.product, tier: 3)])
+    , arguments: JobWorld.backends)
+    func apple(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
+            try await h.db.upsertProducts([.init(productID: Self.product, tier: 3)])
             let rows = [
                 Self.appleRow("a-gets", tier: 0, "expired", txn: "5001"), Self.appleRow("a-keeps", tier: 3, "active", txn: "5002"),
                 Self.appleRow("a-revoked", tier: 3, "active", txn: "5003"), Self.appleRow("a-sandbox", tier: 0, "expired", txn: "5004"),
                 Self.appleRow("a-malformed", tier: 3, "active", txn: "5005"),
             ]
-            try await h.store.insertUsers(rows)
+            try await h.db.insertUsers(rows)
             await h.appStore.addNonConsumable(Self.lifetime("5001"))
             await h.appStore.addNonConsumable(Self.lifetime("5002"))
             await h.appStore.addNonConsumable(Self.lifetime("5003", revoked: true))
@@ -72,24 +72,24 @@ struct OneTimeStoresJobTests {
 
     static func googleRow(_ id: String, tier: Int, _ status: String) -> UserRow {
         UserRow(
-            id: id, currentTier: tier, status: status, endDate: tier == 0 ? Harness.day(-10) : nil, source: "google_iap",
+            id: id, currentTier: tier, status: status, endDate: tier == 0 ? JobWorld.day(-10) : nil, source: "google_iap",
             productID: product, autoRenew: false, identifiers: [.googlePlay: "tok-" + id])
     }
 
     @Test(
         "Google: a purchased one-time product restores to lifetime; canceled is refunded; a test purchase is ignored; malformed leaves the row"
-    )
-    func google() async throws {
+    , arguments: JobWorld.backends)
+    func google(_ backend: WorldBackend) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GooglePlayJobTests.package)
-        try await Harness.with(revenueCat: false, routes: [google], extra: GooglePlayJobTests.environment(account)) { h in
-            try await h.store.upsertProducts([.init(productID: Self.product, tier: 3)])
+        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
+        try await JobWorld.with(backend, revenueCat: false, routes: [google], extra: GoogleWorld.environment(account)) { h in
+            try await h.db.upsertProducts([.init(productID: Self.product, tier: 3)])
             let rows = [
                 Self.googleRow("g-gets", tier: 0, "expired"), Self.googleRow("g-keeps", tier: 3, "active"),
                 Self.googleRow("g-canceled", tier: 3, "active"), Self.googleRow("g-test", tier: 0, "expired"),
                 Self.googleRow("g-pending", tier: 0, "expired"), Self.googleRow("g-malformed", tier: 3, "active"),
             ]
-            try await h.store.insertUsers(rows)
+            try await h.db.insertUsers(rows)
             let cases: [(String, Int, Int?)] = [
                 ("g-gets", 0, nil), ("g-keeps", 0, nil), ("g-canceled", 1, nil), ("g-test", 0, 0), ("g-pending", 2, nil),
                 ("g-malformed", 0, nil),
@@ -97,7 +97,7 @@ struct OneTimeStoresJobTests {
             for (id, state, type) in cases {
                 await google.setProduct(
                     SimulatedPlayProduct(
-                        productID: Self.product, purchaseState: state, purchaseTime: Harness.day(-40), orderID: "GPA.\(id)",
+                        productID: Self.product, purchaseState: state, purchaseTime: JobWorld.day(-40), orderID: "GPA.\(id)",
                         purchaseType: type), token: "tok-" + id)
             }
             await google.setFault(

@@ -1,50 +1,50 @@
 import Foundation
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Stripe one-time prices paid through Checkout (CONTRACT "Sources and the decision"): non-expiring purchases, refunded when their payment was
 /// refunded in full. Real PostgreSQL, the loopback Stripe simulator, the job run through `Commands.run`.
-@Suite("The job with Stripe one-time purchases", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("The job with Stripe one-time purchases", .serialized)
 struct StripeOneTimeJobTests {
     static let key = "sk_test_StripeOneTimeKey0123456789"
 
     static func row(_ id: String, tier: Int, _ status: String, end: Double?) -> UserRow {
         UserRow(
-            id: id, currentTier: tier, status: status, endDate: end.map(Harness.day), source: "stripe", productID: "prod_lifetime",
+            id: id, currentTier: tier, status: status, endDate: end.map(JobWorld.day), source: "stripe", productID: "prod_lifetime",
             autoRenew: false, identifiers: [.stripe: "cus_\(id)"])
     }
 
     static func lifetime(_ name: String, livemode: Bool = true) -> SimulatedStripeCheckoutSession {
         SimulatedStripeCheckoutSession(
-            id: "cs_\(name)", livemode: livemode, created: Harness.day(-5), paymentIntentID: "pi_\(name)",
+            id: "cs_\(name)", livemode: livemode, created: JobWorld.day(-5), paymentIntentID: "pi_\(name)",
             lineItems: [SimulatedStripeLineItem(id: "li_\(name)", priceID: "price_lifetime", productID: "prod_lifetime")])
     }
 
     static func charge(_ name: String, refunded: Bool) -> SimulatedStripeCharge {
         SimulatedStripeCharge(
             id: "ch_\(name)", paymentIntentID: "pi_\(name)", amount: 4999, amountRefunded: refunded ? 4999 : 0,
-            created: Harness.day(-5),
-            refunds: refunded ? [SimulatedStripeRefund(id: "re_\(name)", amount: 4999, created: Harness.day(-1))] : [])
+            created: JobWorld.day(-5),
+            refunds: refunded ? [SimulatedStripeRefund(id: "re_\(name)", amount: 4999, created: JobWorld.day(-1))] : [])
     }
 
-    @Test("a paid lifetime price restores or keeps the lifetime tier; a refunded one is taken away; test mode is no evidence")
-    func lifetimeNight() async throws {
+    @Test("a paid lifetime price restores or keeps the lifetime tier; a refunded one is taken away; test mode is no evidence", arguments: JobWorld.backends)
+    func lifetimeNight(_ backend: WorldBackend) async throws {
         let stripe = StripeSimulator(apiKey: Self.key)
         let variables = ["STRIPE_API_KEY": Self.key, "STRIPE_BASE_URL": "{base}"]
-        try await Harness.with(revenueCat: false, routes: [stripe], extra: variables) { h in
-            try await h.store.upsertProducts([.init(productID: "prod_basic", tier: 1), .init(productID: "prod_lifetime", tier: 3)])
+        try await JobWorld.with(backend, revenueCat: false, routes: [stripe], extra: variables) { h in
+            try await h.db.upsertProducts([.init(productID: "prod_basic", tier: 1), .init(productID: "prod_lifetime", tier: 3)])
             let rows = [
                 Self.row("o-gets", tier: 0, "expired", end: -10), Self.row("o-keeps", tier: 3, "active", end: nil),
                 Self.row("o-refunded", tier: 3, "active", end: nil), Self.row("o-sandbox", tier: 0, "expired", end: -10),
                 Self.row("o-repeat", tier: 3, "active", end: nil), Self.row("o-nomore", tier: 3, "active", end: nil),
             ]
-            try await h.store.insertUsers(rows)
+            try await h.db.insertUsers(rows)
             for (name, refunded, livemode) in [
                 ("o-gets", false, true), ("o-keeps", false, true), ("o-refunded", true, true), ("o-sandbox", false, false),
             ] {

@@ -1,29 +1,29 @@
 import Foundation
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// Only Apple's token ignores case (CONTRACT "Whose purchase it is"): a Stripe `metadata.user_id` in another case,
 /// even one shaped like a UUID, names another account, so a purchase no row holds is an orphan, never linked to a
 /// user whose id differs in case. And an empty identifier in a row is none.
-@Suite("Accounts compared the right way when linking", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("Accounts compared the right way when linking", .serialized)
 struct AccountCaseJobTests {
     static let uuid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 
-    @Test("a Stripe subscription naming a user id in upper case (a UUID too) is an orphan listed in summary.json; the exact id links")
-    func stripeCase() async throws {
-        try await StripeJobTests.with { h, stripe in
-            let lower = StripeJobTests.row("o-case", tier: 0, "none", end: -400, customer: nil)
-            let uuidRow = StripeJobTests.row(Self.uuid, tier: 0, "none", end: -400, customer: nil)
-            let exact = StripeJobTests.row("o-exact", tier: 0, "none", end: -400, customer: nil)
-            try await h.store.insertUsers([lower, uuidRow, exact])
+    @Test("a Stripe subscription naming a user id in upper case (a UUID too) is an orphan listed in summary.json; the exact id links", arguments: JobWorld.backends)
+    func stripeCase(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend) { h, stripe in
+            let lower = StripeWorld.row("o-case", tier: 0, "none", end: -400, customer: nil)
+            let uuidRow = StripeWorld.row(Self.uuid, tier: 0, "none", end: -400, customer: nil)
+            let exact = StripeWorld.row("o-exact", tier: 0, "none", end: -400, customer: nil)
+            try await h.db.insertUsers([lower, uuidRow, exact])
             for (customer, account) in [("cus_upper", "O-CASE"), ("cus_uuid", Self.uuid.uppercased()), ("cus_exact", "o-exact")] {
-                var subscription = StripeJobTests.subscription("sub_\(customer)", "active", from: -1, to: 29)
+                var subscription = StripeWorld.subscription("sub_\(customer)", "active", from: -1, to: 29)
                 subscription.metadata = ["user_id": account]
                 await stripe.setSubscriptions([subscription], forCustomer: customer)
             }

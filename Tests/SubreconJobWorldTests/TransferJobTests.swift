@@ -1,46 +1,43 @@
 import Foundation
-import PostgresNIO
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// A RevenueCat `TRANSFER` (CONTRACT "Whose purchase it is"): RevenueCat lists under B an App Store line A's row
 /// names. B owns it: restored from the line, the original transaction written into B's row (A's identifier never
 /// blocks B); A is `ownership_conflict`, untouched and listed, whichever of them the scan meets first, whether or not
-/// Apple names a buyer, and on the nights after. Real PostgreSQL, the loopback simulators, the job through
-/// `Commands.run`.
-@Suite("A RevenueCat transfer reaches its new owner", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+/// Apple names a buyer, and on the nights after. Every backend, the loopback simulators.
+@Suite("A RevenueCat transfer reaches its new owner", .serialized)
 struct TransferJobTests {
     static let ownerToken = "2a9e0c1d-7a2b-4c3d-9e8f-00000000000b"
 
     /// Sets up one transfer of original transaction `original` from `holder` to `owner`.
-    static func transfer(_ h: Harness, holder: String, owner: String, original: String, appleNamesOwner: Bool) async throws {
+    static func transfer(_ h: JobWorld, holder: String, owner: String, original: String, appleNamesOwner: Bool) async throws {
         var owned = h.row(owner, tier: 0, "expired", end: -5)
         if appleNamesOwner { owned.accountToken = Self.ownerToken }
-        try await h.store.insertUsers([h.row(holder, tier: 1, "active", end: -1, txn: original), owned])
-        if appleNamesOwner { try await h.client.query("update users set account_token = \(Self.ownerToken) where id = \(owner)") }
+        try await h.db.insertUsers([h.row(holder, tier: 1, "active", end: -1, txn: original), owned])
         var scenario = AppStoreScenario(
-            originalTransactionID: original, productID: "premium_monthly", status: 1, purchaseDate: Harness.day(-1),
-            expiresDate: Harness.day(29), price: 9990, currency: "USD")
+            originalTransactionID: original, productID: "premium_monthly", status: 1, purchaseDate: JobWorld.day(-1),
+            expiresDate: JobWorld.day(29), price: 9990, currency: "USD")
         if appleNamesOwner { scenario.appAccountToken = Self.ownerToken.uppercased() }
         await h.appStore.setScenario(scenario)
-        await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Harness.day(-300), subscriptions: []), for: holder)
+        await h.revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: JobWorld.day(-300), subscriptions: []), for: holder)
         await h.revenueCat.setSubscriber(
             SimulatedSubscriber(
-                firstSeen: Harness.day(-300),
-                subscriptions: [Harness.subscription("premium_monthly", purchased: -1, expires: 29, txn: original)]),
+                firstSeen: JobWorld.day(-300),
+                subscriptions: [JobWorld.subscription("premium_monthly", purchased: -1, expires: 29, txn: original)]),
             for: owner)
     }
 
     @Test(
-        "the owner is restored with the identifier written; the holder is ownership_conflict in either scan order; a rerun changes nothing")
-    func transfers() async throws {
-        try await Harness.with(apple: true) { h in
+        "the owner is restored with the identifier written; the holder is ownership_conflict in either scan order; a rerun changes nothing", arguments: JobWorld.backends)
+    func transfers(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true) { h in
             // Holder before owner in id order, and after it; Apple naming the owner's account, and nobody.
             try await Self.transfer(h, holder: "t1-a", owner: "t1-b", original: "5100", appleNamesOwner: false)
             try await Self.transfer(h, holder: "t2-z", owner: "t2-b", original: "5200", appleNamesOwner: true)
@@ -55,7 +52,7 @@ struct TransferJobTests {
             }
             for holder in ["t1-a", "t2-z"] {
                 let row = try #require(try await h.user(holder))
-                #expect(row.currentTier == 1 && row.endDate == Harness.day(-1), "\(holder): untouched")
+                #expect(row.currentTier == 1 && row.endDate == JobWorld.day(-1), "\(holder): untouched")
                 #expect(report[holder]?.action == "skipped" && report[holder]?.drift == ["ownership_conflict"], "\(holder)")
                 #expect(report[holder]?.error?.contains("revenuecat") == true, "\(report[holder]?.error ?? "")")
                 let (audits, intents) = (try await h.auditRows(holder), try await h.intents(holder))
@@ -66,14 +63,14 @@ struct TransferJobTests {
             #expect(again.values.allSatisfy { !$0.applied }, "a rerun changes nothing")
             for holder in ["t1-a", "t2-z"] {
                 #expect(again[holder]?.drift == ["ownership_conflict"], "\(holder): still listed on the next night")
-                #expect(try await h.user(holder)?.endDate == Harness.day(-1))
+                #expect(try await h.user(holder)?.endDate == JobWorld.day(-1))
             }
         }
     }
 
-    @Test("a holder who is no candidate tonight is read and listed too; a dry run says the same and writes nothing")
-    func holderOutsideTheNight() async throws {
-        try await Harness.with(apple: true) { h in
+    @Test("a holder who is no candidate tonight is read and listed too; a dry run says the same and writes nothing", arguments: JobWorld.backends)
+    func holderOutsideTheNight(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true) { h in
             try await Self.transfer(h, holder: "t3-a", owner: "t3-b", original: "5300", appleNamesOwner: false)
             let dry = try await h.run {
                 $0.dryRun = true
