@@ -338,8 +338,8 @@ let package = Package(
         .testTarget(
             name: "SubreconJobWorldTests",
             dependencies: [
-                "SubreconJobWorld", "SubreconTestSupport", "SubreconJob", "SubreconCore", "SubreconPorts", "SubreconReports",
-                "StoreSimulator",
+                "SubreconJobWorld", "SubreconTestSupport", "SubreconApp", "SubreconJob", "SubreconCore", "SubreconPorts",
+                "SubreconReports", "StoreSimulator",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -32,7 +32,7 @@ struct BoundedWaitTests {
         "Google's token endpoint answering 429 with Retry-After: 59: with 2 s deadlines the night finishes in seconds, every Google user fetch_error"
     )
     func tokenEndpointRetryAfter() async throws {
-        try await GooglePlayJobTests.withGoogle { h, google in
+        try await GoogleHarness.with { h, google in
             let rows = Self.googleRows("g", count: 6)
             try await h.store.insertUsers(rows)
             let before = try await Self.stored(rows, h)

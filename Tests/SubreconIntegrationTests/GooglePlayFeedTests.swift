@@ -21,7 +21,7 @@ struct GooglePlayFeedTests {
 
     @Test("a refund inside a paid period reported only by the feed ends the line refunded; a void matching no row is counted")
     func refundInsidePaidPeriod() async throws {
-        try await GooglePlayJobTests.withGoogle { h, google in
+        try await GoogleHarness.with { h, google in
             // Refunded in month 2 of an annual plan: the row says active for 10 more months (no CONTRACT "Which users a run asks about" rule picks it).
             try await h.store.insertUsers([GoogleWorld.row("v-refunded", end: 300)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-v-refunded")
@@ -90,7 +90,7 @@ struct GooglePlayFeedTests {
 
     @Test("a feed read over several pages names every user")
     func severalPages() async throws {
-        try await GooglePlayJobTests.withGoogle { h, google in
+        try await GoogleHarness.with { h, google in
             await google.setVoidedPageSize(2)
             for n in 0..<5 {
                 let id = "p-\(n)"
@@ -113,7 +113,7 @@ struct GooglePlayFeedTests {
 
     @Test("a failing feed is reported in the summary, the night goes on, and the run exits 1")
     func failingFeed() async throws {
-        try await GooglePlayJobTests.withGoogle { h, google in
+        try await GoogleHarness.with { h, google in
             try await h.store.insertUsers([GoogleWorld.row("f-refunded", end: 300)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-f-refunded")
             await google.addVoided(Self.voided("tok-f-refunded", at: -1))

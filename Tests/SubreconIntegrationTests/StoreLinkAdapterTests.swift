@@ -78,7 +78,7 @@ struct StoreLinkAdapterTests {
 
     @Test("Google asks the linked token besides the row's, and states the account Google names")
     func googleLinks() async throws {
-        try await GooglePlayJobTests.withGoogle { h, google in
+        try await GoogleHarness.with { h, google in
             var linked = GoogleWorld.play("ACTIVE", expiry: 20)
             linked.obfuscatedAccountID = "g-owner"
             await google.setPurchase(linked, token: "tok-linked")

@@ -1,45 +1,45 @@
 import Foundation
-import PostgresNIO
 import StoreSimulator
 import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
+import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
 import Testing
 
 /// An iOS app whose backend verifies receipts itself: no RevenueCat, Apple alone (CONTRACT "Environment", "Sources and the decision").
-@Suite("The job with Apple alone (no RevenueCat)", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("The job with Apple alone (no RevenueCat)", .serialized)
 struct AppleOnlyJobTests {
     @Test(
         "users known by an original transaction id or a stored receipt are re-validated with Apple alone; an unknown id is unknown_at_source"
-    )
-    func appleAlone() async throws {
-        try await Harness.with(apple: true, receipts: true, revenueCat: false) { h in
-            func seed(_ row: UserRow) async throws { try await h.store.insertUsers([row]) }
+    , arguments: JobWorld.backends)
+    func appleAlone(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true, receipts: true, revenueCat: false) { h in
+            func seed(_ row: UserRow) async throws { try await h.db.insertUsers([row]) }
             // Apple knows a renewal the webhooks missed.
             try await seed(h.row("o-renewed", tier: 1, "active", end: -3, txn: "9001"))
             await h.appStore.setScenario(
                 AppStoreScenario(
                     originalTransactionID: "9001", transactionID: "9101", productID: "premium_monthly", status: 1,
-                    purchaseDate: Harness.day(-3), expiresDate: Harness.day(27), price: 9990, currency: "USD"))
+                    purchaseDate: JobWorld.day(-3), expiresDate: JobWorld.day(27), price: 9990, currency: "USD"))
             // Apple says expired.
             try await seed(h.row("o-expired", tier: 1, "active", end: -2, txn: "9002"))
             await h.appStore.setScenario(
                 AppStoreScenario(
-                    originalTransactionID: "9002", productID: "premium_monthly", status: 2, purchaseDate: Harness.day(-32),
-                    expiresDate: Harness.day(-2)))
+                    originalTransactionID: "9002", productID: "premium_monthly", status: 2, purchaseDate: JobWorld.day(-32),
+                    expiresDate: JobWorld.day(-2)))
             // Apple knows the id in neither environment: absence, never a downgrade.
             try await seed(h.row("o-unknown", tier: 1, "active", end: -1, txn: "9003"))
             // Known only by a stored receipt.
             try await seed(h.row("o-receipt", tier: 1, "active", end: -3))
-            try await h.store.saveReceipt("receipt-9004", for: "o-receipt")
+            try await h.db.saveReceipt("receipt-9004", for: "o-receipt")
             await h.receipts.setScenario(ReceiptJobTests.receipt("receipt-9004", id: "9004"))
             await h.appStore.setScenario(
                 AppStoreScenario(
                     originalTransactionID: "9004", transactionID: "90041", productID: "premium_monthly", status: 1,
-                    purchaseDate: Harness.day(-3), expiresDate: Harness.day(27)))
+                    purchaseDate: JobWorld.day(-3), expiresDate: JobWorld.day(27)))
             // No identifier anywhere: nothing to ask, untouched.
             try await seed(h.row("o-none", tier: 1, "active", end: -1))
             // Apple fails: untouched, reported.
@@ -51,7 +51,7 @@ struct AppleOnlyJobTests {
             let rows = try h.report(result)
 
             let renewed = try #require(try await h.user("o-renewed"))
-            #expect(renewed.currentTier == 1 && renewed.endDate == Harness.day(27))
+            #expect(renewed.currentTier == 1 && renewed.endDate == JobWorld.day(27))
             #expect(rows["o-renewed"]?.action == "extend" && rows["o-renewed"]?.sources == ["app_store"])
 
             let expired = try #require(try await h.user("o-expired"))
@@ -65,7 +65,7 @@ struct AppleOnlyJobTests {
             #expect(rows["o-unknown"]?.error?.contains("RevenueCat") == false, "RevenueCat was not asked")
 
             let receipt = try #require(try await h.user("o-receipt"))
-            #expect(receipt.currentTier == 1 && receipt.endDate == Harness.day(27))
+            #expect(receipt.currentTier == 1 && receipt.endDate == JobWorld.day(27))
             #expect(receipt.originalTransactionID == "9004", "the id the receipt revealed is stored")
             #expect(rows["o-receipt"]?.sources == ["app_store_receipt", "app_store"])
 
@@ -84,10 +84,10 @@ struct AppleOnlyJobTests {
         }
     }
 
-    @Test("run with no source configured exits 78 naming the variables, before anything is touched")
-    func noSource() async throws {
-        try await Harness.with(revenueCat: false) { h in
-            try await h.store.insertUsers([h.row("n-1", tier: 1, "active", end: -1)])
+    @Test("run with no source configured exits 78 naming the variables, before anything is touched", arguments: JobWorld.backends)
+    func noSource(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, revenueCat: false) { h in
+            try await h.db.insertUsers([h.row("n-1", tier: 1, "active", end: -1)])
             do {
                 _ = try await h.run()
                 Issue.record("a run without any source must fail")
@@ -97,8 +97,7 @@ struct AppleOnlyJobTests {
                     #expect(error.description.contains(name))
                 }
             }
-            let runs = try await h.client.query("select count(*) from reconcile_runs")
-            for try await count in runs.decode(Int.self) { #expect(count == 0, "nothing was written") }
+            #expect(try await h.db.count(.runs(nil)) == 0, "nothing was written")
         }
     }
 }

@@ -1,32 +1,25 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
-import SubreconDatabase
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
 import Testing
+
+import SubreconJobWorld
 
 @testable import SubreconApp
 @testable import SubreconJob
 
 /// Google Play as the only source. The service account key's `token_uri` is `{base}/token`: the harness replaces
 /// `{base}` in every extra variable (the key text included) with its loopback server, which serves the simulator.
-@Suite("The job with Google Play alone", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+@Suite("The job with Google Play alone", .serialized)
 struct GooglePlayJobTests {
-    static func withGoogle(_ body: (Harness, GooglePlaySimulator) async throws -> Void) async throws {
-        let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
-        let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
-        try await Harness.with(revenueCat: false, routes: [google], extra: GoogleWorld.environment(account)) { h in
-            try await body(h, google)
-        }
-    }
-
     @Test(
         "a night with Google alone: renewals extend, grace is a billing issue, hold/expired/410 downgrade, pause, cancel, test purchases untouched"
-    )
-    func night() async throws {
-        try await Self.withGoogle { h, google in
+    , arguments: JobWorld.backends)
+    func night(_ backend: WorldBackend) async throws {
+        try await GoogleWorld.with(backend) { h, google in
             let cases: [(String, Double, SimulatedPlaySubscription?)] = [
                 ("g-active", -2, GoogleWorld.play("ACTIVE", expiry: 28, start: -2)),
                 ("g-grace", -1, GoogleWorld.play("IN_GRACE_PERIOD", expiry: 2)),
@@ -38,14 +31,14 @@ struct GooglePlayJobTests {
                 ("g-gone", -40, nil),
             ]
             for (id, end, purchase) in cases {
-                try await h.store.insertUsers([GoogleWorld.row(id, end: end)])
+                try await h.db.insertUsers([GoogleWorld.row(id, end: end)])
                 if let purchase { await google.setPurchase(purchase, token: "tok-" + id) }
             }
             await google.setGone("tok-g-gone")
             // A row without a token is not sent to Google (and, with no other source, stays as it is).
-            try await h.store.insertUsers([
+            try await h.db.insertUsers([
                 UserRow(
-                    id: "g-none", currentTier: 1, status: "active", endDate: Harness.day(-2), source: "apple_iap",
+                    id: "g-none", currentTier: 1, status: "active", endDate: JobWorld.day(-2), source: "apple_iap",
                     productID: "premium_monthly")
             ])
 
@@ -53,7 +46,7 @@ struct GooglePlayJobTests {
             let rows = try h.report(result)
 
             let active = try #require(try await h.user("g-active"))
-            #expect(active.currentTier == 1 && active.statusText == "active" && active.endDate == Harness.day(28))
+            #expect(active.currentTier == 1 && active.statusText == "active" && active.endDate == JobWorld.day(28))
             #expect(rows["g-active"]?.action == "extend")
             #expect(try await h.intents("g-active") == 0)
 
@@ -73,7 +66,7 @@ struct GooglePlayJobTests {
             #expect(paused.currentTier == 0 && paused.statusText == "paused")
 
             let canceled = try #require(try await h.user("g-canceled"))
-            #expect(canceled.currentTier == 1 && canceled.statusText == "canceled" && canceled.endDate == Harness.day(10))
+            #expect(canceled.currentTier == 1 && canceled.statusText == "canceled" && canceled.endDate == JobWorld.day(10))
             #expect(canceled.autoRenew == false)
 
             #expect(rows["g-test"]?.drift.contains("sandbox_ignored") == true)
@@ -94,15 +87,15 @@ struct GooglePlayJobTests {
         }
     }
 
-    @Test("an expiryTime with milliseconds is the instant the row, drift.json and drift.csv hold, to the millisecond")
-    func millisecondInstants() async throws {
-        try await Self.withGoogle { h, google in
+    @Test("an expiryTime with milliseconds is the instant the row, drift.json and drift.csv hold, to the millisecond", arguments: JobWorld.backends)
+    func millisecondInstants(_ backend: WorldBackend) async throws {
+        try await GoogleWorld.with(backend) { h, google in
             // 02:59:58.270 the day before T + 28 days: a value binary floating point cannot hold exactly.
-            let expiry = Harness.day(28).addingTimeInterval(-1.730)
-            try await h.store.insertUsers([GoogleWorld.row("g-ms", end: -2)])
+            let expiry = JobWorld.day(28).addingTimeInterval(-1.730)
+            try await h.db.insertUsers([GoogleWorld.row("g-ms", end: -2)])
             await google.setPurchase(
                 .single(
-                    "SUBSCRIPTION_STATE_ACTIVE", product: "premium_monthly", start: Harness.day(-2), expiry: expiry, autoRenew: true),
+                    "SUBSCRIPTION_STATE_ACTIVE", product: "premium_monthly", start: JobWorld.day(-2), expiry: expiry, autoRenew: true),
                 token: "tok-g-ms")
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
             let stated = ISO8601.string(expiry)
@@ -120,11 +113,11 @@ struct GooglePlayJobTests {
 
     @Test(
         "a subscription whose obfuscatedExternalAccountId names another user (or the user id in another case) never extends; the own id does"
-    )
-    func subscriptionBuyer() async throws {
-        try await Self.withGoogle { h, google in
+    , arguments: JobWorld.backends)
+    func subscriptionBuyer(_ backend: WorldBackend) async throws {
+        try await GoogleWorld.with(backend) { h, google in
             for (id, account) in [("g-own", "g-own"), ("g-other", "g-own"), ("g-case", "G-CASE"), ("g-blank", " ")] {
-                try await h.store.insertUsers([GoogleWorld.row(id, end: -2)])
+                try await h.db.insertUsers([GoogleWorld.row(id, end: -2)])
                 var purchase = GoogleWorld.play("ACTIVE", expiry: 28, start: -2)
                 purchase.obfuscatedAccountID = account
                 await google.setPurchase(purchase, token: "tok-" + id)
@@ -134,13 +127,13 @@ struct GooglePlayJobTests {
             let rows = try h.report(result)
             for id in ["g-own", "g-blank"] {
                 let user = try #require(try await h.user(id))
-                #expect(user.currentTier == 1 && user.endDate == Harness.day(28), "\(id): its own (or no stated) buyer extends")
+                #expect(user.currentTier == 1 && user.endDate == JobWorld.day(28), "\(id): its own (or no stated) buyer extends")
                 #expect(rows[id]?.action == "extend", "\(id)")
                 #expect(try await h.auditRows(id) == 1, "\(id): one audit row")
             }
             for id in ["g-other", "g-case"] {
                 let user = try #require(try await h.user(id))
-                #expect(user.endDate == Harness.day(-2) && user.currentTier == 1, "\(id): untouched")
+                #expect(user.endDate == JobWorld.day(-2) && user.currentTier == 1, "\(id): untouched")
                 #expect(rows[id]?.action == "skipped" && rows[id]?.drift == ["ownership_conflict"], "\(id): \(rows[id]?.drift ?? [])")
                 #expect(try await h.auditRows(id) == 0, "\(id): no audit row")
                 #expect(try await h.intents(id) == 0, "\(id): no intent")
@@ -149,12 +142,12 @@ struct GooglePlayJobTests {
         }
     }
 
-    @Test("each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes")
-    func failures() async throws {
-        try await Self.withGoogle { h, google in
+    @Test("each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes", arguments: JobWorld.backends)
+    func failures(_ backend: WorldBackend) async throws {
+        try await GoogleWorld.with(backend) { h, google in
             let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed", "f-refresh"]
             for id in ids {
-                try await h.store.insertUsers([GoogleWorld.row(id, end: -2)])
+                try await h.db.insertUsers([GoogleWorld.row(id, end: -2)])
                 if id != "f-unknown" { await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -2), token: "tok-" + id) }
             }
             await google.setFault(.status(503), token: "tok-f-5xx")
@@ -168,7 +161,7 @@ struct GooglePlayJobTests {
             let rows = try h.report(result)
             for id in ["f-5xx", "f-429", "f-401", "f-malformed"] {
                 let user = try #require(try await h.user(id))
-                #expect(user.currentTier == 1 && user.statusText == "active" && user.endDate == Harness.day(-2), "\(id) untouched")
+                #expect(user.currentTier == 1 && user.statusText == "active" && user.endDate == JobWorld.day(-2), "\(id) untouched")
                 #expect(rows[id]?.drift == ["fetch_error"], "\(id)")
                 #expect(rows[id]?.action == "skipped" && rows[id]?.applied == false, "\(id)")
                 #expect(rows[id]?.error?.contains("Google Play") == true, "\(id)")
@@ -183,7 +176,7 @@ struct GooglePlayJobTests {
             #expect(rows["f-malformed"]?.error?.contains("malformed") == true)
 
             let unknown = try #require(try await h.user("f-unknown"))
-            #expect(unknown.currentTier == 1 && unknown.endDate == Harness.day(-2))
+            #expect(unknown.currentTier == 1 && unknown.endDate == JobWorld.day(-2))
             #expect(rows["f-unknown"]?.drift == ["unknown_at_source"])
             #expect(rows["f-unknown"]?.applied == false)
 
@@ -192,63 +185,5 @@ struct GooglePlayJobTests {
             #expect(refreshed.currentTier == 0 && refreshed.statusText == "expired")
             #expect(await google.counters().tokensIssued >= 2)
         }
-    }
-
-    @Test("a partial or unusable Google Play configuration is one line naming the variable, without the key")
-    func configuration() throws {
-        let account = try GoogleTestServiceAccount.generate(tokenURI: "https://oauth2.googleapis.com/token")
-        let base = ["DATABASE_URL": "postgres://app:pw@127.0.0.1:5432/app?sslmode=disable"]
-        func failure(_ extra: [String: String]) -> ConfigError? {
-            do {
-                _ = try SubreconConfiguration.load(ProcessEnvironment(base.merging(extra) { $1 }), requireSource: true)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        #expect(failure(["GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
-        #expect(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json])?.variable == "GOOGLE_PLAY_PACKAGE_NAME")
-        #expect(failure(["GOOGLE_PLAY_BASE_URL": "http://127.0.0.1:9"])?.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
-        let broken = account.json.replacingOccurrences(of: "service_account", with: "authorized_user")
-        let error = try #require(failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": broken, "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package]))
-        #expect(error.variable == "GOOGLE_PLAY_SERVICE_ACCOUNT")
-        #expect(!error.description.contains("PRIVATE KEY"))
-        #expect(
-            failure(["GOOGLE_PLAY_SERVICE_ACCOUNT": "{", "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package])?.variable
-                == "GOOGLE_PLAY_SERVICE_ACCOUNT")
-        #expect(failure([:])?.variable == "REVENUECAT_API_KEY", "no source at all is still refused")
-        let config = try SubreconConfiguration.load(
-            ProcessEnvironment(
-                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT": account.json, "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package]) { $1 }),
-            requireSource: true)
-        #expect(config.hasSource && config.revenueCat == nil)
-        #expect(config.googlePlay != nil && config.description.contains(GoogleWorld.package))
-        #expect(!config.description.contains("PRIVATE KEY"))
-        // The key as a container secret file (`GOOGLE_PLAY_SERVICE_ACCOUNT_FILE`), as downloaded: trailing newline.
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gp-key-\(UUID().uuidString).json")
-        try Data((account.json + "\n").utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let fromFile = try SubreconConfiguration.load(
-            ProcessEnvironment(
-                base.merging(["GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package]) { $1 }),
-            requireSource: true)
-        #expect(fromFile.googlePlay != nil)
-        #expect(
-            failure([
-                "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE": file.path, "GOOGLE_PLAY_SERVICE_ACCOUNT": account.json,
-                "GOOGLE_PLAY_PACKAGE_NAME": GoogleWorld.package,
-            ])?
-            .variable == "GOOGLE_PLAY_SERVICE_ACCOUNT_FILE")
-    }
-
-    @Test("--google-play-rps defaults to 10/s (CONTRACT 'Commands') and --resume carries it back to the resumed run")
-    func storedBudget() throws {
-        #expect(StoreRegistry.defaultRequestsPerSecond(.googlePlay) == 10)
-        var original = RunOptions(asOf: Date(timeIntervalSince1970: 1_800_000_000), reportDirectory: URL(fileURLWithPath: "/tmp"))
-        original.requestsPerSecond[.googlePlay] = 12
-        let stored = try StoredSelection.decode(try StoredSelection(original).encoded())
-        var resumed = RunOptions(asOf: Date(), reportDirectory: URL(fileURLWithPath: "/tmp"))
-        try stored.apply(to: &resumed)
-        #expect(resumed.requestsPerSecond[.googlePlay] == 12)
     }
 }
