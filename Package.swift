@@ -208,7 +208,7 @@ let package = Package(
         // Test targets only: one world a job test runs in (the loopback store simulators, the real adapters composed as
         // `run` composes them, a report folder) over a database in memory; the PostgreSQL one is SubreconTestSupport's.
         .target(
-            name: "SubreconJobWorld",
+            name: "SubreconTestWorld",
             dependencies: [
                 "SubreconApp", "SubreconJob", "SubreconPorts", "SubreconCore", "SubreconReports", "SubreconTestKit", "StoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -220,7 +220,7 @@ let package = Package(
             name: "SubreconTestSupport",
             dependencies: [
                 "SubreconTestKit", "SubreconPorts", "SubreconCore", "SubreconDatabase", "SourceHTTP", "StoreSimulator",
-                "SubreconApp", "SubreconJob", "SubreconJobWorld",
+                "SubreconApp", "SubreconJob", "SubreconTestWorld",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -338,9 +338,8 @@ let package = Package(
         .testTarget(
             name: "SubreconJobWorldTests",
             dependencies: [
-                "SubreconJobWorld", "SubreconTestSupport", "SubreconApp", "SubreconJob", "SubreconCore", "SubreconPorts",
+                "SubreconTestWorld", "SubreconTestSupport", "SubreconApp", "SubreconJob", "SubreconCore", "SubreconPorts",
                 "SubreconReports", "StoreSimulator",
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -76,7 +76,9 @@ public enum Commands {
             let database = try await checkedUsers(unchecked, configuration: config)
             try await preflight(database, writing: !requested.dryRun)
             let start = try await RunStart.resolve(requested, runID: newRunID, resuming: resumeID, journal: database, now: now)
-            return try await withJob(config: config, options: start.options, ports: JobPorts(database), reads: database, logger: logger, progress: progress) { job in
+            return try await withJob(
+                config: config, options: start.options, ports: JobPorts(database), reads: database, logger: logger, progress: progress
+            ) { job in
                 guard
                     let result = try await ShardLock.withLock(
                         settings: config.database, shard: start.options.shard, logger: logger,

@@ -11,8 +11,7 @@ func absence(row: UserRow, truth: Entitlement, facts: SourceFacts, evidence: Evi
     return Verdict(
         row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownAtSource]).sorted(),
         conflicts: conflicts,
-        error: "\(unknownText(facts)); no source authoritative for the line that granted tier \(row.currentTier) stated its "
-            + "end; row left as it was")
+        error: .unknownAtSource(asked: facts.asked, unknownTo: facts.unknownTo, lineTier: row.currentTier))
 }
 
 /// True when `purchase`, judged not entitled, is positive evidence that the line which granted the row's tier has

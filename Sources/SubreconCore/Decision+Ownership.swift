@@ -44,7 +44,7 @@ func ownershipConflict(row: UserRow, facts: SourceFacts) -> Verdict? {
     guard !reasons.isEmpty else { return nil }
     return Verdict(
         row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.ownershipConflict],
-        error: reasons.joined(separator: "; ") + "; row left as it was")
+        error: .ownership(reasons))
 }
 
 /// Sets `truth`'s store identifiers to the row's, writes into them the identifiers CONTRACT "Whose purchase it is" has the change write, and returns their drift kinds: a purchase

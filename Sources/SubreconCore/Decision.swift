@@ -167,13 +167,13 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
     if !facts.revenueCatKnowsSubscriber && facts.stores.isEmpty {
         return Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.unknownAtSource],
-            error: "\(unknownText(facts)); row left as it was")
+            error: .unknownAtSource(asked: facts.asked, unknownTo: facts.unknownTo, lineTier: nil))
     }
     // An entitlement that may be active but names no product cannot be attributed to a mapped product.
     if let unnamed = facts.revenueCatEntitlements.first(where: { $0.productID == nil && $0.mayBeActive(at: asOf) }) {
         return Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], conflicts: conflicts,
-            error: "revenuecat: entitlement '\(unnamed.identifier)' may be active but names no product_identifier; row left as it was")
+            error: .unnamedEntitlement(unnamed.identifier))
     }
     let purchases = applyingLineRefunds(
         resolvingOneTimePurchases(
@@ -186,12 +186,9 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
     let granting: Granting?
     switch evidence.granting(catalog: context.catalog) {
     case .failure(let unknownProducts):
-        var skipped = Verdict(
+        return Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.unknownProduct]).sorted(),
-            conflicts: conflicts,
-            error: "entitled product(s) missing from product_tiers: \(unknownProducts.products.joined(separator: ", "))")
-        skipped.missingProducts = unknownProducts.products
-        return skipped
+            conflicts: conflicts, error: .missingProducts(unknownProducts.products))
     case .success(let found): granting = found
     }
     var (truth, about) = truthAndPurchase(row: row, granting: granting, considered: evidence.considered, asOf: asOf)
@@ -204,7 +201,7 @@ func deciding(row: UserRow, facts: SourceFacts, context: DecisionContext) -> Ver
         return Verdict(
             row: row, truth: nil, action: .skipped, sources: facts.asked, drift: evidence.drift.union([.fetchError]).sorted(),
             conflicts: conflicts,
-            error: "\(blocking.purchase.origin.rawValue): \(blocking.purchase.productID): \(blocking.reason); row left as it was")
+            error: .undecidable(origin: blocking.purchase.origin, productID: blocking.purchase.productID, reason: blocking.reason))
     }
     let written = writeIdentifiers(into: &truth, row: row, facts: facts, granting: granting?.purchase, environment: context.environment)
     let before = row.entitlement
@@ -251,8 +248,8 @@ func screen(row: UserRow, facts: SourceFacts) -> Verdict? {
     if facts.errors.contains(where: { $0.kind == .fetch }) { drift.append(.fetchError) }
     if facts.errors.contains(where: { $0.kind == .verification }) { drift.append(.verificationFailed) }
     if facts.errors.contains(where: { $0.kind == .conflict }) { drift.append(.sourceConflict) }
-    let message = facts.errors.map { "\($0.origin.rawValue): \($0.message)" }.joined(separator: "; ")
-    return Verdict(row: row, truth: nil, action: .skipped, drift: drift.sorted(), error: message)
+    let notes = facts.errors.map { Verdict.Problem.SourceNote(origin: $0.origin, message: $0.message) }
+    return Verdict(row: row, truth: nil, action: .skipped, drift: drift.sorted(), error: .sourceErrors(notes))
 }
 
 /// The purchase granting the truth's tier, with its judgement.
@@ -352,21 +349,6 @@ func truthAndPurchase(
         endDate: row.endDate, graceEndsAt: nil, source: row.source, productID: row.productID,
         originalTransactionID: row.originalTransactionID, autoRenew: row.autoRenew)
     return (truth, nil)
-}
-
-/// What "unknown at source" means for this user: which sources were asked and did not know it.
-func unknownText(_ facts: SourceFacts) -> String {
-    if facts.asked.isEmpty {
-        return "no configured source has an identifier for this user (an Apple original transaction id or stored "
-            + "receipt, or a store's identifier column)"
-    }
-    var parts: [String] = []
-    if facts.asked.contains(.revenueCat) { parts.append("subscriber unknown to RevenueCat (new or empty)") }
-    for origin in facts.unknownTo {
-        if let text = origin.absenceText { parts.append(text) }
-    }
-    if parts.isEmpty { parts.append("no source asked stated any purchase") }
-    return parts.joined(separator: "; ")
 }
 
 /// Replaces RevenueCat's view of a store's purchase with the store's own (CONTRACT "Sources and the decision": each store is the authority for

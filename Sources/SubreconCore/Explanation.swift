@@ -166,7 +166,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
         truthStatus = verdict.truth?.status.rawValue
         truthEndDate = date(verdict.truth?.endDate)
         truthProductID = verdict.truth?.productID
-        error = verdict.error
+        error = verdict.error?.description
         var rules = [Rule(about: "action:\(verdict.action.rawValue)", rule: Self.rule(for: verdict.action, verdict: verdict))]
         for kind in verdict.drift {
             rules.append(Rule(about: "drift:\(kind.rawValue)", rule: Self.rule(for: kind, verdict: verdict)))
@@ -267,15 +267,16 @@ public struct Explanation: Sendable, Encodable, Hashable {
             "\(Cite.whose): a purchase the row did not name, whose store names this user's account, is linked and written"
         case .ownershipConflict:
             "\(Cite.whose): a store names another buyer, or linking would overwrite a different identifier: the row is left "
-                + "untouched" + (verdict.error.map { " (\($0))" } ?? "")
+                + "untouched" + (verdict.error.map { " (\($0.description))" } ?? "")
         case .sandboxIgnored: "\(Cite.decision): a production run never lets a sandbox purchase entitle"
         case .unknownProduct: "\(Cite.decision): an entitled product is missing from product_tiers: the row is left untouched"
         case .unknownAtSource: "\(Cite.decision): absence is not evidence: no source asked knows this user; the row is left untouched"
         case .fetchError:
             "\(Cite.decision): a fetch or decode error, or evidence the rules cannot read: the row is left untouched"
-                + (verdict.error.map { " (\($0))" } ?? "")
+                + (verdict.error.map { " (\($0.description))" } ?? "")
         case .rowError:
-            "\(Cite.hostile): the user's row could not be read: the row is left untouched" + (verdict.error.map { " (\($0))" } ?? "")
+            "\(Cite.hostile): the user's row could not be read: the row is left untouched"
+                + (verdict.error.map { " (\($0.description))" } ?? "")
         case .verificationFailed: "\(Cite.decision): a signed payload failed verification: never a fact; the row is left untouched"
         case .concurrentUpdate: "\(Cite.applying): a webhook wrote the row between read and write; it wins"
         case .writeRefused: "the database refused the job's write (row-level security or a missing privilege): not written"

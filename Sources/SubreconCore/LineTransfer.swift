@@ -26,9 +26,6 @@ extension Verdict {
     /// untouched, `ownership_conflict`, listed for a person, whatever its own sources said.
     public static func transferred(_ row: UserRow, by transfers: [LineTransfer]) -> Verdict {
         let named = transfers.filter { $0.holders.contains(row.id) }.sorted { ($0.identifier, $0.owner) < ($1.identifier, $1.owner) }
-        let text = named.map { "revenuecat lists purchase \($0.identifier) (\($0.origin.rawValue)) under user \($0.owner)" }
-        return Verdict(
-            row: row, truth: nil, action: .skipped, drift: [.ownershipConflict],
-            error: text.joined(separator: "; ") + ": the line is theirs (a transfer or a restore on another account); row left as it was")
+        return Verdict(row: row, truth: nil, action: .skipped, drift: [.ownershipConflict], error: .ownedElsewhere(named))
     }
 }

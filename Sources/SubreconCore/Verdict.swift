@@ -187,18 +187,18 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var sources: [FactOrigin]
     /// Why the user was a candidate (CONTRACT "Reports" `candidate_reason`); set by the run, not by `decide`.
     public var candidateReasons: [CandidateReason] = []
-    /// Operator-facing error text for skipped users.
-    public var error: String?
+    /// Why a skipped user is an error, as a value (`Problem`); its text is made where it is printed.
+    public var error: Problem?
     /// Lines this user owns tonight that other rows name (`LineTransfer`); nil when none.
     public var transfers: [LineTransfer]?
     /// The entitled products `product_tiers` does not map (`unknown_product`), as the sources named them; nil
     /// otherwise. The list a reader takes (`products check`), never the `error` sentence.
-    public var missingProducts: [String]?
+    public var missingProducts: [String]? { error?.missingProducts }
 
     public init(
         row: UserRow, truth: Entitlement?, action: Action, sources: [FactOrigin] = [], drift: [Drift],
         intents: [PushIntent] = [], store: StoreKind? = nil, price: Money? = nil, conflicts: [SourceConflict] = [],
-        error: String? = nil
+        error: Problem? = nil
     ) {
         self.sources = sources
         self.row = row
@@ -217,7 +217,7 @@ public struct Verdict: Sendable, Hashable, Codable {
     public static func unreadable(_ row: UserRow) -> Verdict {
         Verdict(
             row: row, truth: nil, action: .skipped, drift: [.rowError],
-            error: "\(row.rowError ?? "the row could not be read"); row left as it was")
+            error: .unreadableRow(row.rowError))
     }
 
     /// True when the row would be written.

@@ -83,7 +83,7 @@ public struct ReportRow: Sendable, Hashable, Codable {
         self.drift = kinds.sorted().map(\.rawValue)
         self.applied = applied
         self.pushIntent = (intents ?? verdict.intents.map(\.kind)).map(\.rawValue)
-        self.error = error ?? verdict.error
+        self.error = error ?? verdict.error?.description
         self.sources = verdict.sources.map(\.rawValue)
         self.candidateReason = verdict.candidateReasons.map(\.rawValue)
         self.conflicts = verdict.conflicts

@@ -37,7 +37,9 @@ extension InMemoryDatabase: ReceiptLookup, RefundsSeenLookup {
         return state.withLock { state in
             var holders: [String: [String]] = [:]
             for row in state.users.values.sorted(by: { $0.id < $1.id }) {
-                guard let held = row.originalTransactionID.flatMap(UserRow.storedIdentifier), wanted.contains(held), holders[held, default: []].count < limit else { continue }
+                guard let held = row.originalTransactionID.flatMap(UserRow.storedIdentifier), wanted.contains(held),
+                    holders[held, default: []].count < limit
+                else { continue }
                 holders[held, default: []].append(row.id)
             }
             return holders

@@ -6,9 +6,9 @@ import SubreconApp
 import SubreconCore
 import SubreconDatabase
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconTestKit
+import SubreconTestWorld
 
 /// A world's database in a throwaway PostgreSQL schema, the job run through `Commands.run` exactly as `subrecon run`
 /// runs it (its configuration, preflight, users check and shard lock included).
@@ -59,8 +59,10 @@ public struct PostgresWorldDatabase: WorldDatabase {
         let rows = try await schema.client.query(
             "select user_id, store, transaction_id, refunded_at, amount, currency from refunds_seen")
         var kept: [WorldRefund] = []
-        for try await (user, store, transaction, at, amount, currency) in rows.decode((String, String, String, Date, String?, String?).self) {
-            kept.append(WorldRefund(userID: user, store: store, transactionID: transaction, refundedAt: at, amount: amount, currency: currency))
+        for try await (user, store, transaction, at, amount, currency) in rows.decode((String, String, String, Date, String?, String?).self)
+        {
+            kept.append(
+                WorldRefund(userID: user, store: store, transactionID: transaction, refundedAt: at, amount: amount, currency: currency))
         }
         return kept
     }

@@ -1,7 +1,7 @@
 import Foundation
 import StoreSimulator
 import SubreconCore
-import SubreconJobWorld
+import SubreconTestWorld
 
 /// Stripe in a job world: its key, the products its tests map, its rows and subscriptions, and a world with the
 /// Stripe simulator configured (RevenueCat off unless asked).
@@ -26,7 +26,9 @@ public enum StripeWorld {
         }
     }
 
-    public static func row(_ id: String, tier: Int, _ status: String, end: Double, customer: String?, product: String = "prod_basic") -> UserRow {
+    public static func row(_ id: String, tier: Int, _ status: String, end: Double, customer: String?, product: String = "prod_basic")
+        -> UserRow
+    {
         UserRow(
             id: id, currentTier: tier, status: status, endDate: JobWorld.day(end), source: "stripe", productID: product,
             autoRenew: true, identifiers: [.stripe: customer].compactMapValues { $0 })

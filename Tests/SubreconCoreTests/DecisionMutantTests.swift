@@ -29,7 +29,7 @@ struct Mutant: Sendable, CustomTestStringConvertible {
     static let alwaysSkip = Mutant(
         name: "always skip", caughtBy: ["sandbox-only", "entitled", "ended", "grace", "authority"]
     ) { row, facts, _ in
-        Verdict(row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], error: "mutant: skipped")
+        Verdict(row: row, truth: nil, action: .skipped, sources: facts.asked, drift: [.fetchError], error: .earlierText("mutant: skipped"))
     }
 
     /// Tier 0, `expired`, for everyone.

@@ -43,7 +43,7 @@ struct DecisionPropertyTests {
         for seed in DecisionProperty.seeds(count: 500, runSeed: 7) {
             let input = Input.decidable(seed: seed)
             let verdict = input.verdict(realDecide)
-            #expect(verdict.action != .skipped, "seed \(seed): \(verdict.drift) \(verdict.error ?? "")")
+            #expect(verdict.action != .skipped, "seed \(seed): \(verdict.drift) \(verdict.error?.description ?? "")")
         }
     }
 }

@@ -380,7 +380,8 @@ struct EntitlementEvidenceTests {
         #expect(v.action == .skipped)
         #expect(v.drift == [.fetchError])
         #expect(v.truth == nil && v.intents.isEmpty)
-        #expect(v.error?.contains("product_identifier") == true)
+        #expect(v.error == .unnamedEntitlement("premium"))
+        #expect(v.error?.description.contains("product_identifier") == true)
     }
 
     @Test("an expired entitlement that names no product does not block")

@@ -61,7 +61,7 @@ struct PurchaseLinePropertyTests {
                 "seed \(seed): tier \(String(describing: alone.truth?.tier)) → \(String(describing: both.truth?.tier))")
             #expect(
                 alone.action == both.action,
-                "seed \(seed): \(alone.action) \(alone.error ?? "") → \(both.action) (\(both.drift)) \(row) \(facts)")
+                "seed \(seed): \(alone.action) \(alone.error?.description ?? "") → \(both.action) (\(both.drift)) \(row) \(facts)")
             #expect(alone.truth?.status == both.truth?.status, "seed \(seed)")
         }
         #expect(Double(fired) / Double(seeds.count) >= DecisionPropertyTests.minimumFiringRate, "premise held in \(fired) cases")

@@ -16,14 +16,14 @@ struct JSONBTextTests {
             try await store.startRun(RunRecord(id: "run-nul", mode: .nightly, asOf: Fixture.asOf, startedAt: Fixture.day(0)))
             let verdict = Verdict(
                 row: ApplyTests.lapsed, truth: nil, action: .skipped, drift: [.fetchError],
-                error: "revenuecat: HTTP 400: bad\u{0}thing")
+                error: .sourceErrors([.init(origin: .revenueCat, message: "HTTP 400: bad\u{0}thing")]))
             var progress = RunProgress()
             progress.validated = 1
             progress.scanCursor = ApplyTests.lapsed.id
             try await store.appendVerdicts(runID: "run-nul", [verdict], seqs: [0], progress: progress)
             let page = try await store.ledgerPage(runID: "run-nul", afterSeq: -1, limit: 10)
             #expect(page.count == 1)
-            #expect(page.first?.verdict.error == #"revenuecat: HTTP 400: bad\u0000thing"#)
+            #expect(page.first?.verdict.error?.description == #"revenuecat: HTTP 400: bad\u0000thing"#)
 
             let summary = try JSONEncoder().encode(["error_samples": ["u\u{0}1"]])
             try await store.finishRun(id: "run-nul", status: .completed, summary: summary, finishedAt: Fixture.day(0.01))

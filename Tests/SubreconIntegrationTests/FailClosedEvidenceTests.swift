@@ -26,7 +26,8 @@ struct FailClosedEvidenceTests {
             await answer(
                 h, "e-noproduct",
                 RevenueCatWorld.subscriberBody(
-                    entitlements: #"{"premium": {"expires_date": "\#(RevenueCatWorld.iso(28))", "purchase_date": "\#(RevenueCatWorld.iso(-2))"}}"#,
+                    entitlements:
+                        #"{"premium": {"expires_date": "\#(RevenueCatWorld.iso(28))", "purchase_date": "\#(RevenueCatWorld.iso(-2))"}}"#,
                     subscriptions: #"""
                         {"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))",
                          "expires_date": "\#(RevenueCatWorld.iso(-2))", "period_type": "normal"}}
@@ -37,14 +38,16 @@ struct FailClosedEvidenceTests {
                 h, "e-noexpiry",
                 RevenueCatWorld.subscriberBody(
                     subscriptions:
-                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))"}}"#))
+                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))"}}"#
+                ))
             // ... and a lapsed user whose subscription has no expiry is not restored as lifetime.
             try await h.seed(h.row("e-noexpiry-lapsed", tier: 0, "expired", end: -5))
             await answer(
                 h, "e-noexpiry-lapsed",
                 RevenueCatWorld.subscriberBody(
                     subscriptions:
-                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))"}}"#))
+                        #"{"premium_monthly": {"store": "app_store", "is_sandbox": false, "purchase_date": "\#(RevenueCatWorld.iso(-32))"}}"#
+                ))
             // An expired 30-day pass: ends at its entitlement's expiry; never a permanent tier.
             let pass = RevenueCatWorld.subscriberBody(
                 entitlements:

@@ -16,7 +16,7 @@ import Testing
 struct LedgerReadBackTests {
     static let asOf = Date(timeIntervalSince1970: 1_780_000_000)
 
-    static func verdict(_ index: Int, action: Action = .downgrade, error: String? = nil) -> Verdict {
+    static func verdict(_ index: Int, action: Action = .downgrade, error: Verdict.Problem? = nil) -> Verdict {
         let row = UserRow(
             id: "u\(index)", currentTier: 2, status: "active", endDate: asOf.addingTimeInterval(-86_400.123_456),
             source: "app_store", productID: "com.example.monthly.premium", originalTransactionID: "20000\(index)", autoRenew: true,

@@ -136,7 +136,8 @@ struct StripeJobTests {
                 let customer = "cus_" + id
                 try await h.store.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 if id != "f-unknown" {
-                    await stripe.setSubscriptions([StripeWorld.subscription("sub_\(id)", "canceled", from: -31, to: -1)], forCustomer: customer)
+                    await stripe.setSubscriptions(
+                        [StripeWorld.subscription("sub_\(id)", "canceled", from: -31, to: -1)], forCustomer: customer)
                 }
             }
             await stripe.setFault(.status(500), for: "cus_f-5xx")

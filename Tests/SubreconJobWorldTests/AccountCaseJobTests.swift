@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// Only Apple's token ignores case (CONTRACT "Whose purchase it is"): a Stripe `metadata.user_id` in another case,
@@ -15,7 +15,9 @@ import Testing
 struct AccountCaseJobTests {
     static let uuid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 
-    @Test("a Stripe subscription naming a user id in upper case (a UUID too) is an orphan listed in summary.json; the exact id links", arguments: JobWorld.backends)
+    @Test(
+        "a Stripe subscription naming a user id in upper case (a UUID too) is an orphan listed in summary.json; the exact id links",
+        arguments: JobWorld.backends)
     func stripeCase(_ backend: WorldBackend) async throws {
         try await StripeWorld.with(backend) { h, stripe in
             let lower = StripeWorld.row("o-case", tier: 0, "none", end: -400, customer: nil)

@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 @Suite("The job with Apple as second source", .serialized)

@@ -3,18 +3,18 @@ import StoreSimulator
 import SubreconApp
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// An iOS app whose backend verifies receipts itself: no RevenueCat, Apple alone (CONTRACT "Environment", "Sources and the decision").
 @Suite("The job with Apple alone (no RevenueCat)", .serialized)
 struct AppleOnlyJobTests {
     @Test(
-        "users known by an original transaction id or a stored receipt are re-validated with Apple alone; an unknown id is unknown_at_source"
-    , arguments: JobWorld.backends)
+        "users known by an original transaction id or a stored receipt are re-validated with Apple alone; an unknown id is unknown_at_source",
+        arguments: JobWorld.backends)
     func appleAlone(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true, receipts: true, revenueCat: false) { h in
             func seed(_ row: UserRow) async throws { try await h.db.insertUsers([row]) }

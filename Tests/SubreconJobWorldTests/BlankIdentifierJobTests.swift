@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// An empty identifier is no identifier (docs/CONTRACT.md, Database; Drift kinds `linked_purchase`): a row whose
@@ -15,7 +15,8 @@ import Testing
 struct BlankIdentifierJobTests {
     static let buyers = ["6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "7b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e"]
 
-    @Test("a row holding '' or spaces in Apple's column is linked to the purchase Apple names it the buyer of", arguments: JobWorld.backends)
+    @Test(
+        "a row holding '' or spaces in Apple's column is linked to the purchase Apple names it the buyer of", arguments: JobWorld.backends)
     func blankAppleIDIsLinked(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
             let users = [("b-empty", "", "8401"), ("b-spaces", "  \t", "8402")]

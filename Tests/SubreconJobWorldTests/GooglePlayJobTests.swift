@@ -4,9 +4,8 @@ import SubreconCore
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
-
-import SubreconJobWorld
 
 @testable import SubreconApp
 @testable import SubreconJob
@@ -16,8 +15,8 @@ import SubreconJobWorld
 @Suite("The job with Google Play alone", .serialized)
 struct GooglePlayJobTests {
     @Test(
-        "a night with Google alone: renewals extend, grace is a billing issue, hold/expired/410 downgrade, pause, cancel, test purchases untouched"
-    , arguments: JobWorld.backends)
+        "a night with Google alone: renewals extend, grace is a billing issue, hold/expired/410 downgrade, pause, cancel, test purchases untouched",
+        arguments: JobWorld.backends)
     func night(_ backend: WorldBackend) async throws {
         try await GoogleWorld.with(backend) { h, google in
             let cases: [(String, Double, SimulatedPlaySubscription?)] = [
@@ -87,7 +86,9 @@ struct GooglePlayJobTests {
         }
     }
 
-    @Test("an expiryTime with milliseconds is the instant the row, drift.json and drift.csv hold, to the millisecond", arguments: JobWorld.backends)
+    @Test(
+        "an expiryTime with milliseconds is the instant the row, drift.json and drift.csv hold, to the millisecond",
+        arguments: JobWorld.backends)
     func millisecondInstants(_ backend: WorldBackend) async throws {
         try await GoogleWorld.with(backend) { h, google in
             // 02:59:58.270 the day before T + 28 days: a value binary floating point cannot hold exactly.
@@ -112,8 +113,8 @@ struct GooglePlayJobTests {
     }
 
     @Test(
-        "a subscription whose obfuscatedExternalAccountId names another user (or the user id in another case) never extends; the own id does"
-    , arguments: JobWorld.backends)
+        "a subscription whose obfuscatedExternalAccountId names another user (or the user id in another case) never extends; the own id does",
+        arguments: JobWorld.backends)
     func subscriptionBuyer(_ backend: WorldBackend) async throws {
         try await GoogleWorld.with(backend) { h, google in
             for (id, account) in [("g-own", "g-own"), ("g-other", "g-own"), ("g-case", "G-CASE"), ("g-blank", " ")] {
@@ -142,7 +143,9 @@ struct GooglePlayJobTests {
         }
     }
 
-    @Test("each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes", arguments: JobWorld.backends)
+    @Test(
+        "each failure (5xx, 429, 401 twice, unknown token, malformed body) leaves the row untouched and reported; one 401 refreshes",
+        arguments: JobWorld.backends)
     func failures(_ backend: WorldBackend) async throws {
         try await GoogleWorld.with(backend) { h, google in
             let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed", "f-refresh"]

@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// Every kind of purchase line passes the same rules (CONTRACT "Whose purchase it is"): a one-time purchase whose store
@@ -33,8 +33,8 @@ struct OneTimeBuyerJobTests {
     }
 
     @Test(
-        "Stripe: a paid one-time session whose customer, session metadata or client_reference_id names another user never restores; the own id does; case matters"
-    , arguments: JobWorld.backends)
+        "Stripe: a paid one-time session whose customer, session metadata or client_reference_id names another user never restores; the own id does; case matters",
+        arguments: JobWorld.backends)
     func stripe(_ backend: WorldBackend) async throws {
         let stripe = StripeSimulator(apiKey: Self.stripeKey)
         let variables = ["STRIPE_API_KEY": Self.stripeKey, "STRIPE_BASE_URL": "{base}"]
@@ -55,7 +55,8 @@ struct OneTimeBuyerJobTests {
                 await stripe.setCheckoutSessions([session], forCustomer: "cus_\(id)")
                 await stripe.addCharges([
                     SimulatedStripeCharge(
-                        id: "ch_\(id)", paymentIntentID: "pi_\(id)", amount: 4999, amountRefunded: 0, created: JobWorld.day(-5), refunds: [])
+                        id: "ch_\(id)", paymentIntentID: "pi_\(id)", amount: 4999, amountRefunded: 0, created: JobWorld.day(-5), refunds: []
+                    )
                 ])
             }
             let result = try await h.run {
@@ -90,7 +91,9 @@ struct OneTimeBuyerJobTests {
             autoRenew: false, identifiers: [.googlePlay: "tok-" + id])
     }
 
-    @Test("Google: a one-time product whose obfuscatedExternalAccountId names another user never restores; the own id does", arguments: JobWorld.backends)
+    @Test(
+        "Google: a one-time product whose obfuscatedExternalAccountId names another user never restores; the own id does",
+        arguments: JobWorld.backends)
     func google(_ backend: WorldBackend) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
         let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
@@ -130,8 +133,8 @@ struct OneTimeBuyerJobTests {
     }
 
     @Test(
-        "Apple: a non-consumable naming another appAccountToken never restores, the own token in upper case does; a revoked line stays revoked whatever a later restore transaction says"
-    , arguments: JobWorld.backends)
+        "Apple: a non-consumable naming another appAccountToken never restores, the own token in upper case does; a revoked line stays revoked whatever a later restore transaction says",
+        arguments: JobWorld.backends)
     func apple(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
             try await h.db.upsertProducts([.init(productID: Self.product, tier: 3)])
@@ -149,7 +152,8 @@ struct OneTimeBuyerJobTests {
             await h.appStore.addNonConsumable(mine)
             await h.appStore.addNonConsumable(
                 AppleNonConsumableScenario(
-                    originalTransactionID: "7002", productID: Self.product, purchaseDate: JobWorld.day(-40), revocationDate: JobWorld.day(-2))
+                    originalTransactionID: "7002", productID: Self.product, purchaseDate: JobWorld.day(-40),
+                    revocationDate: JobWorld.day(-2))
             )
             await h.appStore.addNonConsumable(
                 AppleNonConsumableScenario(

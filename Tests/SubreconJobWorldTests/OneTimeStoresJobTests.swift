@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// (CONTRACT "Sources and the decision") Apple Non-Consumable purchases (transaction history) and Google Play one-time products
@@ -28,8 +28,8 @@ struct OneTimeStoresJobTests {
     }
 
     @Test(
-        "Apple: a paid Non-Consumable restores a free row to lifetime; revoked is refunded; sandbox ignored; a malformed page leaves the row"
-    , arguments: JobWorld.backends)
+        "Apple: a paid Non-Consumable restores a free row to lifetime; revoked is refunded; sandbox ignored; a malformed page leaves the row",
+        arguments: JobWorld.backends)
     func apple(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
             try await h.db.upsertProducts([.init(productID: Self.product, tier: 3)])
@@ -77,8 +77,8 @@ struct OneTimeStoresJobTests {
     }
 
     @Test(
-        "Google: a purchased one-time product restores to lifetime; canceled is refunded; a test purchase is ignored; malformed leaves the row"
-    , arguments: JobWorld.backends)
+        "Google: a purchased one-time product restores to lifetime; canceled is refunded; a test purchase is ignored; malformed leaves the row",
+        arguments: JobWorld.backends)
     func google(_ backend: WorldBackend) async throws {
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
         let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)

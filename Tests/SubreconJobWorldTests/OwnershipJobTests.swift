@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// Whose purchase it is (CONTRACT "Whose purchase it is") end to end: real PostgreSQL, loopback simulators, real crypto.
@@ -24,7 +24,9 @@ struct OwnershipJobTests {
             .split(separator: "\r\n").map(String.init)
     }
 
-    @Test("a lost first purchase is found by Apple's feed and linked through appAccountToken; one with no account is an orphan", arguments: JobWorld.backends)
+    @Test(
+        "a lost first purchase is found by Apple's feed and linked through appAccountToken; one with no account is an orphan",
+        arguments: JobWorld.backends)
     func appleFeedLinksAndLists(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true, revenueCat: false) { h in
             // The first webhook was lost: the row holds no tier and no transaction id, only the app's account token.
@@ -98,7 +100,9 @@ struct OwnershipJobTests {
         }
     }
 
-    @Test("a newer App Store purchase than the row names grants the tier: its original transaction is written, audited", arguments: JobWorld.backends)
+    @Test(
+        "a newer App Store purchase than the row names grants the tier: its original transaction is written, audited",
+        arguments: JobWorld.backends)
     func staleAppleIdentifier(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true) { h in
             try await h.seed(
@@ -130,7 +134,9 @@ struct OwnershipJobTests {
         return scenario
     }
 
-    @Test("a Stripe subscriber no row names is linked through metadata.user_id; a free row's live customer is a candidate", arguments: JobWorld.backends)
+    @Test(
+        "a Stripe subscriber no row names is linked through metadata.user_id; a free row's live customer is a candidate",
+        arguments: JobWorld.backends)
     func stripeInventoryLinks(_ backend: WorldBackend) async throws {
         try await StripeWorld.with(backend) { h, stripe in
             // The row never recorded its Stripe customer.

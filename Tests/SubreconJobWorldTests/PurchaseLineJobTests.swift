@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// End to end over loopback and PostgreSQL: facts about different purchase lines are never
@@ -14,7 +14,9 @@ import Testing
     "Purchase lines in the nightly run", .serialized,
     .timeLimit(.minutes(3)))
 struct PurchaseLineJobTests {
-    @Test("a Google resubscription: the row's old token is EXPIRED or 410, RevenueCat reports the new purchase active: tier kept", arguments: JobWorld.backends)
+    @Test(
+        "a Google resubscription: the row's old token is EXPIRED or 410, RevenueCat reports the new purchase active: tier kept",
+        arguments: JobWorld.backends)
     func googleResubscription(_ backend: WorldBackend) async throws {
         try await GoogleWorld.with(backend, revenueCat: true) { h, google in
             for id in ["rs-expired", "rs-gone"] {
@@ -48,7 +50,8 @@ struct PurchaseLineJobTests {
             SimulatedVoidedPurchase(purchaseToken: "tok-" + id, orderID: order, voidedTime: JobWorld.day(-1), isSubscription: true))
     }
 
-    @Test("a Google void names the line: with RevenueCat too, the user ends refunded, intent refunded, counted", arguments: JobWorld.backends)
+    @Test(
+        "a Google void names the line: with RevenueCat too, the user ends refunded, intent refunded, counted", arguments: JobWorld.backends)
     func googleVoidWithRevenueCat(_ backend: WorldBackend) async throws {
         try await GoogleWorld.with(backend, revenueCat: true) { h, google in
             try await h.db.insertUsers([GoogleWorld.row("vr-1", end: 300)])

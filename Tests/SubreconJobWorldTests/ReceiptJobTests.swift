@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 @Suite("The job with the legacy receipt bridge", .serialized)
@@ -25,7 +25,9 @@ struct ReceiptJobTests {
             renewals: [.init(originalTransactionID: id, productID: "premium_monthly")])
     }
 
-    @Test("a user known only by a stored receipt is re-validated through Apple and their original transaction id is stored", arguments: JobWorld.backends)
+    @Test(
+        "a user known only by a stored receipt is re-validated through Apple and their original transaction id is stored",
+        arguments: JobWorld.backends)
     func receiptThenAppStore(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true, receipts: true) { h in
             // Neither the row nor RevenueCat has a transaction id; only the stored receipt knows it.
@@ -66,7 +68,9 @@ struct ReceiptJobTests {
         }
     }
 
-    @Test("without the App Store Server API the receipt's facts stand in for Apple's; a stored id skips the bridge", arguments: JobWorld.backends)
+    @Test(
+        "without the App Store Server API the receipt's facts stand in for Apple's; a stored id skips the bridge",
+        arguments: JobWorld.backends)
     func receiptAlone(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, receipts: true) { h in
             try await h.seed(h.row("r-only", tier: 1, "active", end: -3), JobWorld.subscription(expires: -3))

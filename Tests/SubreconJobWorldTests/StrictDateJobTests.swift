@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// CONTRACT "Hostile answers and bounded work", black box: RevenueCat answers over loopback in the real wire format, the real job, a real
@@ -28,7 +28,9 @@ struct StrictDateJobTests {
                 """#)
     }
 
-    @Test("expires_date with a trailing NUL, or in year 2999, is fetch_error and untouched; a normal user is reconciled (exit 1)", arguments: JobWorld.backends)
+    @Test(
+        "expires_date with a trailing NUL, or in year 2999, is fetch_error and untouched; a normal user is reconciled (exit 1)",
+        arguments: JobWorld.backends)
     func unusableDates(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend) { h in
             let hostile: [(id: String, tier: Int, status: String, end: Double, expires: String)] = [

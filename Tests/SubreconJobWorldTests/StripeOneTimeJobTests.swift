@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// Stripe one-time prices paid through Checkout (CONTRACT "Sources and the decision"): non-expiring purchases, refunded when their payment was
@@ -33,7 +33,9 @@ struct StripeOneTimeJobTests {
             refunds: refunded ? [SimulatedStripeRefund(id: "re_\(name)", amount: 4999, created: JobWorld.day(-1))] : [])
     }
 
-    @Test("a paid lifetime price restores or keeps the lifetime tier; a refunded one is taken away; test mode is no evidence", arguments: JobWorld.backends)
+    @Test(
+        "a paid lifetime price restores or keeps the lifetime tier; a refunded one is taken away; test mode is no evidence",
+        arguments: JobWorld.backends)
     func lifetimeNight(_ backend: WorldBackend) async throws {
         let stripe = StripeSimulator(apiKey: Self.key)
         let variables = ["STRIPE_API_KEY": Self.key, "STRIPE_BASE_URL": "{base}"]

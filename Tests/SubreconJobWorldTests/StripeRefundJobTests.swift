@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// Stripe refunds found in a lookup (CONTRACT "Finance figures"): the latest invoice's payments and charges, `amount_refunded`. Real
@@ -13,8 +13,8 @@ import Testing
 @Suite("The job with Stripe refunds", .serialized)
 struct StripeRefundJobTests {
     @Test(
-        "a fully refunded current period is downgraded (paid price, refunds_seen keyed by pi_); a partial refund keeps the tier; a failed charges call is skipped; a rerun changes nothing"
-    , arguments: JobWorld.backends)
+        "a fully refunded current period is downgraded (paid price, refunds_seen keyed by pi_); a partial refund keeps the tier; a failed charges call is skipped; a rerun changes nothing",
+        arguments: JobWorld.backends)
     func refundNight(_ backend: WorldBackend) async throws {
         try await StripeWorld.with(backend) { h, stripe in
             try await StripeWorld.seedRefundable(
@@ -98,7 +98,9 @@ struct StripeRefundJobTests {
         }
     }
 
-    @Test("a canceled subscription and a trial invoice of amount 0 ask nothing more than the subscriptions list", arguments: JobWorld.backends)
+    @Test(
+        "a canceled subscription and a trial invoice of amount 0 ask nothing more than the subscriptions list", arguments: JobWorld.backends
+    )
     func nothingMoreAsked(_ backend: WorldBackend) async throws {
         try await StripeWorld.with(backend) { h, stripe in
             try await h.db.insertUsers([StripeWorld.row("r-trial", tier: 1, "active", end: -1, customer: "cus_trial")])
@@ -120,8 +122,8 @@ struct StripeRefundJobTests {
     }
 
     @Test(
-        "RevenueCat says active, Stripe states the period refunded in full (by customer and by RevenueCat's sub_ id): Stripe wins, source_conflict"
-    , arguments: JobWorld.backends)
+        "RevenueCat says active, Stripe states the period refunded in full (by customer and by RevenueCat's sub_ id): Stripe wins, source_conflict",
+        arguments: JobWorld.backends)
     func refundRevenueCatMissed(_ backend: WorldBackend) async throws {
         try await StripeWorld.with(backend, revenueCat: true) { h, stripe in
             for (id, customer) in [("x-customer", "cus_x"), ("x-subid", nil)] as [(String, String?)] {

@@ -2,10 +2,10 @@ import Foundation
 import StoreSimulator
 import SubreconCore
 import SubreconJob
-import SubreconJobWorld
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
 /// A RevenueCat `TRANSFER` (CONTRACT "Whose purchase it is"): RevenueCat lists under B an App Store line A's row
@@ -35,7 +35,8 @@ struct TransferJobTests {
     }
 
     @Test(
-        "the owner is restored with the identifier written; the holder is ownership_conflict in either scan order; a rerun changes nothing", arguments: JobWorld.backends)
+        "the owner is restored with the identifier written; the holder is ownership_conflict in either scan order; a rerun changes nothing",
+        arguments: JobWorld.backends)
     func transfers(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true) { h in
             // Holder before owner in id order, and after it; Apple naming the owner's account, and nobody.
@@ -68,7 +69,9 @@ struct TransferJobTests {
         }
     }
 
-    @Test("a holder who is no candidate tonight is read and listed too; a dry run says the same and writes nothing", arguments: JobWorld.backends)
+    @Test(
+        "a holder who is no candidate tonight is read and listed too; a dry run says the same and writes nothing",
+        arguments: JobWorld.backends)
     func holderOutsideTheNight(_ backend: WorldBackend) async throws {
         try await JobWorld.with(backend, apple: true) { h in
             try await Self.transfer(h, holder: "t3-a", owner: "t3-b", original: "5300", appleNamesOwner: false)

@@ -27,13 +27,17 @@ public struct MemoryWorldDatabase: WorldDatabase {
         case .audits(let user): return user.map { database.audits(of: $0).count } ?? database.audits.count
         case .intents(let user): return user.map { database.intents(of: $0).count } ?? database.intents.count
         case .refundsSeen(let store, let transaction):
-            return database.keptRefunds.count { ($0.store == store || store == nil) && ($0.transactionID == transaction || transaction == nil) }
+            return database.keptRefunds.count {
+                ($0.store == store || store == nil) && ($0.transactionID == transaction || transaction == nil)
+            }
         case .runs(let status): return database.runStatuses.count { status == nil || $0 == status }
         case .usersAtTier(let tier): return database.users.count { $0.currentTier == tier }
         case .verdicts(let runID): return database.ledger(runID: runID).count
         case .keptOrphans(let identifier): return database.keptOrphans.count { $0.identifier == identifier }
         case .originalTransactionChanges(let user, let from, let to):
-            return database.audits(of: user).count { (from == nil || $0.before.originalTransactionID == from) && $0.after.originalTransactionID == to }
+            return database.audits(of: user).count {
+                (from == nil || $0.before.originalTransactionID == from) && $0.after.originalTransactionID == to
+            }
         }
     }
 

@@ -42,7 +42,8 @@ public struct JobWorld: Sendable {
     ///   - routes: more simulators served on the same loopback server (Stripe, Google Play); their variables go in
     ///     `extra` (use `{base}` for the server's base URL).
     public static func with(
-        _ db: any WorldDatabase, databaseURL: String, apple: Bool = false, receipts useReceipts: Bool = false, revenueCat useRevenueCat: Bool = true,
+        _ db: any WorldDatabase, databaseURL: String, apple: Bool = false, receipts useReceipts: Bool = false,
+        revenueCat useRevenueCat: Bool = true,
         routes: [any SimulatorRoute] = [], extra: [String: String] = [:], _ body: (JobWorld) async throws -> Void
     ) async throws {
         let apiKey = "sk_test_" + UUID().uuidString
