@@ -48,7 +48,7 @@ extension Commands {
                 var fresh = RunSummary(
                     runID: record.id, mode: record.mode.rawValue, asOf: record.asOf, shard: record.shard.description,
                     dryRun: false, startedAt: record.startedAt)
-                fresh.status = record.status.rawValue
+                fresh.status = record.status
                 return fresh
             }()
         try await ReportPhase.render(

@@ -213,7 +213,7 @@ extension MetricsPublisher {
         var summary = RunSummary(
             runID: "", mode: "", asOf: now, shard: targets.shard.description, dryRun: targets.dryRun, startedAt: now)
         summary.exitCode = Int(status.rawValue)
-        summary.status = RunStatus.failed.rawValue
+        summary.status = .failed
         summary.finishedAt = ISO8601.string(now)
         let text = PrometheusExposition.text(summary, lastSuccess: previousLastSuccess(targets))
         return await publish(

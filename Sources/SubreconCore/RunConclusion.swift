@@ -61,26 +61,36 @@ public struct SafetyValve: Sendable, Hashable, Codable {
     }
 }
 
-/// How a run that reached its end ended (`summary.json` `status`, `reconcile_runs.status` and the exit code).
-public enum RunEnd: String, Sendable, Codable, CaseIterable {
+/// How a run stands or ended: one type from the database (`reconcile_runs.status`) to the summary (`summary.json`
+/// `status`), the terminal, the Markdown and the metrics (CONTRACT "Reports", "Exit codes").
+public enum RunStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    case running
     case completed
+    /// Completed, with users (or feeds, or sources) in error: exit 1. `reconcile_runs` records it as `completed`.
     case completedWithErrors = "completed_with_errors"
     case valveTripped = "valve_tripped"
+    case failed
 
-    /// Decides the end from the valve, the operator's acceptance and the users that errored (CONTRACT "Applying", "Exit codes").
-    public init(valve: SafetyValve, acceptingDowngrades: Bool, userErrors: Int) {
-        if !valve.allowsApply(acceptingDowngrades: acceptingDowngrades) {
-            self = .valveTripped
-        } else {
-            self = userErrors > 0 ? .completedWithErrors : .completed
-        }
+    /// How a run that reached its end ended, from the valve, the operator's acceptance and the users that errored
+    /// (CONTRACT "Applying", "Exit codes").
+    public static func concluding(valve: SafetyValve, acceptingDowngrades: Bool, userErrors: Int) -> RunStatus {
+        if !valve.allowsApply(acceptingDowngrades: acceptingDowngrades) { return .valveTripped }
+        return userErrors > 0 ? .completedWithErrors : .completed
     }
 
+    /// The statuses a run can end with (`concluding`).
+    public static let ends: [RunStatus] = [.completed, .completedWithErrors, .valveTripped]
+
+    /// What `reconcile_runs.status` keeps: the run's lifecycle, where a run completed with errors is `completed`.
+    public var recorded: RunStatus { self == .completedWithErrors ? .completed : self }
+
+    /// The exit code of a run that ended so; a run `running` or `failed` stopped before its end (75, resumable).
     public var exitStatus: ExitStatus {
         switch self {
         case .completed: .ok
         case .completedWithErrors: .userErrors
         case .valveTripped: .valveTripped
+        case .running, .failed: .stopped
         }
     }
 }

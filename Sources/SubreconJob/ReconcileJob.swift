@@ -101,7 +101,7 @@ public struct ReconcileJob: Sendable {
             // A failed feed is reported and the run goes on: exit 1 at most (CONTRACT "Which users a run asks about").
             let failedFeeds = (summary.feeds ?? [:]).values.filter { $0.error != nil }.count
             let down = reportSourcesDown(into: &summary, logger: logger)
-            let end = RunEnd(
+            let end = RunStatus.concluding(
                 valve: valve, acceptingDowngrades: options.acceptDowngrades, userErrors: summary.errors + failedFeeds + down)
             summary.requests = stats.snapshot
             lifecycle.conclude(&summary, end: end, totalSeconds: seconds(ContinuousClock.now - start))

@@ -81,20 +81,20 @@ struct RunLifecycle: Sendable {
     }
 
     /// Stamps how the run ended on its summary, with the finish instant read from the clock now.
-    func conclude(_ summary: inout RunSummary, end: RunEnd, totalSeconds: Double) {
+    func conclude(_ summary: inout RunSummary, end: RunStatus, totalSeconds: Double) {
         summary.exitCode = Int(end.exitStatus.rawValue)
-        summary.status = end.rawValue
+        summary.status = end
         summary.timings.totalSeconds = totalSeconds
         summary.finishedAt = ISO8601.string(now())
     }
 
     /// Records the run as finished with its summary.
-    func finish(_ summary: RunSummary, end: RunEnd) async throws {
+    func finish(_ summary: RunSummary, end: RunStatus) async throws {
         if let journal {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             try await journal.finishRun(
-                id: runID, status: end == .valveTripped ? .valveTripped : .completed, summary: try encoder.encode(summary),
+                id: runID, status: end.recorded, summary: try encoder.encode(summary),
                 finishedAt: summary.finishedAt.flatMap(ISO8601.date) ?? now())
         }
         logger.info(

@@ -4,14 +4,6 @@ import SubreconCore
 // The values the job's run, ledger and history ports speak (docs/ARCHITECTURE.md, "Ports"): the job owns them; the
 // database adapter stores them.
 
-/// The `reconcile_runs.status` values.
-public enum RunStatus: String, Sendable, Hashable, Codable, CaseIterable {
-    case running
-    case completed
-    case valveTripped = "valve_tripped"
-    case failed
-}
-
 /// One row of `reconcile_runs`.
 public struct RunRecord: Sendable, Hashable {
     public var id: String

@@ -50,7 +50,7 @@ public struct RunSummary: Sendable, Codable {
     public var asOf: String
     public var shard: String
     public var dryRun: Bool
-    public var status: String = "running"
+    public var status: RunStatus = .running
     public var exitCode: Int = 0
     public var startedAt: String
     public var finishedAt: String?

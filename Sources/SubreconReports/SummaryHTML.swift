@@ -32,7 +32,7 @@ public enum SummaryHTML {
         h += "<h1>subrecon — \(esc(s.mode)) run as of \(esc(s.asOf))</h1>\n"
         h += "<div class=\"meta\">run \(esc(s.runID)) · shard \(esc(s.shard)) · started \(esc(s.startedAt))"
         h += String(format: " · took %.1f s", s.timings.totalSeconds) + (s.dryRun ? " · dry run" : "") + "</div>\n"
-        let tone = s.status == "completed" ? "ok" : (s.status == "valve_tripped" ? "bad" : "warn")
+        let tone = s.status == .completed ? "ok" : (s.status == .valveTripped ? "bad" : "warn")
         h += "<div class=\"headline \(tone)\">\(esc(SummaryMarkdown.headline(s)))</div>\n"
 
         h += cards(s)

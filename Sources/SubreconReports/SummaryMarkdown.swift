@@ -77,17 +77,17 @@ public enum SummaryMarkdown {
     /// One sentence: how the night went.
     public static func headline(_ s: RunSummary) -> String {
         switch s.status {
-        case "valve_tripped": "Safety valve tripped: nothing was applied; review drift.csv before rerunning."
-        case "completed_with_errors":
+        case .valveTripped: "Safety valve tripped: nothing was applied; review drift.csv before rerunning."
+        case .completedWithErrors:
             "Completed with \(s.errors) user error\(s.errors == 1 ? "" : "s") (left untouched, listed in drift.csv)."
-        case "completed": "Completed: every candidate processed."
-        default: "Status: \(s.status)."
+        case .completed: "Completed: every candidate processed."
+        case .running, .failed: "Status: \(s.status.rawValue)."
         }
     }
 
     static func valveNote(_ s: RunSummary, _ valve: SafetyValve) -> String {
         guard valve.tripped else { return "" }
-        return s.status == RunEnd.valveTripped.rawValue
+        return s.status == .valveTripped
             ? " — **tripped, nothing applied**" : " — tripped, accepted by --accept-downgrades: applied"
     }
 

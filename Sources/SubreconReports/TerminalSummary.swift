@@ -10,7 +10,7 @@ public enum TerminalSummary {
             return parts.isEmpty ? "none" : parts.joined(separator: ", ")
         }
         var lines: [String] = []
-        lines.append("run \(s.runID) (\(s.mode), as of \(s.asOf), shard \(s.shard)\(s.dryRun ? ", dry run" : "")): \(s.status)")
+        lines.append("run \(s.runID) (\(s.mode), as of \(s.asOf), shard \(s.shard)\(s.dryRun ? ", dry run" : "")): \(s.status.rawValue)")
         lines.append(
             "  candidates  \(s.candidates)   applied \(s.applied)   errors \(s.errors)   concurrent updates \(s.concurrentUpdates)")
         if let words = s.usersFile?.unmatchedWords { lines.append("  users file  \(words)") }
@@ -48,7 +48,7 @@ public enum TerminalSummary {
     /// What the valve did: nothing when it held; "nothing applied" only when the run really stopped at it.
     static func valveNote(_ s: RunSummary, _ valve: SafetyValve) -> String {
         guard valve.tripped else { return "" }
-        return s.status == RunEnd.valveTripped.rawValue
+        return s.status == .valveTripped
             ? " — TRIPPED, nothing applied" : " — tripped, accepted by --accept-downgrades: applied"
     }
 }

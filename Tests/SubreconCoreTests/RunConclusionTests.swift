@@ -11,7 +11,7 @@ struct RunConclusionTests {
         var userErrors: Int
         var tripped: Bool
         var applies: Bool
-        var end: RunEnd
+        var end: RunStatus
         var exit: SubreconCore.ExitStatus
         var testDescription: String { "\(losing)/\(held) > \(threshold)? accept=\(accepting) errors=\(userErrors) → \(end.rawValue)" }
     }
@@ -45,7 +45,7 @@ struct RunConclusionTests {
         let valve = SafetyValve(threshold: c.threshold, heldTier: c.held, wouldLoseTier: c.losing)
         #expect(valve.tripped == c.tripped)
         #expect(valve.allowsApply(acceptingDowngrades: c.accepting) == c.applies)
-        let end = RunEnd(valve: valve, acceptingDowngrades: c.accepting, userErrors: c.userErrors)
+        let end = RunStatus.concluding(valve: valve, acceptingDowngrades: c.accepting, userErrors: c.userErrors)
         #expect(end == c.end)
         #expect(end.exitStatus == c.exit)
     }
@@ -56,6 +56,7 @@ struct RunConclusionTests {
             LedgerOutcome.allCases.map(\.rawValue) == [
                 "applied", "concurrent_update", "not_found", "refused_by_policy", "permission_denied", "unchanged",
             ])
-        #expect(RunEnd.allCases.map(\.rawValue) == ["completed", "completed_with_errors", "valve_tripped"])
+        #expect(RunStatus.ends.map(\.rawValue) == ["completed", "completed_with_errors", "valve_tripped"])
+        #expect(RunStatus.ends.map(\.recorded) == [.completed, .completed, .valveTripped], "reconcile_runs keeps the lifecycle")
     }
 }
