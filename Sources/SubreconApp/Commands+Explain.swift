@@ -32,7 +32,7 @@ extension Commands {
                     configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: database,
                     refundsSeen: database)
                 let facts = await ValidationPhase.facts(for: row, from: source, deadline: deadline, what: "explain's deadline")
-                let verdict = decide(row: row, facts: facts, context: context)
+                let verdict = Decision.decide(row: row, facts: facts, context: context)
                 return Explanation(row: row, facts: facts, context: context, verdict: verdict)
             }
         }

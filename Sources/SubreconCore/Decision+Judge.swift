@@ -82,11 +82,6 @@ struct UnknownProducts: Error {
     var products: [String]
 }
 
-/// Entitled products missing from `product_tiers`.
-struct UnknownProducts: Error {
-    var products: [String]
-}
-
 /// The user's purchases, each judged at T and kept by what its stated facts allow: judged (known), undecidable (unknown), and the
 /// drift found on the way (a sandbox purchase that would have entitled).
 struct Evidence {
@@ -131,7 +126,9 @@ struct Evidence {
                 unknownProducts.append(purchase.productID)
                 continue
             }
-            if let current = granting, tier < current.tier || (tier == current.tier && Decision.endKey(purchase) <= Decision.endKey(current.purchase)) {
+            if let current = granting,
+                tier < current.tier || (tier == current.tier && Decision.endKey(purchase) <= Decision.endKey(current.purchase))
+            {
                 continue
             }
             granting = (purchase, judgement, tier)

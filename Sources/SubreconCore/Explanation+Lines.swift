@@ -46,7 +46,7 @@ extension Explanation {
     private static func ownerText(
         row: UserRow, store: StoreKind, keys: Set<String>, _ origins: [FactOrigin], _ accounts: [BuyerAccount]
     ) -> (String, Bool) {
-        if let other = accounts.first(where: { !isOwnAccount($0, row: row) }) {
+        if let other = accounts.first(where: { !Decision.isOwnAccount($0, row: row) }) {
             return ("another buyer: the store names account \(other.value), neither the user id nor the row's account_token", true)
         }
         if let own = accounts.first { return ("this user: the store names the buyer's account \(own.value)", false) }
@@ -60,7 +60,7 @@ extension Explanation {
     private static func standing(row: UserRow, keys: Set<String>, foreign: Bool) -> String? {
         if foreign { return "conflict" }
         for (origin, linked) in row.links where keys.contains(linked) {
-            guard let current = rowIdentifier(origin, row: row), current != linked else { return "linked" }
+            guard let current = Decision.rowIdentifier(origin, row: row), current != linked else { return "linked" }
             return keys.contains(current) ? "stale" : "conflict"
         }
         return nil

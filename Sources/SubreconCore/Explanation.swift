@@ -178,7 +178,7 @@ public struct Explanation: Sendable, Encodable, Hashable {
 
     static func describe(_ p: PurchaseFact, asOf: Date, lookup: String? = nil, signed: Bool = false, signer: String? = nil) -> Purchase {
         let judged: String =
-            switch judge(p, asOf: asOf) {
+            switch Decision.judge(p, asOf: asOf) {
             case .known(let j) where j.entitled:
                 "entitled (\(j.status.rawValue))" + (j.expiresDate.map { " until \(ISO8601.string($0))" } ?? ", no end")
             case .known(let j): "not entitled (\(j.status.rawValue))"

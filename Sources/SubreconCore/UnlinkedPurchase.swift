@@ -20,7 +20,7 @@ public struct UnlinkedPurchase: Sendable, Hashable {
     /// purchase in a production run, never one whose stated facts do not decide it); nil otherwise.
     public func orphan(asOf: Date, environment: StoreEnvironment) -> Orphan? {
         if environment == .production && purchase.isSandbox != false { return nil }
-        guard let judgement = judge(purchase, asOf: asOf).known, judgement.entitled else { return nil }
+        guard let judgement = Decision.judge(purchase, asOf: asOf).known, judgement.entitled else { return nil }
         return Orphan(
             origin: origin, identifier: identifier, productID: purchase.productID, status: judgement.status,
             endDate: judgement.expiresDate, accountToken: purchase.accountToken, price: purchase.renewalPrice ?? purchase.price)

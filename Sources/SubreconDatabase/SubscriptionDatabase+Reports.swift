@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SubreconCore
 import SubreconPorts
 
 extension SubscriptionDatabase {

@@ -133,7 +133,7 @@ package struct ReportInputs: Sendable, Equatable {
     package init(_ summary: RunSummary, history stored: [RunHistoryEntry]) {
         let others = stored.filter { $0.id != summary.runID }
         points = others.compactMap {
-            RunHistoryPoint(runID: $0.id, startedAt: $0.startedAt, status: $0.status.rawValue, summaryJSON: $0.countsJSON)
+            RunHistoryPoint(runID: $0.id, startedAt: $0.startedAt, status: $0.status, summaryJSON: $0.countsJSON)
         }
         lastSuccess = ReportPhase.lastSuccess(summary, history: others)
     }
@@ -159,7 +159,7 @@ package struct ReportInputs: Sendable, Equatable {
         struct Point: Codable {
             var runID: String
             var startedAt: Double
-            var status: String
+            var status: RunStatus
             var atRisk: [String: String]
             var users: Int
         }

@@ -95,7 +95,7 @@ package struct ValidationPhase: Sendable {
                         row.rowError == nil
                         ? await Self.facts(for: row, from: source, deadline: deadline)
                         : SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [])
-                    var verdict = decide(row: row, facts: facts, context: context)
+                    var verdict = Decision.decide(row: row, facts: facts, context: context)
                     verdict.candidateReasons = row.candidateReasons
                     return .verdict(index, verdict)
                 }

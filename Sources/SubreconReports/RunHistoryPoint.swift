@@ -7,13 +7,13 @@ import SubreconCore
 public struct RunHistoryPoint: Sendable, Hashable {
     public var runID: String
     public var startedAt: Date
-    public var status: String
+    public var status: RunStatus
     /// Sum of `billing_issue_at_risk.value` over stores, per currency (`unknown` holds only counts, value 0).
     public var atRisk: [String: Decimal]
     /// Users in billing issue, all currencies.
     public var atRiskUsers: Int
 
-    public init(runID: String, startedAt: Date, status: String, atRisk: [String: Decimal], atRiskUsers: Int) {
+    public init(runID: String, startedAt: Date, status: RunStatus, atRisk: [String: Decimal], atRiskUsers: Int) {
         self.runID = runID
         self.startedAt = startedAt
         self.status = status
@@ -41,7 +41,7 @@ public struct RunHistoryPoint: Sendable, Hashable {
     }
 
     /// The point of a stored run; nil when `json` is not a summary (e.g. a run that never finished).
-    public init?(runID: String, startedAt: Date, status: String, summaryJSON json: Data) {
+    public init?(runID: String, startedAt: Date, status: RunStatus, summaryJSON json: Data) {
         guard let stored = try? JSONDecoder().decode(Stored.self, from: json), let buckets = stored.finance?.buckets else {
             return nil
         }
@@ -51,7 +51,9 @@ public struct RunHistoryPoint: Sendable, Hashable {
             atRisk[bucket.currency, default: 0] += bucket.billingIssueAtRisk.value
             users += bucket.billingIssueAtRisk.count
         }
-        self.init(runID: runID, startedAt: startedAt, status: stored.status ?? status, atRisk: atRisk, atRiskUsers: users)
+        self.init(
+            runID: runID, startedAt: startedAt, status: stored.status.flatMap(RunStatus.init(rawValue:)) ?? status, atRisk: atRisk,
+            atRiskUsers: users)
     }
 
     /// `history` without `current`'s run, plus `current`, oldest first, the last `limit` of them.

@@ -94,7 +94,7 @@ struct AppStoreClientEndToEndTests {
             #expect(fact.purchase.origin == .appStore)
             #expect(fact.purchase.isSandbox == false)
             #expect(fact.purchase.price == Money(amount: Decimal(string: "12.99")!, currency: "USD"))
-            let judgement = try #require(judge(fact.purchase, asOf: Date()).known, "id \(id)")
+            let judgement = try #require(Decision.judge(fact.purchase, asOf: Date()).known, "id \(id)")
             #expect(judgement.entitled == entitled, "id \(id)")
             #expect(judgement.status == status, "id \(id)")
         }

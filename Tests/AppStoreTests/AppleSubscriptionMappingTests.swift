@@ -4,7 +4,7 @@ import Testing
 
 @testable import AppStore
 
-@Suite("Apple status → PurchaseFact → judge()")
+@Suite("Apple status → PurchaseFact → Decision.judge()")
 struct AppleSubscriptionMappingTests {
     static let asOf = Date(timeIntervalSince1970: 1_800_000_000)
     static let day: TimeInterval = 86_400
@@ -54,7 +54,7 @@ struct AppleSubscriptionMappingTests {
         #expect(fact.autoRenew == (testCase.autoRenew == 1))
         #expect((fact.billingIssueDetectedAt != nil) == (testCase.billingRetry || testCase.status == 3 || testCase.status == 4))
         #expect(fact.storeState == StoreState(appleStatus: testCase.status))
-        let judgement = try #require(judge(fact, asOf: Self.asOf).known)
+        let judgement = try #require(Decision.judge(fact, asOf: Self.asOf).known)
         #expect(judgement.entitled == testCase.entitled)
         #expect(judgement.status == testCase.judged)
     }
@@ -88,7 +88,7 @@ struct AppleSubscriptionMappingTests {
     func graceWithoutRenewalInfo() throws {
         let fact = try AppleSubscriptionMapping.purchaseFact(
             status: 4, transaction: Self.transaction(status: 4, expiresIn: -2 * Self.day), renewal: nil)
-        let judgement = try #require(judge(fact, asOf: Self.asOf).known)
+        let judgement = try #require(Decision.judge(fact, asOf: Self.asOf).known)
         #expect(judgement.entitled && judgement.status == .billingIssue)
         #expect(fact.autoRenew == nil, "no renewal info: auto-renew unknown")
     }
@@ -97,7 +97,7 @@ struct AppleSubscriptionMappingTests {
     func revokedWithoutDate() throws {
         let fact = try AppleSubscriptionMapping.purchaseFact(
             status: 5, transaction: Self.transaction(status: 5, expiresIn: 20 * Self.day), renewal: nil)
-        let judgement = try #require(judge(fact, asOf: Self.asOf).known)
+        let judgement = try #require(Decision.judge(fact, asOf: Self.asOf).known)
         #expect(!judgement.entitled && judgement.status == .refunded)
     }
 
@@ -143,7 +143,7 @@ struct AppleSubscriptionMappingTests {
         let pass = try AppleSubscriptionMapping.purchaseFact(
             status: nil, transaction: Self.transaction(status: 1, expiresIn: nil, type: "Non-Renewing Subscription"), renewal: nil)
         #expect(pass.kind == .nonRenewing)
-        #expect(judge(pass, asOf: Self.asOf).known == nil, "a pass without an expiry is unknown")
+        #expect(Decision.judge(pass, asOf: Self.asOf).known == nil, "a pass without an expiry is unknown")
     }
 }
 

@@ -52,7 +52,7 @@ struct NonExpiringAppleTests {
                 id: "u-life", currentTier: held ? 2 : 0, status: held ? "active" : "expired",
                 endDate: Self.asOf.addingTimeInterval(-20 * 86_400), source: "apple_iap", productID: "pro.lifetime",
                 originalTransactionID: "3000", autoRenew: false)
-            let verdict = decide(row: row, facts: facts, context: Self.context)
+            let verdict = Decision.decide(row: row, facts: facts, context: Self.context)
             if let tier = c.tier {
                 let truth = try #require(verdict.truth, "\(c)")
                 #expect(truth.tier == tier, "\(c)")

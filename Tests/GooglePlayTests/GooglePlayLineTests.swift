@@ -47,7 +47,7 @@ struct GooglePlayLineTests {
             let voided = try #require(GooglePlayMapping.applyingVoids(facts, voids: [void]).first)
             #expect(voided.purchase.refundedAt == Self.voidedAt)
             #expect(voided.purchase.refundTransactionID == void.orderID)
-            #expect(judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded)
+            #expect(Decision.judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded)
         }
     }
 
@@ -66,7 +66,7 @@ struct GooglePlayLineTests {
         ] {
             let voided = try #require(GooglePlayMapping.applyingVoids(expired, voids: [void]).first)
             #expect(voided.purchase.refundTransactionID == void.orderID, "\(void)")
-            #expect(judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded, "\(void)")
+            #expect(Decision.judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded, "\(void)")
             #expect(GooglePlayMapping.applyingVoids(live, voids: [void]) == live, "an earlier period's void: \(void)")
         }
     }

@@ -78,14 +78,14 @@ struct GooglePlayMappingTests {
         let fact = try #require(try GooglePlayMapping.storeFacts(Self.purchase(state), token: "t").first).purchase
         #expect(fact.storeState == storeState)
         #expect(fact.autoRenew == autoRenew)
-        let before = try #require(judge(fact, asOf: Self.before).known)
+        let before = try #require(Decision.judge(fact, asOf: Self.before).known)
         #expect(before.entitled == entitledBefore)
         #expect(before.status == statusBefore)
         if let statusAfter {
-            #expect(judge(fact, asOf: Self.after).known?.status == statusAfter)
+            #expect(Decision.judge(fact, asOf: Self.after).known?.status == statusAfter)
         } else {
             // ACTIVE with its expiry in the past contradicts itself: unknown, never a downgrade.
-            #expect(judge(fact, asOf: Self.after).known == nil)
+            #expect(Decision.judge(fact, asOf: Self.after).known == nil)
         }
     }
 
@@ -188,7 +188,9 @@ struct GooglePlayMappingTests {
         let fact = GooglePlayMapping.expiredEvidence(token: "old", productID: "premium_monthly")
         #expect(fact.purchase.storeState == .expired)
         #expect(fact.purchase.expiresDate == nil)
-        #expect(judge(fact.purchase, asOf: Self.before).known == PurchaseJudgement(entitled: false, status: .expired, expiresDate: nil))
+        #expect(
+            Decision.judge(fact.purchase, asOf: Self.before).known == PurchaseJudgement(entitled: false, status: .expired, expiresDate: nil)
+        )
     }
 
     @Test("hostile bodies never trap: they decode to something or fail")

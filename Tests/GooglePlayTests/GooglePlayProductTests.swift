@@ -47,7 +47,7 @@ struct GooglePlayProductTests {
         let row = UserRow(
             id: "u", currentTier: 0, status: "expired", endDate: Self.asOf.addingTimeInterval(-86_400), source: "google_iap",
             productID: "pro.lifetime", autoRenew: false, identifiers: [.googlePlay: "tok-1"])
-        let verdict = decide(row: row, facts: facts, context: Self.context)
+        let verdict = Decision.decide(row: row, facts: facts, context: Self.context)
         if c.sandbox {
             #expect(!verdict.changesRow && verdict.drift.contains(.sandboxIgnored), "\(verdict.action) \(verdict.drift)")
             return

@@ -98,7 +98,7 @@ struct RevenueCatMappingTests {
         // An entitlement-only grant with `expires_date: null` is not a stated non-expiring purchase: unknown.
         #expect(purchases[1].kind == .nonRenewing)
         #expect(purchases[1].expiresDate == nil)
-        #expect(judge(purchases[1], asOf: Fixtures.date("2026-03-02T00:00:00Z")).known == nil)
+        #expect(Decision.judge(purchases[1], asOf: Fixtures.date("2026-03-02T00:00:00Z")).known == nil)
         let broken = try facts(text).revenueCatEntitlements.first { $0.identifier == "broken" }
         #expect(broken?.productID == nil && broken?.expires == StatedExpiry.never)
     }

@@ -24,12 +24,12 @@ struct StripeDisputeTests {
         let disputed = try #require(
             try StripeMapping.storeFacts(StripeSubscription.decode(body: Self.body(reason: "payment_disputed"))).get().first)
         #expect(disputed.purchase.refundedAt == Date(timeIntervalSince1970: 1_781_000_000))
-        #expect(judge(disputed.purchase, asOf: asOf).known?.status == .refunded)
+        #expect(Decision.judge(disputed.purchase, asOf: asOf).known?.status == .refunded)
         #expect(disputed.line?.keys == ["sub_9", "si_9"])
         for reason in ["cancellation_requested", "payment_failed", nil] as [String?] {
             let fact = try #require(try StripeMapping.storeFacts(StripeSubscription.decode(body: Self.body(reason: reason))).get().first)
             #expect(fact.purchase.refundedAt == nil)
-            #expect(judge(fact.purchase, asOf: asOf).known?.status == .expired)
+            #expect(Decision.judge(fact.purchase, asOf: asOf).known?.status == .expired)
         }
     }
 }

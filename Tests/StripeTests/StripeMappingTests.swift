@@ -53,7 +53,7 @@ struct StripeMappingTests {
         let fact = try Self.only(Self.subscription(status: row.status))
         #expect(fact.purchase.storeState == row.state)
         #expect(fact.purchase.isPaused == (row.state == .paused))
-        guard case .known(let judgement) = judge(fact.purchase, asOf: Self.asOf) else {
+        guard case .known(let judgement) = Decision.judge(fact.purchase, asOf: Self.asOf) else {
             Issue.record("judged unknown")
             return
         }
@@ -115,7 +115,7 @@ struct StripeMappingTests {
             id: "si_1", price: StripePrice(id: "price_month", product: "prod_pro", unitAmount: 999, currency: "usd"))
         let unknown = try Self.only(Self.subscription(status: "active", itemLevel: true, items: [item]))
         #expect(unknown.purchase.expiresDate == nil)
-        guard case .unknown = judge(unknown.purchase, asOf: Self.asOf) else {
+        guard case .unknown = Decision.judge(unknown.purchase, asOf: Self.asOf) else {
             Issue.record("a subscription without an end must be unknown")
             return
         }
@@ -125,7 +125,7 @@ struct StripeMappingTests {
     func cancellation() throws {
         let atEnd = try Self.only(Self.subscription(status: "active", cancelAtPeriodEnd: true))
         #expect(atEnd.purchase.autoRenew == false)
-        guard case .known(let judged) = judge(atEnd.purchase, asOf: Self.asOf) else {
+        guard case .known(let judged) = Decision.judge(atEnd.purchase, asOf: Self.asOf) else {
             Issue.record("unknown")
             return
         }

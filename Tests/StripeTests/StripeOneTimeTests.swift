@@ -30,7 +30,7 @@ struct StripeOneTimeTests {
         #expect(fact.purchase.productID == "prod_life" && fact.purchase.alternateProductIDs == ["price_life"])
         #expect(fact.purchase.storeTransactionID == "pi_1" && fact.purchase.isSandbox == false)
         #expect(fact.purchase.price == Money(amount: Decimal(string: "49.99")!, currency: "usd"))
-        let judged = try #require(judge(fact.purchase, asOf: Self.asOf).known)
+        let judged = try #require(Decision.judge(fact.purchase, asOf: Self.asOf).known)
         #expect(judged.entitled && judged.status == .active && judged.expiresDate == nil)
     }
 
@@ -39,7 +39,7 @@ struct StripeOneTimeTests {
         let refund = StripePeriodRefund(refundedAt: Self.created.addingTimeInterval(86_400), price: nil, transactionID: "pi_1")
         let fact = try #require(try StripeOneTimeMapping.storeFacts(Self.session(), refund: refund).get().first)
         #expect(fact.purchase.refundTransactionID == "pi_1")
-        let judged = try #require(judge(fact.purchase, asOf: Self.asOf).known)
+        let judged = try #require(Decision.judge(fact.purchase, asOf: Self.asOf).known)
         #expect(!judged.entitled && judged.status == .refunded && judged.expiresDate == nil)
     }
 

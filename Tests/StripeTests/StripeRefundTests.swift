@@ -321,7 +321,7 @@ struct StripeRefundMappingTests {
         let refunded = StripeRefundMapping.apply(refund, subscriptionID: "sub_1", to: facts)
         let purchase = try #require(refunded.first?.purchase)
         #expect(purchase.refundedAt == Self.at(100) && purchase.refundTransactionID == "pi_1")
-        guard case .known(let judged) = judge(purchase, asOf: Self.asOf) else {
+        guard case .known(let judged) = Decision.judge(purchase, asOf: Self.asOf) else {
             Issue.record("a stated refund is judged")
             return
         }
@@ -330,6 +330,6 @@ struct StripeRefundMappingTests {
         #expect(price.amount == Decimal(string: "9.99") && price.currency == "USD" && price.basis == .paid)
         #expect(SeenRefund.of([purchase], asOf: Self.asOf).map(\.transactionID) == ["pi_1"])
         #expect(StripeRefundMapping.apply(refund, subscriptionID: "sub_other", to: facts) == facts)
-        #expect(try judge(#require(facts.first?.purchase), asOf: Self.asOf) != judge(purchase, asOf: Self.asOf))
+        #expect(try Decision.judge(#require(facts.first?.purchase), asOf: Self.asOf) != Decision.judge(purchase, asOf: Self.asOf))
     }
 }

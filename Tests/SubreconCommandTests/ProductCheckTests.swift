@@ -60,7 +60,7 @@ struct ProductCheckTests {
             productID: odd, store: .appStore, isSandbox: false, purchaseDate: Date(timeIntervalSince1970: 1_790_000_000 - 86_400),
             expiresDate: Date(timeIntervalSince1970: 1_790_000_000 + 29 * 86_400), gracePeriodExpiresDate: nil,
             billingIssueDetectedAt: nil, autoRenew: true, originalTransactionID: "t1", price: nil, line: nil, buyer: .unstated)
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: UserRow(id: "u1", currentTier: 0, status: "expired"),
             facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [purchase]),
             context: DecisionContext(asOf: Date(timeIntervalSince1970: 1_790_000_000), environment: .production, catalog: Self.catalog))

@@ -27,7 +27,7 @@ extension DecisionProperty {
             input.facts.stores[index].purchase.buyer = .stated(named, store: store)
         }
         let foreign = input.facts.stores.filter { fact in
-            fact.purchase.buyer.account.map { !isOwnAccount($0, row: input.row) } ?? false
+            fact.purchase.buyer.account.map { !Decision.isOwnAccount($0, row: input.row) } ?? false
         }
         guard !foreign.isEmpty else { return .premiseFailed }
         let verdict = input.verdict(decide)

@@ -3,11 +3,11 @@ import SubreconCore
 import SubreconTestKit
 import Testing
 
-/// Anything shaped like `decide(row:facts:context:)`: the real one, or a wrong one a property must catch.
+/// Anything shaped like `Decision.decide(row:facts:context:)`: the real one, or a wrong one a property must catch.
 typealias DecideFunction = @Sendable (UserRow, SourceFacts, DecisionContext) -> Verdict
 
 /// The real `decide`.
-let realDecide: DecideFunction = { decide(row: $0, facts: $1, context: $2) }
+let realDecide: DecideFunction = { Decision.decide(row: $0, facts: $1, context: $2) }
 
 /// What one generated case says about a property: its premise did not hold (the case proves nothing), or it did
 /// and the conclusion held, or it did and the conclusion failed (with what was seen).

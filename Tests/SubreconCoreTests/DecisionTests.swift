@@ -117,7 +117,7 @@ struct JudgeTests {
 
     @Test("judgement", arguments: cases)
     func judgement(_ c: Case) {
-        switch judge(c.purchase, asOf: T) {
+        switch Decision.judge(c.purchase, asOf: T) {
         case .known(let j):
             #expect(j.entitled == c.entitled)
             #expect(j.status == c.status)
@@ -284,7 +284,7 @@ struct DecideTests {
     @Test("verdict", arguments: cases)
     func verdict(_ c: Case) {
         let ctx = DecisionContext(asOf: T, environment: c.environment, catalog: catalog)
-        let verdict = decide(row: c.row, facts: c.facts, context: ctx)
+        let verdict = Decision.decide(row: c.row, facts: c.facts, context: ctx)
         #expect(verdict.action == c.action)
         #expect(verdict.drift == c.drift)
         if let tier = c.tier { #expect(verdict.truth?.tier == tier) }
@@ -295,7 +295,7 @@ struct DecideTests {
 
     @Test("grace end and source are written for a billing-issue truth")
     func graceWritten() throws {
-        let v = decide(
+        let v = Decision.decide(
             row: row(tier: 1, status: "active", end: -1), facts: Self.known(sub(expires: -1, grace: 15, billingIssue: -1)),
             context: context)
         let truth = try #require(v.truth)
@@ -312,8 +312,8 @@ struct DecideTests {
 
     @Test("dedupe key names user, kind and period, so a rerun queues nothing new")
     func dedupeKey() {
-        let a = decide(row: row(tier: 1, status: "active", end: -2), facts: Self.known(sub(expires: -2)), context: context)
-        let b = decide(row: row(tier: 1, status: "active", end: -2), facts: Self.known(sub(expires: -2)), context: context)
+        let a = Decision.decide(row: row(tier: 1, status: "active", end: -2), facts: Self.known(sub(expires: -2)), context: context)
+        let b = Decision.decide(row: row(tier: 1, status: "active", end: -2), facts: Self.known(sub(expires: -2)), context: context)
         #expect(a.intents.map(\.dedupeKey) == b.intents.map(\.dedupeKey))
         #expect(a.intents.first?.dedupeKey == "u1|expired|\(ISO8601.string(days(-2)))")
     }
@@ -330,7 +330,7 @@ struct MergeTests {
         let facts = SourceFacts(
             revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc],
             stores: [StoreFact(lookupID: "1000", purchase: apple)])
-        let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
         #expect(v.drift == [.missedRenewal, .sourceConflict])
         #expect(v.truth?.originalTransactionID == "1000")
@@ -346,7 +346,7 @@ struct MergeTests {
         let facts = SourceFacts(
             revenueCatKnowsSubscriber: true, revenueCatPurchases: [sub(expires: -3, txn: "1000")],
             stores: [StoreFact(lookupID: "1000", purchase: apple)])
-        let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.conflicts.isEmpty)
         #expect(v.drift == [.missedExpiration])
     }
@@ -357,7 +357,7 @@ struct MergeTests {
         apple.origin = .appStore
         let facts = SourceFacts(
             revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [StoreFact(lookupID: "1000", purchase: apple)])
-        let v = decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 1, status: "active", end: -3), facts: facts, context: context)
         #expect(v.action == .extend)
     }
 }
@@ -376,7 +376,7 @@ struct EntitlementEvidenceTests {
     func unnamedEntitlement() {
         let facts = Self.facts(
             [sub(expires: -5)], [EntitlementFact(identifier: "premium", productID: nil, expires: .at(days(20)))])
-        let v = decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
         #expect(v.action == .skipped)
         #expect(v.drift == [.fetchError])
         #expect(v.truth == nil && v.intents.isEmpty)
@@ -388,7 +388,7 @@ struct EntitlementEvidenceTests {
     func unnamedExpiredEntitlement() {
         let facts = Self.facts(
             [sub(expires: -5)], [EntitlementFact(identifier: "premium", productID: nil, expires: .at(days(-5)))])
-        let v = decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
         #expect(v.action == .downgrade)
     }
 
@@ -396,7 +396,7 @@ struct EntitlementEvidenceTests {
     func lifetimeByEntitlement() {
         let facts = Self.facts(
             [Self.oneTime("lifetime", purchased: -100)], [EntitlementFact(identifier: "pro", productID: "lifetime", expires: .never)])
-        let v = decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
         #expect(v.action == .restore)
         #expect(v.truth?.tier == 2 && v.truth?.endDate == nil)
     }
@@ -406,10 +406,10 @@ struct EntitlementEvidenceTests {
         let facts = Self.facts(
             [Self.oneTime("premium_monthly", purchased: -40)],
             [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(days(-10)))])
-        let v = decide(row: row(tier: 0, status: "expired", end: -10), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 0, status: "expired", end: -10), facts: facts, context: context)
         #expect(v.action == .none)
         #expect(v.truth?.tier == 0)
-        let held = decide(row: row(tier: 1, status: "active", end: -10), facts: facts, context: context)
+        let held = Decision.decide(row: row(tier: 1, status: "active", end: -10), facts: facts, context: context)
         #expect(held.action == .downgrade)
         #expect(held.truth?.endDate == days(-10))
     }
@@ -419,7 +419,7 @@ struct EntitlementEvidenceTests {
         let facts = Self.facts(
             [Self.oneTime("premium_monthly", purchased: -70), Self.oneTime("premium_monthly", purchased: -5)],
             [EntitlementFact(identifier: "premium", productID: "premium_monthly", expires: .at(days(25)))])
-        let v = decide(row: row(tier: 0, status: "expired", end: -40), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 0, status: "expired", end: -40), facts: facts, context: context)
         #expect(v.action == .restore)
         #expect(v.truth?.endDate == days(25))
     }
@@ -428,16 +428,16 @@ struct EntitlementEvidenceTests {
     func unstatedEntitlementExpiry() {
         let facts = Self.facts(
             [Self.oneTime("lifetime", purchased: -100)], [EntitlementFact(identifier: "pro", productID: "lifetime", expires: .unstated)])
-        let restore = decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
+        let restore = Decision.decide(row: row(tier: 0, status: "expired", end: -10, product: nil), facts: facts, context: context)
         #expect(restore.action == .skipped && restore.drift == [.fetchError] && restore.truth == nil)
-        let downgrade = decide(row: row(tier: 2, status: "active", end: nil, product: "lifetime"), facts: facts, context: context)
+        let downgrade = Decision.decide(row: row(tier: 2, status: "active", end: nil, product: "lifetime"), facts: facts, context: context)
         #expect(downgrade.action == .skipped)
     }
 
     @Test("an unmapped one-time purchase no entitlement names (a consumable) grants and blocks nothing")
     func consumable() {
         let facts = Self.facts([sub(expires: -5), Self.oneTime("coins_100", purchased: -3)], [])
-        let v = decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
+        let v = Decision.decide(row: row(tier: 1, status: "active", end: -5), facts: facts, context: context)
         #expect(v.action == .downgrade)
     }
 }

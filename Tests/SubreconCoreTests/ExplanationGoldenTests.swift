@@ -58,7 +58,7 @@ struct ExplanationGoldenTests {
             stores: [StoreFact(lookupID: "1000", purchase: apple)])
         facts.asked = [.revenueCat, .appStore]
         let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         try check(
             Explanation(row: row, facts: facts, context: context, verdict: verdict, columns: IdentifierColumn.testColumns),
             "explain-apple-override")
@@ -73,7 +73,7 @@ struct ExplanationGoldenTests {
         facts.asked = [.stripe]
         facts.errors = [SourceError(origin: .stripe, kind: .fetch, message: "Stripe: HTTP 503 after 4 attempts")]
         let context = DecisionContext(asOf: Self.asOf, catalog: Self.catalog)
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         #expect(verdict.action == Action.skipped)
         try check(
             Explanation(row: row, facts: facts, context: context, verdict: verdict, columns: IdentifierColumn.testColumns),

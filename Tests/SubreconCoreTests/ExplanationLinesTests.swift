@@ -16,7 +16,7 @@ struct ExplanationLinesTests {
         var facts = SourceFacts(
             revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.2..1", expires: 30)], stores: [newer, foreign])
         facts.asked = [.revenueCat, .googlePlay, .appStore]
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         #expect(verdict.drift == [.ownershipConflict])
         let explanation = Explanation(row: row, facts: facts, context: context, verdict: verdict)
         #expect(explanation.lines.count == 2)

@@ -132,7 +132,7 @@ struct VerdictFinancePriceTests {
 
     @Test("a family member's refund revokes the tier and is worth 0 (family_shared)")
     func familyRefund() {
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row(tier: 1, status: "active", end: 5),
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: true,
@@ -145,7 +145,7 @@ struct VerdictFinancePriceTests {
 
     @Test("a refund is worth what was paid for the refunded period")
     func paidRefund() {
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row(tier: 1, status: "active", end: 5),
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: true,
@@ -156,7 +156,7 @@ struct VerdictFinancePriceTests {
 
     @Test("billing issue after an intro period with no stated next price: unknown")
     func introAtRisk() {
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row(tier: 1, status: "active", end: -1),
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: true,
@@ -169,7 +169,7 @@ struct VerdictFinancePriceTests {
 
     @Test("billing issue with a stated next price: the renewal price")
     func renewalAtRisk() {
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row(tier: 1, status: "active", end: -1),
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: true,
@@ -180,7 +180,7 @@ struct VerdictFinancePriceTests {
 
     @Test("a user in no finance figure carries no price")
     func inSync() {
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row(tier: 1, status: "active", end: 5),
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: true, revenueCatPurchases: [Self.purchase(expires: 5, paid: Self.eur, renewal: Self.eur)]),

@@ -27,7 +27,7 @@ struct LineRefundTests {
             let facts = [
                 Self.lifetime("9000", txn: "9000", purchased: -40, revoked: -2), Self.lifetime("9000", txn: "9001", purchased: -1),
             ]
-            let verdict = decide(
+            let verdict = Decision.decide(
                 row: Self.lifetimeRow,
                 facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: order.map { facts[$0] }),
                 context: context)
@@ -42,20 +42,20 @@ struct LineRefundTests {
         let revoked = Self.lifetime("9000", txn: "9000", purchased: -40, revoked: -2)
         var row = Self.lifetimeRow
         row.originalTransactionID = "9100"
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [revoked, other]),
             context: context)
         #expect(verdict.truth?.tier == 2 && verdict.truth?.status == .active)
         var future = Self.lifetime("9000", txn: "9000", purchased: -40)
         future.purchase.refundedAt = days(3)
-        let later = decide(
+        let later = Decision.decide(
             row: Self.lifetimeRow,
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
                 stores: [future, Self.lifetime("9000", txn: "9001", purchased: -1)]),
             context: context)
         #expect(later.truth?.tier == 2, "a refund dated after T is no refund at T")
-        let revokedLater = decide(
+        let revokedLater = Decision.decide(
             row: Self.lifetimeRow,
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
@@ -77,7 +77,7 @@ struct LineRefundTests {
             id: "u1", currentTier: 1, status: "active", endDate: days(20), source: "apple_iap", productID: "premium_monthly",
             originalTransactionID: "8000", autoRenew: true)
         let older = renewal("8001", purchased: -40, expires: -10, refunded: -1)
-        let kept = decide(
+        let kept = Decision.decide(
             row: row,
             facts: SourceFacts(
                 revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [older, renewal("8002", purchased: -10, expires: 20)]),

@@ -19,12 +19,12 @@ struct OwnershipDecisionTests {
         let fact = owned(storeFact(.googlePlay, lookup: "tok-1", expires: 30, state: .active), by: "someone-else")
         let facts = SourceFacts(
             revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.1..0", expires: 30)], stores: [fact])
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         #expect(verdict.action == .skipped)
         #expect(verdict.drift == [.ownershipConflict])
         #expect(verdict.truth == nil)
         let expired = owned(storeFact(.googlePlay, lookup: "tok-1", expires: -3, state: .expired), by: "someone-else")
-        let lost = decide(
+        let lost = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [expired]), context: context)
         #expect(lost.action == .skipped && lost.drift == [.ownershipConflict], "another buyer's line never ends this row's tier")
     }
@@ -35,7 +35,7 @@ struct OwnershipDecisionTests {
         let apple = storeFact(.appStore, "premium_monthly", lookup: "1000", expires: 30, state: .active, otid: "1000")
         row.accountToken = appleUUID
         for account in [appleUUID, appleUUID.uppercased(), "u1"] {
-            let verdict = decide(
+            let verdict = Decision.decide(
                 row: row,
                 facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [owned(apple, by: account)]),
                 context: context)
@@ -45,9 +45,9 @@ struct OwnershipDecisionTests {
         let google = storeFact(.googlePlay, lookup: "tok-1", expires: 30, state: .active)
         var googleRow = lineRow(source: "google_iap", ids: [.googlePlay: "tok-1"])
         googleRow.accountToken = "acct-AbC"
-        #expect(isOwnAccount(BuyerAccount("acct-AbC", store: .playStore)!, row: googleRow))
-        #expect(!isOwnAccount(BuyerAccount("acct-abc", store: .playStore)!, row: googleRow), "only Apple's UUIDs ignore case")
-        let foreign = decide(
+        #expect(Decision.isOwnAccount(BuyerAccount("acct-AbC", store: .playStore)!, row: googleRow))
+        #expect(!Decision.isOwnAccount(BuyerAccount("acct-abc", store: .playStore)!, row: googleRow), "only Apple's UUIDs ignore case")
+        let foreign = Decision.decide(
             row: googleRow,
             facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [owned(google, by: "acct-abc")]),
             context: context)
@@ -59,7 +59,7 @@ struct OwnershipDecisionTests {
         var row = UserRow(id: "u1", currentTier: 0, status: "none")
         row.links = [.googlePlay: "tok-new"]
         let fact = owned(storeFact(.googlePlay, lookup: "tok-new", expires: 30, state: .active), by: "u1")
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(verdict.action == .restore)
         #expect(verdict.drift.contains(.linkedPurchase))
@@ -74,12 +74,12 @@ struct OwnershipDecisionTests {
         let fact = owned(
             storeFact(.appStore, "premium_monthly", lookup: "2000", expires: 30, state: .active, otid: "2000"), by: appleUUID.uppercased())
         row.accountToken = appleUUID
-        let linked = decide(
+        let linked = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(linked.truth?.originalTransactionID == "2000")
         #expect(linked.drift.contains(.linkedPurchase))
         row.originalTransactionID = "1000"
-        let other = decide(
+        let other = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(other.action == .skipped)
         #expect(other.drift == [.ownershipConflict], "never over a different non-null identifier")
@@ -91,14 +91,14 @@ struct OwnershipDecisionTests {
         row.links = [.googlePlay: "tok-new"]
         var fact = storeFact(.googlePlay, lookup: "tok-new", expires: 30, state: .active)
         fact.aliases = ["tok-old"]  // linkedPurchaseToken
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
         #expect(verdict.action == .extend)
         #expect(verdict.drift.contains(.staleIdentifier))
         #expect(verdict.truth?.storeIdentifiers[.googlePlay] == "tok-new")
         var unrelated = storeFact(.googlePlay, lookup: "tok-new", expires: 30, state: .active)
         unrelated.aliases = []
-        let conflict = decide(
+        let conflict = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [unrelated]), context: context)
         #expect(conflict.drift == [.ownershipConflict])
     }
@@ -108,7 +108,8 @@ struct OwnershipDecisionTests {
         let row = lineRow(source: "apple_iap", product: "premium_monthly", end: -2, otid: "1000")
         var rc = rcEntry("premium_monthly", store: .appStore, txn: "2005", expires: 30)
         rc.originalTransactionID = "2000"
-        let verdict = decide(row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc]), context: context)
+        let verdict = Decision.decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc]), context: context)
         #expect(verdict.truth?.originalTransactionID == "2000")
         #expect(verdict.drift.contains(.staleIdentifier))
     }
@@ -118,11 +119,12 @@ struct OwnershipDecisionTests {
         var row = lineRow(source: "google_iap", ids: [:])
         row.links = [.googlePlay: "tok-new"]
         let rc = rcEntry(txn: "GPA.1..0", expires: 15)
-        let unanswered = decide(row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc]), context: context)
+        let unanswered = Decision.decide(
+            row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc]), context: context)
         #expect(unanswered.truth?.storeIdentifiers[.googlePlay] == nil)
         #expect(!unanswered.drift.contains(.linkedPurchase))
         let fact = storeFact(.googlePlay, lookup: "tok-new", order: "GPA.1..0", expires: 15, state: .active)
-        let answered = decide(
+        let answered = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: true, revenueCatPurchases: [rc], stores: [fact]), context: context)
         #expect(answered.truth?.storeIdentifiers[.googlePlay] == "tok-new")
         #expect(answered.action == .statusChange)
@@ -138,14 +140,14 @@ struct SandboxLinkTests {
         row.links = [.googlePlay: "tok-test"]
         for sandbox in [true, nil] as [Bool?] {
             let fact = storeFact(.googlePlay, lookup: "tok-test", expires: 30, state: .active, sandbox: sandbox)
-            let verdict = decide(
+            let verdict = Decision.decide(
                 row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: context)
             #expect(verdict.truth?.storeIdentifiers[.googlePlay] == nil)
             #expect(!verdict.drift.contains(.linkedPurchase))
         }
         let sandboxRun = DecisionContext(asOf: T, environment: .sandbox, catalog: catalog)
         let fact = storeFact(.googlePlay, lookup: "tok-test", expires: 30, state: .active, sandbox: true)
-        let verdict = decide(
+        let verdict = Decision.decide(
             row: row, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [fact]), context: sandboxRun)
         #expect(verdict.truth?.storeIdentifiers[.googlePlay] == "tok-test")
     }

@@ -49,7 +49,7 @@ struct PurchaseLineDecisionTests {
         let facts = SourceFacts(
             revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)],
             stores: [storeFact(.googlePlay, lookup: "tok-old", order: "GPA.1111-old..5", expires: -30, state: .expired)])
-        let verdict = decide(row: googleRow, facts: facts, context: context)
+        let verdict = Decision.decide(row: googleRow, facts: facts, context: context)
         #expect(verdict.truth?.tier == 1)
         #expect(verdict.action != .downgrade && verdict.action != .skipped)
         #expect(verdict.truth?.endDate == days(20))
@@ -64,8 +64,8 @@ struct PurchaseLineDecisionTests {
                 autoRenew: false, storeState: .expired, line: PurchaseLine.of(store: .playStore, ids: ["tok-old"]), buyer: .unstated))
         let withNew = SourceFacts(
             revenueCatKnowsSubscriber: true, revenueCatPurchases: [rcEntry(txn: "GPA.2222-new..0", expires: 20)], stores: [gone])
-        #expect(decide(row: googleRow, facts: withNew, context: context).truth?.tier == 1)
-        let alone = decide(
+        #expect(Decision.decide(row: googleRow, facts: withNew, context: context).truth?.tier == 1)
+        let alone = Decision.decide(
             row: googleRow, facts: SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: [gone]), context: context)
         #expect(alone.truth?.tier == 0)
         #expect(alone.truth?.endDate == googleRow.endDate, "a 410 states no date: the row's end date stays, never NULL")
@@ -104,7 +104,7 @@ struct PurchaseLineDecisionTests {
     func absenceHoldsPerLine(name: String, row: UserRow, stores: [StoreFact]) {
         var facts = SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [], stores: stores)
         facts.asked = [.revenueCat, stores[0].purchase.origin]
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         #expect(verdict.action == .skipped, "\(name): \(verdict.action) \(verdict.truth.map { "\($0.tier)" } ?? "")")
         #expect(verdict.drift.contains(.unknownAtSource), "\(name): \(verdict.drift)")
     }
@@ -114,12 +114,12 @@ struct PurchaseLineDecisionTests {
         let google = SourceFacts(
             revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
             stores: [storeFact(.googlePlay, lookup: "tok-old", order: "GPA.1..2", expires: -3, state: .expired)])
-        #expect(decide(row: googleRow, facts: google, context: context).truth?.tier == 0)
+        #expect(Decision.decide(row: googleRow, facts: google, context: context).truth?.tier == 0)
         let stripeRow = lineRow(source: "stripe", product: "pro_monthly", end: 120, ids: [.stripe: "cus_1"], updated: 0)
         let stripe = SourceFacts(
             revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
             stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_1", expires: -3, state: .expired, start: -60)])
-        let verdict = decide(row: stripeRow, facts: stripe, context: context)
+        let verdict = Decision.decide(row: stripeRow, facts: stripe, context: context)
         #expect(verdict.truth?.tier == 0)
         #expect(verdict.truth?.originalTransactionID == nil, "a Stripe subscription id never goes into iap_original_transaction_id")
     }
@@ -135,7 +135,7 @@ struct PurchaseLineDecisionTests {
                 storeFact(.stripe, "pro_monthly", lookup: "sub_old", expires: -5, state: .expired),
                 storeFact(.googlePlay, lookup: "tok-old", order: "GPA.4..9", expires: -60, state: .expired),
             ])
-        let verdict = decide(row: googleRow, facts: facts, context: context)
+        let verdict = Decision.decide(row: googleRow, facts: facts, context: context)
         #expect(verdict.truth?.tier == 1)
         #expect(verdict.truth?.source == "google_iap")
     }
@@ -147,7 +147,7 @@ struct PurchaseLineDecisionTests {
             revenueCatKnowsSubscriber: withRevenueCat,
             revenueCatPurchases: withRevenueCat ? [rcEntry(txn: "GPA.1111-old..2", expires: -1)] : [],
             stores: [voided])
-        let verdict = decide(row: googleRow, facts: facts, context: context)
+        let verdict = Decision.decide(row: googleRow, facts: facts, context: context)
         #expect(verdict.truth?.tier == 0)
         #expect(verdict.truth?.status == .refunded)
         #expect(verdict.intents.map(\.kind) == [.refunded])
@@ -162,7 +162,7 @@ struct PurchaseLineDecisionTests {
             stores: [
                 storeFact(.appStore, "pro_monthly", lookup: "1000", order: "1009", expires: -1, state: .expired, refunded: -3, otid: "1000")
             ])
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         #expect(verdict.truth?.status == .refunded)
         #expect(verdict.truth?.originalTransactionID == "1000")
     }
@@ -174,7 +174,7 @@ struct PurchaseLineDecisionTests {
             revenueCatKnowsSubscriber: false, revenueCatPurchases: [],
             stores: [storeFact(.stripe, "pro_monthly", lookup: "sub_9", expires: 40, state: .active)]
         )
-        let verdict = decide(row: row, facts: facts, context: context)
+        let verdict = Decision.decide(row: row, facts: facts, context: context)
         #expect(verdict.truth?.tier == 2)
         #expect(verdict.truth?.originalTransactionID == "apple-1")
     }

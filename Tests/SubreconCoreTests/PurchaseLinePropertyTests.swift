@@ -50,12 +50,12 @@ struct PurchaseLinePropertyTests {
         let seeds = DecisionProperty.seeds(count: 2_000, runSeed: 25)
         for seed in seeds {
             let (row, facts, other) = Self.input(seed: seed)
-            guard judge(other.purchase, asOf: T).known?.entitled == false else { continue }
+            guard Decision.judge(other.purchase, asOf: T).known?.entitled == false else { continue }
             fired += 1
             var with = facts
             with.stores.append(other)
-            let alone = decide(row: row, facts: facts, context: context)
-            let both = decide(row: row, facts: with, context: context)
+            let alone = Decision.decide(row: row, facts: facts, context: context)
+            let both = Decision.decide(row: row, facts: with, context: context)
             #expect(
                 alone.truth?.tier == both.truth?.tier,
                 "seed \(seed): tier \(String(describing: alone.truth?.tier)) → \(String(describing: both.truth?.tier))")

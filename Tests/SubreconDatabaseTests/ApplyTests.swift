@@ -22,7 +22,7 @@ struct ApplyTests {
                     expiresDate: row.endDate, autoRenew: false, originalTransactionID: "2000", line: nil, buyer: .unstated)
             ])
         let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
-        return decide(row: row, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))
+        return Decision.decide(row: row, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))
     }
 
     static func count(_ client: PostgresClient, _ table: String) async throws -> Int {

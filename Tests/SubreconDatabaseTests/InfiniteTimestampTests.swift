@@ -104,7 +104,7 @@ struct InfiniteTimestampTests {
                         expiresDate: Fixture.day(-1), autoRenew: false, line: nil, buyer: .unstated)
                 ])
             let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
-            let verdict = decide(row: read, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))
+            let verdict = Decision.decide(row: read, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))
             #expect(verdict.action == .downgrade && verdict.truth?.graceEndsAt == nil && verdict.truth?.originalTransactionID == nil)
             #expect(try await store.apply(verdict, runID: "run-k") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
             let kept = try await TestDatabase.scalar(

@@ -171,7 +171,7 @@ struct FinanceReportTests {
             #expect(history.map(\.id) == [first.summary.runID])
             let point = try #require(
                 RunHistoryPoint(
-                    runID: history[0].id, startedAt: history[0].startedAt, status: "completed", summaryJSON: history[0].countsJSON))
+                    runID: history[0].id, startedAt: history[0].startedAt, status: .completed, summaryJSON: history[0].countsJSON))
             #expect(point.atRisk["EUR"] == Decimal(string: "4.49")!)
             #expect(point.atRiskUsers == 3)
         }

@@ -50,7 +50,7 @@ struct GoogleUnclaimedVoidTests {
             #expect(voids.map(\.orderID) == [void.refund.transactionID], "only the void the line's keys name")
             let voided = try #require(GooglePlayMapping.applyingVoids(expired, voids: voids).first)
             #expect(voided.purchase.refundTransactionID == void.refund.transactionID)
-            #expect(judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded)
+            #expect(Decision.judge(voided.purchase, asOf: Self.voidedAt.addingTimeInterval(86_400)).known?.status == .refunded)
         }
     }
 

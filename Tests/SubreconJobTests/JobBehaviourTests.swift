@@ -19,7 +19,7 @@ struct JobBehaviourTests {
     func scenarios() {
         let context = DecisionContext(asOf: asOf, environment: .production, catalog: testCatalog)
         for scenario in Scenario.allCases {
-            let verdict = decide(row: scenario.userRow("u"), facts: scenario.facts, context: context)
+            let verdict = Decision.decide(row: scenario.userRow("u"), facts: scenario.facts, context: context)
             #expect(verdict.action == scenario.action, "\(scenario)")
         }
     }

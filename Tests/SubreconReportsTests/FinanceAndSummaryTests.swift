@@ -46,7 +46,7 @@ struct FinanceAndSummaryTests {
         let summary = ReportFixtures.summary()
         let history = (1...3).map { n in
             RunHistoryPoint(
-                runID: "past-\(n)", startedAt: ISO8601.date("2025-05-2\(n)T03:15:00Z")!, status: "completed",
+                runID: "past-\(n)", startedAt: ISO8601.date("2025-05-2\(n)T03:15:00Z")!, status: .completed,
                 atRisk: ["USD": Decimal(n) * 10], atRiskUsers: n)
         }
         let html = SummaryHTML.render(summary, history: history)
@@ -67,11 +67,11 @@ struct FinanceAndSummaryTests {
     func historyMerge() {
         let points = (0..<40).map { n in
             RunHistoryPoint(
-                runID: "r\(n)", startedAt: Date(timeIntervalSince1970: Double(n) * 86_400), status: "completed", atRisk: [:], atRiskUsers: 0
+                runID: "r\(n)", startedAt: Date(timeIntervalSince1970: Double(n) * 86_400), status: .completed, atRisk: [:], atRiskUsers: 0
             )
         }
         let current = RunHistoryPoint(
-            runID: "r39", startedAt: Date(timeIntervalSince1970: 39 * 86_400), status: "completed", atRisk: ["USD": 1], atRiskUsers: 1)
+            runID: "r39", startedAt: Date(timeIntervalSince1970: 39 * 86_400), status: .completed, atRisk: ["USD": 1], atRiskUsers: 1)
         let merged = RunHistoryPoint.merged(points, current: current)
         #expect(merged.count == 30)
         #expect(merged.first?.runID == "r10")

@@ -65,13 +65,13 @@ struct HostileMarkdownTests {
     func acceptedValve() {
         var summary = ReportFixtures.summary()
         summary.valve = RunSummary.Valve(threshold: 0.1, heldTier: 6, wouldLoseTier: 4)
-        summary.status = "completed"
+        summary.status = .completed
         let folder = URL(fileURLWithPath: "/tmp/run")
         let accepted = TerminalSummary.text(summary, folder: folder)
         #expect(!accepted.contains("TRIPPED") && !accepted.contains("nothing applied"))
         #expect(accepted.contains("accepted by --accept-downgrades"))
         #expect(!SummaryMarkdown.text(summary).contains("nothing applied"))
-        summary.status = "valve_tripped"
+        summary.status = .valveTripped
         #expect(TerminalSummary.text(summary, folder: folder).contains("TRIPPED, nothing applied"))
     }
 }

@@ -9,7 +9,7 @@ enum ReportFixtures {
         var s = RunSummary(
             runID: "20250601T031500Z-ab12", mode: "nightly", asOf: ISO8601.date("2025-06-01T03:00:00Z")!, shard: "0/1",
             dryRun: false, startedAt: ISO8601.date("2025-06-01T03:15:00Z")!)
-        s.status = "completed_with_errors"
+        s.status = .completedWithErrors
         s.exitCode = 1
         s.finishedAt = "2025-06-01T03:15:42Z"
         s.timings.totalSeconds = 42.5
