@@ -18,7 +18,7 @@ struct Subrecon: AsyncParsableCommand {
         version: String(cString: subrecon_build_version()),
         subcommands: [
             Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self,
-            ExitMeaning.self, SecretNamesCommand.self, PrintEnvironment.self,
+            ExitMeaning.self, SecretNamesCommand.self, PrintEnvironment.self, LockName.self,
         ]
     )
 

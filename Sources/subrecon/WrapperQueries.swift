@@ -15,6 +15,16 @@ struct ExitMeaning: ParsableCommand {
     func run() { print(WrapperAnswers.meaning(of: code)) }
 }
 
+/// `subrecon lock-name RUN_ARGUMENT...`: the name the wrapper's lock and log carry for a run with these arguments
+/// (`whole`, or `shard-I-of-N`).
+struct LockName: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock-name", abstract: "Print the name of a run's wrapper lock and log (for the cron wrapper).",
+        shouldDisplay: false)
+    @Argument(parsing: .captureForPassthrough, help: "the arguments of `subrecon run`") var arguments: [String] = []
+    func run() { print(WrapperAnswers.lockName(arguments)) }
+}
+
 /// `subrecon secret-names`: the variables read as secrets, one a line: the names the configuration's loaders (the
 /// database, RevenueCat, every registered store, the Pushgateway) pass to `ProcessEnvironment.secret`, noted while
 /// they read an environment holding only a database URL (where each asks for all of its variables and none fails).

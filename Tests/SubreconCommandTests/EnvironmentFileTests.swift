@@ -205,6 +205,14 @@ struct EnvironmentFileTests {
     func wrapperAnswers() {
         for status in ExitStatus.allCases { #expect(WrapperAnswers.meaning(of: status.rawValue) == status.meaning) }
         #expect(WrapperAnswers.meaning(of: 2) == "unexpected failure (exit 2)")
+        #expect(WrapperAnswers.meaning(of: 73) == "the wrapper cannot create its log or lock file: nothing done")
+        #expect(WrapperAnswers.meaning(of: 70) == "the cron wrapper itself failed")
+        let names: [([String], String)] = [
+            ([], "whole"), (["--shard", "0/1"], "whole"), (["--shard", "2/4"], "shard-2-of-4"),
+            (["--shard=003/008", "--dry-run"], "shard-3-of-8"), (["--shard", "1/4", "--shard=2/4"], "shard-2-of-4"),
+            (["--shard", "../x y"], "shard-___x_y"), (["--report-dir", "--shard"], "whole"), (["--shard", "1/"], "shard-1_"),
+        ]
+        for (arguments, name) in names { #expect(WrapperAnswers.lockName(arguments) == name, "\(arguments)") }
         let output = WrapperAnswers.assignments(["B", "UNSET", "A"], in: ["A": "x\ny", "B": "", "C": "z"])
         #expect(output == Array("B=".utf8) + [0] + Array("A=x\ny".utf8) + [0])
         // The binary's list of secrets is what its loaders ask `secret(_:)` for (scripts/test-cron checks the whole list).
