@@ -17,16 +17,16 @@ public struct PostgresWorldDatabase: WorldDatabase {
     public var backend: WorldBackend { .postgres }
 
     public func insertUsers(_ rows: [UserRow]) async throws {
-        try await schema.store.insertUsers(rows)
+        try await schema.db.insertUsers(rows)
         for row in rows {
             guard let token = row.accountToken else { continue }
             try await schema.client.query("update users set account_token = \(token) where id = \(row.id)")
         }
     }
 
-    public func user(_ id: String) async throws -> UserRow? { try await schema.store.user(id: id) }
-    public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { try await schema.store.upsertProducts(entries) }
-    public func saveReceipt(_ receipt: String, for userID: String) async throws { try await schema.store.saveReceipt(receipt, for: userID) }
+    public func user(_ id: String) async throws -> UserRow? { try await schema.db.user(id: id) }
+    public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { try await schema.db.upsertProducts(entries) }
+    public func saveReceipt(_ receipt: String, for userID: String) async throws { try await schema.db.saveReceipt(receipt, for: userID) }
 
     public func count(_ tally: WorldTally) async throws -> Int {
         let query: PostgresQuery =
@@ -90,8 +90,8 @@ extension JobWorld {
                 apple: apple, receipts: receipts, revenueCat: revenueCat, routes: routes, extra: extra, body)
         case .postgres:
             try await TestDatabase.withSchema(prefix: "w_") { schema in
-                try await schema.store.migrate()
-                try await schema.store.upsertProducts(products)
+                try await schema.db.migrate()
+                try await schema.db.upsertProducts(products)
                 try await with(
                     PostgresWorldDatabase(schema: schema), databaseURL: schema.databaseURL, apple: apple, receipts: receipts,
                     revenueCat: revenueCat, routes: routes, extra: extra, body)

@@ -8,7 +8,7 @@ import SubreconTestKit
 import Testing
 
 /// The real PostgreSQL every database suite uses: `SUBRECON_TEST_DATABASE_URL` (`scripts/test` starts one; alone:
-/// `scripts/pg-start /tmp/pg-store 55433`). Missing → the suites are skipped, unless `SUBRECON_REQUIRE_DATABASE=1`
+/// `scripts/pg-start /tmp/pg-test 55433`). Missing → the suites are skipped, unless `SUBRECON_REQUIRE_DATABASE=1`
 /// (as `scripts/test` sets), when they run and fail.
 ///
 /// The one throwaway-schema helper: each test gets a fresh schema of its own, dropped afterwards.
@@ -21,7 +21,7 @@ public enum TestDatabase {
     /// Whether the database suites run (`.enabled(if: TestDatabase.isEnabled, TestDatabase.skipMessage)`).
     public static let isEnabled = url != nil || required
     public static let skipMessage: Comment =
-        "SUBRECON_TEST_DATABASE_URL is not set: run scripts/test (it starts a PostgreSQL) or scripts/pg-start /tmp/pg-store 55433"
+        "SUBRECON_TEST_DATABASE_URL is not set: run scripts/test (it starts a PostgreSQL) or scripts/pg-start /tmp/pg-test 55433"
 
     /// The suites run (`SUBRECON_REQUIRE_DATABASE=1`) but there is no database to run them against.
     public struct Missing: Error, CustomStringConvertible {
@@ -48,8 +48,8 @@ public enum TestDatabase {
         let settings = try settings(schema: name, serverURL: url)
         let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4, direct: true))
         let store = SubscriptionDatabase(
-            client: client, logger: Logger(label: "subrecon.tests.store"), identifierColumns: IdentifierColumn.testColumns)
-        let schema = TestSchema(name: name, databaseURL: databaseURL, settings: settings, client: client, store: store)
+            client: client, logger: Logger(label: "subrecon.tests.db"), identifierColumns: IdentifierColumn.testColumns)
+        let schema = TestSchema(name: name, databaseURL: databaseURL, settings: settings, client: client, db: store)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -66,11 +66,11 @@ public enum TestDatabase {
         }
     }
 
-    /// `withSchema` for the store suites: a migrated schema unless `migrated: false`.
+    /// `withSchema` for the database adapter's suites: a migrated schema unless `migrated: false`.
     public static func withDatabase<T>(
         migrated: Bool = true, _ body: (SubscriptionDatabase, PostgresClient) async throws -> T
     ) async throws -> T {
-        try await withSchema(migrated: migrated) { schema in try await body(schema.store, schema.client) }
+        try await withSchema(migrated: migrated) { schema in try await body(schema.db, schema.client) }
     }
 
     /// Runs a query and returns its first value, or nil when it has no rows.
@@ -92,8 +92,8 @@ public struct TestSchema: Sendable {
     public let settings: DatabaseSettings
     /// A running client (4 connections) on the schema.
     public let client: PostgresClient
-    /// A store on `client`.
-    public let store: SubscriptionDatabase
+    /// The database adapter on `client`.
+    public let db: SubscriptionDatabase
 }
 
 extension TestDatabase {

@@ -18,7 +18,7 @@ struct LiveUsersMigrationTests {
     /// A schema at version 10 whose `users` holds `rows` rows with every store identifier set.
     static func atVersion10(_ schema: TestSchema) async throws {
         let migrator = SchemaMigrator(migrations: SchemaMigrator.migrations.filter { $0.version <= 10 })
-        _ = try await schema.store.migrate(migrator)
+        _ = try await schema.db.migrate(migrator)
         try await schema.client.query(
             """
             insert into users (id, current_tier, iap_original_transaction_id, stripe_customer_id, google_purchase_token)
@@ -105,13 +105,13 @@ struct LiveUsersMigrationTests {
                 try await inFlight.query("begin", logger: Logger(label: "test.app"))
                 try await inFlight.query(
                     "update \(unescaped: schema.name).users set updated_at = now() where id = 'u1'", logger: Logger(label: "test.app"))
-                let migration = Task { try await schema.store.migrate() }
+                let migration = Task { try await schema.db.migrate() }
                 try await Self.waitUntil("the index build started") { try await Self.building(schema) }
                 // Another webhook now: it must not queue behind the build.
                 let (wait, error) = await Self.appUpdate(webhook, schema, "u2")
                 #expect(error == nil, "the app's UPDATE waited \(wait) and failed: \(String(describing: error))")
                 #expect(try await Self.building(schema), "the UPDATE completed while the build still waited")
-                let versions = try await SchemaMigrator().appliedVersions(client: schema.client, logger: schema.store.logger)
+                let versions = try await SchemaMigrator().appliedVersions(client: schema.client, logger: schema.db.logger)
                 #expect(!versions.contains(11), "version 11 recorded before its indexes were built")
                 print("app UPDATE during migration 11's build (a transaction in flight): waited \(wait)")
                 try await inFlight.query("commit", logger: Logger(label: "test.app"))
@@ -143,14 +143,14 @@ struct LiveUsersMigrationTests {
                 )
             }
             #expect(try await Self.validIndexes(schema) == 0)
-            #expect(try await schema.store.migrate() == [11])
+            #expect(try await schema.db.migrate() == [11])
             #expect(try await Self.validIndexes(schema) == 3)
             let definition = try await TestDatabase.scalar(
                 schema.client, "select pg_get_indexdef(to_regclass('users_stripe_customer_idx'))", as: String.self)
             #expect(
                 definition?.hasPrefix("CREATE INDEX users_stripe_customer_idx ON \(schema.name).users") == true, "\(definition ?? "none")")
             #expect(definition?.hasSuffix("(stripe_customer_id) WHERE (stripe_customer_id IS NOT NULL)") == true, "\(definition ?? "none")")
-            try await schema.store.requireSchema()
+            try await schema.db.requireSchema()
         }
     }
 
@@ -158,12 +158,12 @@ struct LiveUsersMigrationTests {
     func racingUpgrades() async throws {
         try await TestDatabase.withSchema { schema in
             try await Self.atVersion10(schema)
-            async let first = schema.store.migrate()
-            async let second = schema.store.migrate()
+            async let first = schema.db.migrate()
+            async let second = schema.db.migrate()
             let applied = try await [first, second]
             #expect(applied.flatMap { $0 } == [11])
             #expect(try await Self.validIndexes(schema) == 3)
-            try await schema.store.requireSchema()
+            try await schema.db.requireSchema()
         }
     }
     @Test("a build past its bound is cancelled on the server, the version is not recorded, and the next migrate builds it")
@@ -176,14 +176,14 @@ struct LiveUsersMigrationTests {
                 try await inFlight.query(
                     "update \(unescaped: schema.name).users set updated_at = now() where id = 'u1'", logger: Logger(label: "test.app"))
                 let bounded = SchemaMigrator(indexBuildTimeout: .seconds(1))
-                let error = await #expect(throws: DatabaseError.self) { try await schema.store.migrate(bounded) }
+                let error = await #expect(throws: DatabaseError.self) { try await schema.db.migrate(bounded) }
                 #expect(error?.description.contains("SUBRECON_DB_STATEMENT_TIMEOUT_SECONDS") == true, "\(String(describing: error))")
                 #expect(try await !Self.building(schema, Self.indexes), "the build is cancelled on the server, not left running")
-                let versions = try await SchemaMigrator().appliedVersions(client: schema.client, logger: schema.store.logger)
+                let versions = try await SchemaMigrator().appliedVersions(client: schema.client, logger: schema.db.logger)
                 #expect(!versions.contains(11))
                 try await inFlight.query("commit", logger: Logger(label: "test.app"))
             }
-            #expect(try await schema.store.migrate() == [11])
+            #expect(try await schema.db.migrate() == [11])
             #expect(try await Self.validIndexes(schema) == 3)
         }
     }
@@ -221,7 +221,7 @@ struct LiveUsersMigrationTests {
     @Test("from version 4 on a populated users: ALTER TABLE waits 2 s for its lock and tries again, every index is built concurrently")
     func upgradeFromVersion4() async throws {
         try await TestDatabase.withSchema { schema in
-            _ = try await schema.store.migrate(SchemaMigrator(migrations: SchemaMigrator.migrations.filter { $0.version <= 4 }))
+            _ = try await schema.db.migrate(SchemaMigrator(migrations: SchemaMigrator.migrations.filter { $0.version <= 4 }))
             try await schema.client.query(
                 "insert into users (id, iap_original_transaction_id) select 'u' || g, 'apple-' || g from generate_series(1, 50000) g")
             try await Self.withAppConnections(schema) { inFlight, webhook in
@@ -229,7 +229,7 @@ struct LiveUsersMigrationTests {
                 try await inFlight.query("begin", logger: Logger(label: "test.app"))
                 try await inFlight.query(
                     "update \(unescaped: schema.name).users set updated_at = now() where id = 'u1'", logger: Logger(label: "test.app"))
-                let migration = Task { try await schema.store.migrate() }
+                let migration = Task { try await schema.db.migrate() }
                 let altering: PostgresQuery = """
                     select exists (select 1 from pg_stat_activity a where a.query ilike 'alter table users%'
                         and a.wait_event_type = 'Lock' and exists (select 1 from pg_locks l where l.pid = a.pid
@@ -253,7 +253,7 @@ struct LiveUsersMigrationTests {
             let count = try await TestDatabase.scalar(
                 schema.client, "select count(*)::int from pg_index where indrelid = to_regclass('users')", as: Int.self)
             #expect(count == 9, "the key, three indexes of migration 1, one each of 2 and 9, three of 11")
-            try await schema.store.requireSchema()
+            try await schema.db.requireSchema()
         }
     }
 }

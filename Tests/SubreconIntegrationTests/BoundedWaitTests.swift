@@ -34,7 +34,7 @@ struct BoundedWaitTests {
     func tokenEndpointRetryAfter() async throws {
         try await GoogleHarness.with { h, google in
             let rows = Self.googleRows("g", count: 6)
-            try await h.store.insertUsers(rows)
+            try await h.db.insertUsers(rows)
             let before = try await Self.stored(rows, h)
             await google.setTokenEndpointRateLimited(retryAfter: "59")
             let start = ContinuousClock.now
@@ -66,7 +66,7 @@ struct BoundedWaitTests {
         try await Harness.with(routes: [google], extra: GoogleWorld.environment(account)) { h in
             let ordinary = try await h.seedChanging(prefix: "u", count: 4)
             let rows = Self.googleRows("g", count: 40)
-            try await h.store.insertUsers(rows)
+            try await h.db.insertUsers(rows)
             let before = try await Self.stored(rows, h)
             await google.setDown(status: 503)
             // A minute of the health clock passes in 100 ms: the window is the production one, time is faster.

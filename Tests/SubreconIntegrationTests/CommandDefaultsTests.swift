@@ -51,7 +51,7 @@ struct CommandDefaultsTests {
     static func seedLapsedNow(_ h: Harness) async throws {
         let now = Date()
         await h.revenueCat.setClock(now)
-        try await h.store.insertUsers([
+        try await h.db.insertUsers([
             UserRow(
                 id: "d-1", currentTier: 1, status: "active", endDate: now.addingTimeInterval(-2 * 86_400), source: "apple_iap",
                 productID: "premium_monthly", autoRenew: true)

@@ -137,7 +137,7 @@ struct ExitMapTests {
     func overlappingShards() async throws {
         try await Harness.with { h in
             try await h.seed(h.row("s-1", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
-            let held: [String]? = try await h.store.withShardLock(shard: ShardSpec(index: 0, count: 4)) {
+            let held: [String]? = try await h.db.withShardLock(shard: ShardSpec(index: 0, count: 4)) {
                 var outcomes: [String] = []
                 for shard in [ShardSpec.all, ShardSpec(index: 0, count: 2), ShardSpec(index: 0, count: 4), ShardSpec(index: 1, count: 4)] {
                     do {

@@ -20,19 +20,19 @@ struct FeedAndSweepTests {
     func appleFeedFindsAMidPeriodRefund() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
             // Annual plan, refunded in month 2: the row says active for ten more months, no CONTRACT "Which users a run asks about" rule picks it.
-            try await h.store.insertUsers([h.row("f-refund", tier: 1, "active", end: 300, txn: "5001")])
+            try await h.db.insertUsers([h.row("f-refund", tier: 1, "active", end: 300, txn: "5001")])
             await h.appStore.setScenario(
                 AppStoreScenario(
                     originalTransactionID: "5001", productID: "premium_monthly", status: 5, purchaseDate: Harness.day(-60),
                     expiresDate: Harness.day(300), revocationDate: Harness.day(-1), revocationReason: 0))
             // Named by a notification too, but Apple says it is fine.
-            try await h.store.insertUsers([h.row("f-fine", tier: 1, "active", end: 300, txn: "5002")])
+            try await h.db.insertUsers([h.row("f-fine", tier: 1, "active", end: 300, txn: "5002")])
             await h.appStore.setScenario(
                 AppStoreScenario(
                     originalTransactionID: "5002", transactionID: "5102", productID: "premium_monthly", status: 1,
                     purchaseDate: Harness.day(-65), expiresDate: Harness.day(300)))
             // Not named by any notification: never asked.
-            try await h.store.insertUsers([h.row("f-quiet", tier: 1, "active", end: 300, txn: "5003")])
+            try await h.db.insertUsers([h.row("f-quiet", tier: 1, "active", end: 300, txn: "5003")])
             await h.history.setPageSize(2)
             let sent = Harness.day(-1)
             await h.history.add(AppleHistoryNotification(type: "REFUND", originalTransactionID: "5001", sentAt: sent))
@@ -70,7 +70,7 @@ struct FeedAndSweepTests {
     @Test("a dry run reads the feeds and sweeps, and writes nothing: not even its candidates")
     func dryRunWritesNothing() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
-            try await h.store.insertUsers([h.row("d-refund", tier: 1, "active", end: 300, txn: "5101")])
+            try await h.db.insertUsers([h.row("d-refund", tier: 1, "active", end: 300, txn: "5101")])
             await h.appStore.setScenario(
                 AppStoreScenario(
                     originalTransactionID: "5101", productID: "premium_monthly", status: 5, purchaseDate: Harness.day(-60),
@@ -109,7 +109,7 @@ struct FeedAndSweepTests {
     func resubscribedFoundByFeed() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
             // Lapsed 200 days ago: outside the 60-day lookback, so no CONTRACT "Which users a run asks about" rule picks the row.
-            try await h.store.insertUsers([h.row("r-back", tier: 0, "expired", end: -200, txn: "7001")])
+            try await h.db.insertUsers([h.row("r-back", tier: 0, "expired", end: -200, txn: "7001")])
             await h.appStore.setScenario(
                 AppStoreScenario(
                     originalTransactionID: "7001", transactionID: "7101", productID: "premium_monthly", status: 1,

@@ -26,7 +26,7 @@ struct FeedReadInstantTests {
         try await Harness.with(apple: true, revenueCat: false) { h in
             let started = Date()
             let asOf = started.addingTimeInterval(600)
-            try await h.store.insertUsers([
+            try await h.db.insertUsers([
                 UserRow(
                     id: "f-refund", currentTier: 1, status: "active", endDate: asOf.addingTimeInterval(200 * 86_400),
                     source: "apple_iap", productID: "premium_monthly", originalTransactionID: "7401", autoRenew: true)

@@ -22,7 +22,7 @@ struct FeedRefundTests {
         var extra = GoogleWorld.environment(account)
         extra.merge(["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]) { $1 }
         try await Harness.with(apple: true, revenueCat: false, routes: [google, stripe], extra: extra) { h in
-            try await h.store.upsertProducts(StripeWorld.products)
+            try await h.db.upsertProducts(StripeWorld.products)
             try await body(h, google, stripe)
         }
     }
@@ -57,7 +57,7 @@ struct FeedRefundTests {
     func feedOnlyRefunds() async throws {
         try await Self.withAllStores { h, google, stripe in
             // Every lookup now shows a healthy subscription: the refunds are only in the feeds.
-            try await h.store.insertUsers([
+            try await h.db.insertUsers([
                 UserRow(
                     id: "r-three", currentTier: 1, status: "active", endDate: Harness.day(300), source: "apple_iap",
                     productID: "premium_monthly", originalTransactionID: "o-three", autoRenew: true,
@@ -148,7 +148,7 @@ struct FeedRefundTests {
     @Test("a refund seen in Apple's history and in Apple's answer for the same transaction is one row, at the same amount")
     func feedAndLookupAgree() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
-            try await h.store.insertUsers([h.row("both", tier: 1, "active", end: 300, txn: "o-both")])
+            try await h.db.insertUsers([h.row("both", tier: 1, "active", end: 300, txn: "o-both")])
             // The lookup states the refund (status 5, revoked) as the feed does, each priced from the transaction.
             await h.appStore.setScenario(
                 AppStoreScenario(
@@ -174,7 +174,7 @@ struct FeedRefundTests {
     func stripeFeedAndLookupAgree() async throws {
         try await StripeJobTests.with { h, stripe in
             try await StripeWorld.seedRefundable(
-                h.store.insertUsers, stripe, "both", amount: 1200, currency: "jpy", refunded: 1200,
+                h.db.insertUsers, stripe, "both", amount: 1200, currency: "jpy", refunded: 1200,
                 refunds: [SimulatedStripeRefund(id: "re_both", amount: 1200, created: Harness.day(-0.5))])
             await stripe.setEvents([
                 SimulatedStripeEvent(
@@ -200,7 +200,7 @@ struct FeedRefundTests {
             let inside = try #require(names.first { shard.contains($0) })
             let outside = try #require(names.first { !shard.contains($0) })
             for (n, id) in [inside, outside].enumerated() {
-                try await h.store.insertUsers([h.row(id, tier: 1, "active", end: 300, txn: "o-\(id)")])
+                try await h.db.insertUsers([h.row(id, tier: 1, "active", end: 300, txn: "o-\(id)")])
                 await h.appStore.setScenario(
                     AppStoreScenario(
                         originalTransactionID: "o-\(id)", transactionID: "now-\(id)", productID: "premium_monthly", status: 1,
@@ -227,7 +227,7 @@ struct FeedRefundTests {
     @Test("a failing feed keeps no refund")
     func failingFeed() async throws {
         try await Harness.with(apple: true, revenueCat: false) { h in
-            try await h.store.insertUsers([h.row("ff-1", tier: 1, "active", end: 300, txn: "o-ff-1")])
+            try await h.db.insertUsers([h.row("ff-1", tier: 1, "active", end: 300, txn: "o-ff-1")])
             await h.history.add(
                 AppleHistoryNotification(
                     type: "REFUND", originalTransactionID: "o-ff-1", sentAt: Harness.day(-1), transactionID: "t-ff-1",

@@ -16,7 +16,7 @@ struct FeedWindowTests {
     /// A row with a paid period months away, refunded on `refundDay` (at most a day before as-of: the simulated
     /// chain's validity): only Apple's history names it.
     static func seedRefund(_ h: Harness, _ id: String, txn: String, refundDay: Double) async throws {
-        try await h.store.insertUsers([h.row(id, tier: 1, "active", end: 300, txn: txn)])
+        try await h.db.insertUsers([h.row(id, tier: 1, "active", end: 300, txn: txn)])
         await h.appStore.setScenario(
             AppStoreScenario(
                 originalTransactionID: txn, productID: "premium_monthly", status: 5, purchaseDate: Harness.day(-60),

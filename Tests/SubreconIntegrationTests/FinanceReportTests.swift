@@ -115,7 +115,7 @@ struct FinanceReportTests {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
         try await TestDatabase.withSchema(prefix: "ops_") { schema in
-            let (url, store) = (schema.databaseURL, schema.store)
+            let (url, store) = (schema.databaseURL, schema.db)
             let (result, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports)
             await server.shutdown()
             let r = result.summary.runID
@@ -164,7 +164,7 @@ struct FinanceReportTests {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
         try await TestDatabase.withSchema(prefix: "ops_") { schema in
-            let (url, store) = (schema.databaseURL, schema.store)
+            let (url, store) = (schema.databaseURL, schema.db)
             let (first, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports)
             await server.shutdown()
             let history = try await store.recentRunSummaries(shard: .all, limit: 30)
@@ -182,7 +182,7 @@ struct FinanceReportTests {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
         try await TestDatabase.withSchema(prefix: "ops_") { schema in
-            let (url, store) = (schema.databaseURL, schema.store)
+            let (url, store) = (schema.databaseURL, schema.db)
             let gateway = RecordingPushgateway()
             let (result, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports, routes: [gateway])
             let file = reports.appendingPathComponent("subrecon.prom")

@@ -34,7 +34,7 @@ struct GoogleOverRevenueCatTests {
                 ("gc-product", nil, "GPA.9999-0000-1111-22222..1"),
             ]
             for (id, rcOrder, googleOrder) in cases {
-                try await h.store.insertUsers([GoogleWorld.row(id, end: -1)])
+                try await h.db.insertUsers([GoogleWorld.row(id, end: -1)])
                 await h.revenueCat.setSubscriber(GoogleWorld.revenueCat(purchased: -1, expires: 29, order: rcOrder), for: id)
                 await google.setPurchase(
                     .single(
@@ -72,7 +72,7 @@ struct GoogleOverRevenueCatTests {
     @Test("RevenueCat says expired, Google says active until later: Google wins, the row keeps its tier to Google's end, source_conflict")
     func googleSaysActive() async throws {
         try await Self.withGoogleAndRevenueCat { h, google in
-            try await h.store.insertUsers([GoogleWorld.row("gc-renewed", end: -2)])
+            try await h.db.insertUsers([GoogleWorld.row("gc-renewed", end: -2)])
             await h.revenueCat.setSubscriber(
                 GoogleWorld.revenueCat(purchased: -32, expires: -2, order: "GPA.3333-4444-5555-66666"), for: "gc-renewed")
             await google.setPurchase(

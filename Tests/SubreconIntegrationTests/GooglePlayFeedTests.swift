@@ -23,23 +23,23 @@ struct GooglePlayFeedTests {
     func refundInsidePaidPeriod() async throws {
         try await GoogleHarness.with { h, google in
             // Refunded in month 2 of an annual plan: the row says active for 10 more months (no CONTRACT "Which users a run asks about" rule picks it).
-            try await h.store.insertUsers([GoogleWorld.row("v-refunded", end: 300)])
+            try await h.db.insertUsers([GoogleWorld.row("v-refunded", end: 300)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-v-refunded")
             await google.addVoided(Self.voided("tok-v-refunded", at: -1))
             // Revoked and reported gone by subscriptionsv2: the same downgrade.
-            try await h.store.insertUsers([GoogleWorld.row("v-gone", end: 200)])
+            try await h.db.insertUsers([GoogleWorld.row("v-gone", end: 200)])
             await google.setGone("tok-v-gone")
             await google.addVoided(Self.voided("tok-v-gone", at: -2))
             // Already lapsed by the rules and voided too: one candidate, both reasons.
-            try await h.store.insertUsers([GoogleWorld.row("v-both", end: -2)])
+            try await h.db.insertUsers([GoogleWorld.row("v-both", end: -2)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -2), token: "tok-v-both")
             await google.addVoided(Self.voided("tok-v-both", at: -1))
             // Voided before the window: not read, not a candidate.
-            try await h.store.insertUsers([GoogleWorld.row("v-old", end: 300)])
+            try await h.db.insertUsers([GoogleWorld.row("v-old", end: 300)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -5), token: "tok-v-old")
             await google.addVoided(Self.voided("tok-v-old", at: -5))
             // A paid row nobody names: not asked.
-            try await h.store.insertUsers([GoogleWorld.row("v-quiet", end: 300)])
+            try await h.db.insertUsers([GoogleWorld.row("v-quiet", end: 300)])
             await google.setPurchase(GoogleWorld.play("ACTIVE", expiry: 300), token: "tok-v-quiet")
             // A void matching no row: counted as unmatched, nothing else.
             await google.addVoided(Self.voided("tok-nobody", at: -1))
@@ -94,7 +94,7 @@ struct GooglePlayFeedTests {
             await google.setVoidedPageSize(2)
             for n in 0..<5 {
                 let id = "p-\(n)"
-                try await h.store.insertUsers([GoogleWorld.row(id, end: 300)])
+                try await h.db.insertUsers([GoogleWorld.row(id, end: 300)])
                 await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-" + id)
                 await google.addVoided(Self.voided("tok-" + id, at: -1))
             }
@@ -114,10 +114,10 @@ struct GooglePlayFeedTests {
     @Test("a failing feed is reported in the summary, the night goes on, and the run exits 1")
     func failingFeed() async throws {
         try await GoogleHarness.with { h, google in
-            try await h.store.insertUsers([GoogleWorld.row("f-refunded", end: 300)])
+            try await h.db.insertUsers([GoogleWorld.row("f-refunded", end: 300)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -1, start: -60), token: "tok-f-refunded")
             await google.addVoided(Self.voided("tok-f-refunded", at: -1))
-            try await h.store.insertUsers([GoogleWorld.row("f-lapsed", end: -2)])
+            try await h.db.insertUsers([GoogleWorld.row("f-lapsed", end: -2)])
             await google.setPurchase(GoogleWorld.play("EXPIRED", expiry: -2), token: "tok-f-lapsed")
             await google.setVoidedFault(.status(500))
 

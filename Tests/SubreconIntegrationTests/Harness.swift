@@ -26,7 +26,7 @@ struct Harness {
         .init(productID: "pro_monthly", tier: 2, entitlement: "pro"),
     ]
 
-    let store: SubscriptionDatabase
+    let db: SubscriptionDatabase
     let client: PostgresClient
     let revenueCat: RevenueCatSimulator
     let appStore: AppStoreSimulator
@@ -57,8 +57,8 @@ struct Harness {
     ) async throws {
         try await TestDatabase.withSchema(prefix: "it_", serverURL: serverURL) { schema in
             try await setUp(schema)
-            try await schema.store.migrate()
-            try await schema.store.upsertProducts(products)
+            try await schema.db.migrate()
+            try await schema.db.upsertProducts(products)
             try await with(
                 schema, apple: apple, receipts: useReceipts, revenueCat: revenueCat, routes: routes, extra: extra, body)
         }
@@ -110,7 +110,7 @@ struct Harness {
             values.merge(extra.mapValues { $0.replacingOccurrences(of: "{base}", with: server.baseURL) }) { $1 }
             try await body(
                 Harness(
-                    store: schema.store, client: schema.client, revenueCat: revenueCat, appStore: appStore, history: history,
+                    db: schema.db, client: schema.client, revenueCat: revenueCat, appStore: appStore, history: history,
                     receipts: receipts,
                     server: server, env: ProcessEnvironment(values), reportDirectory: reports))
         } catch {
@@ -155,7 +155,7 @@ struct Harness {
     }
 
     func seed(_ row: UserRow, _ subscriptions: SimulatedSubscription...) async throws {
-        try await store.insertUsers([row])
+        try await db.insertUsers([row])
         if !subscriptions.isEmpty {
             await revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: Self.day(-300), subscriptions: subscriptions), for: row.id)
         }
@@ -176,7 +176,7 @@ struct Harness {
         return ids
     }
 
-    func user(_ id: String) async throws -> UserRow? { try await store.user(id: id) }
+    func user(_ id: String) async throws -> UserRow? { try await db.user(id: id) }
 
     func count(_ query: PostgresQuery) async throws -> Int {
         for try await value in try await client.query(query).decode(Int.self) { return value }

@@ -88,7 +88,7 @@ struct IncompleteListTests {
     func stripeItemsHaveMore() async throws {
         try await StripeJobTests.with { h, stripe in
             // Both rows hold pro with a lapsed end date: candidates. Stripe embeds only the basic item of each.
-            try await h.store.insertUsers([
+            try await h.db.insertUsers([
                 StripeWorld.row("i-pro", tier: 2, "active", end: -1, customer: "cus_ipro", product: "price_pro_annual"),
                 StripeWorld.row("i-err", tier: 2, "active", end: -1, customer: "cus_ierr", product: "price_pro_annual"),
             ])

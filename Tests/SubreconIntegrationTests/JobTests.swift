@@ -216,7 +216,7 @@ struct JobTests {
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
                 // A webhook renews the user while the job is asking RevenueCat: the webhook must win.
                 let source = WebhookDuringFetch(inner: real, userID: "c-raced", client: h.client)
-                let job = ReconcileJob(database: h.store, source: source, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let job = ReconcileJob(database: h.db, source: source, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 return try await job.run(h.options { $0.maxDowngradeRatio = 1 }, runID: "run-concurrent")
             }
             let raced = try #require(try await h.user("c-raced"))
@@ -256,7 +256,7 @@ struct JobTests {
     func shardLock() async throws {
         try await Harness.with { h in
             try await h.seed(h.row("l-1", tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
-            let outcome: String? = try await h.store.withShardLock(shard: .all) {
+            let outcome: String? = try await h.db.withShardLock(shard: .all) {
                 do {
                     _ = try await h.run()
                     return "ran"

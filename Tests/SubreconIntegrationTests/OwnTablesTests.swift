@@ -136,7 +136,7 @@ struct OwnTablesTests {
         try await Harness.with(setUp: { schema in try await Self.loadExample(schema, app: app) }) { h in
             try await Self.cleaningUp(app, h.client) {
                 try await Self.seedNight(h, app: app)
-                let store = h.store.with(users: try await h.store.checkUsers(requiring: []))
+                let store = h.db.with(users: try await h.db.checkUsers(requiring: []))
                 #expect(
                     store.users
                         == UsersRelation(

@@ -37,7 +37,7 @@ struct PoisonedRowTests {
             try await h.seed(h.row(id, tier: 1, "billing_issue", end: -2, grace: 3), Harness.subscription(expires: 28))
         }
         try await h.seed(h.row("l-renewed", tier: 1, "billing_issue", end: 1), Harness.subscription(purchased: -2, expires: 28))
-        try await h.store.insertUsers([h.row("l-lifetime", tier: 1, "billing_issue", end: 1)])
+        try await h.db.insertUsers([h.row("l-lifetime", tier: 1, "billing_issue", end: 1)])
         await h.revenueCat.setSubscriber(
             SimulatedSubscriber(
                 firstSeen: Harness.day(-300),

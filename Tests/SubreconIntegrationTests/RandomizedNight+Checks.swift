@@ -119,7 +119,7 @@ extension RandomizedNightTests {
         var variables = ["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]
         variables.merge(GoogleWorld.environment(account)) { $1 }
         try await Harness.with(apple: true, revenueCat: true, routes: [stripe, google], extra: variables) { h in
-            try await h.store.upsertProducts(StripeWorld.products)
+            try await h.db.upsertProducts(StripeWorld.products)
             try await body(h, stripe, google)
         }
     }

@@ -191,7 +191,7 @@ struct RandomizedNightTests {
         }
         // One-time lines of every store whose buyer is the user, another user, nobody or a case variant, and a
         // RevenueCat transfer between two rows (CONTRACT "Whose purchase it is").
-        try await h.store.upsertProducts([.init(productID: Self.lifetimeProduct, tier: 3)])
+        try await h.db.upsertProducts([.init(productID: Self.lifetimeProduct, tier: 3)])
         for index in 60..<(60 + rng.int(3...6)) {
             let id = String(format: "n-%03d", index)
             var generated = await Self.generateOneTime(
@@ -215,7 +215,7 @@ struct RandomizedNightTests {
 
     /// Inserts a generated user's row, sets its `account_token` as the app would, and keeps the row as stored.
     static func insert(_ generated: inout Generated, id: String, harness h: Harness) async throws {
-        try await h.store.insertUsers([generated.row])
+        try await h.db.insertUsers([generated.row])
         if let token = generated.accountToken {
             // The test's database handle never checked `users`, so it writes no account_token: set as the app would.
             try await h.client.query("update users set account_token = \(token) where id = \(id)")

@@ -55,7 +55,7 @@ struct ResumeTests {
         let config = try SubreconConfiguration.load(h.env, requireSource: true)
         let stats = RequestStats()
         let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
-        var ports = JobPorts(h.store)
+        var ports = JobPorts(h.db)
         if let verdicts { ports.verdicts = verdicts }  // one port replaced; the others stay the real database
         return ReconcileJob(ports: ports, source: source ?? real, stats: stats, sourcesNote: real.notes, logger: h.logger)
     }
@@ -120,7 +120,7 @@ struct ResumeTests {
         try await Harness.with { h in
             try await seed(h)
             try await HTTPClientScope.with { http in
-                let failing = FailingApply(store: h.store, failOnCall: 2)
+                let failing = FailingApply(store: h.db, failOnCall: 2)
                 await #expect(throws: (any Error).self) {
                     try await job(h, http: http, verdicts: failing).run(options(h), runID: "run-broken")
                 }

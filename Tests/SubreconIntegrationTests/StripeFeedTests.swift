@@ -31,7 +31,7 @@ struct StripeFeedTests {
     func cancellationByEvent() async throws {
         try await StripeJobTests.with { h, stripe in
             // Both rows look paid for 120 more days and Stripe canceled both; only f-event's customer has an event.
-            try await h.store.insertUsers([
+            try await h.db.insertUsers([
                 Self.midPeriodRow("f-event", customer: "cus_event"), Self.midPeriodRow("f-silent", customer: "cus_silent"),
             ])
             await stripe.setSubscriptions([Self.canceledYesterday("sub_event")], forCustomer: "cus_event")
@@ -88,7 +88,7 @@ struct StripeFeedTests {
     @Test("an event for a customer no row holds is counted as unmatched and nothing else happens")
     func unmatchedCustomer() async throws {
         try await StripeJobTests.with { h, stripe in
-            try await h.store.insertUsers([Self.midPeriodRow("f-bystander", customer: "cus_bystander")])
+            try await h.db.insertUsers([Self.midPeriodRow("f-bystander", customer: "cus_bystander")])
             await stripe.setSubscriptions([Self.canceledYesterday("sub_bystander")], forCustomer: "cus_bystander")
             await stripe.setEvents([
                 Self.event("evt_stranger", "customer.subscription.deleted", day: -1, customer: "cus_stranger"),
@@ -118,7 +118,7 @@ struct StripeFeedTests {
     func failingFeed() async throws {
         try await StripeJobTests.with { h, stripe in
             // Due by the database's own account (paid period over): processed whatever the feed does.
-            try await h.store.insertUsers([
+            try await h.db.insertUsers([
                 StripeWorld.row("f-due", tier: 1, "active", end: -1, customer: "cus_due"),
                 Self.midPeriodRow("f-event", customer: "cus_event"),
             ])

@@ -21,7 +21,7 @@ struct StripeJobTests {
         var variables = StripeWorld.environment
         variables.merge(extra) { $1 }
         try await Harness.with(revenueCat: revenueCat, routes: [stripe], extra: variables) { h in
-            try await h.store.upsertProducts(StripeWorld.products)
+            try await h.db.upsertProducts(StripeWorld.products)
             try await body(h, stripe)
         }
     }
@@ -71,7 +71,7 @@ struct StripeJobTests {
                 ),
             ]
             for (row, subscriptions) in seeds {
-                try await h.store.insertUsers([row])
+                try await h.db.insertUsers([row])
                 await stripe.setSubscriptions(subscriptions, forCustomer: row.identifiers[.stripe]!)
             }
 
@@ -134,7 +134,7 @@ struct StripeJobTests {
             let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed"]
             for id in ids {
                 let customer = "cus_" + id
-                try await h.store.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
+                try await h.db.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 if id != "f-unknown" {
                     await stripe.setSubscriptions(
                         [StripeWorld.subscription("sub_\(id)", "canceled", from: -31, to: -1)], forCustomer: customer)
@@ -182,7 +182,7 @@ struct StripeJobTests {
             await stripe.setSubscriptions([], forCustomer: "cus_empty")
             for (id, customer) in [("c-customer", "cus_conflict"), ("c-subid", nil), ("c-elsewhere", "cus_empty")] as [(String, String?)] {
                 let subscriptionID = "sub_\(id)"
-                try await h.store.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
+                try await h.db.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
                     SimulatedSubscriber(
                         firstSeen: Harness.day(-300),
