@@ -22,7 +22,7 @@ public struct FinancePeriodRange: Sendable, Hashable {
             guard let start = monthStart(month) else {
                 throw usage("--month must be YYYY-MM, e.g. 2026-11 (got \(month.debugDescription))")
             }
-            range = FinancePeriodRange(from: start, to: utc.date(byAdding: .month, value: 1, to: start)!)
+            range = FinancePeriodRange(from: start, to: Self.utc.date(byAdding: .month, value: 1, to: start)!)
         case (let from?, let to?, nil):
             if let problem = OptionRanges.dateProblem("--from", from) ?? OptionRanges.dateProblem("--to", to) { throw usage(problem) }
             range = FinancePeriodRange(from: OptionRanges.instant(from)!, to: OptionRanges.instant(to)!)
@@ -38,11 +38,11 @@ public struct FinancePeriodRange: Sendable, Hashable {
 
     /// The nights of the period: the UTC days `[d, d + 1 day)` that meet `[from, to)`, as day starts.
     public var nights: [Date] {
-        var day = utc.startOfDay(for: from)
+        var day = Self.utc.startOfDay(for: from)
         var days: [Date] = []
         while day < to {
             days.append(day)
-            day = utc.date(byAdding: .day, value: 1, to: day)!
+            day = Self.utc.date(byAdding: .day, value: 1, to: day)!
         }
         return days
     }
@@ -52,8 +52,8 @@ public struct FinancePeriodRange: Sendable, Hashable {
 
     static func name(_ date: Date) -> String {
         let night = FinanceTally.night(of: date)
-        guard utc.startOfDay(for: date) != date else { return night }
-        let c = utc.dateComponents([.hour, .minute, .second], from: date)
+        guard Self.utc.startOfDay(for: date) != date else { return night }
+        let c = Self.utc.dateComponents([.hour, .minute, .second], from: date)
         return night + String(format: "T%02d%02d%02dZ", c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
     }
 
@@ -62,7 +62,7 @@ public struct FinancePeriodRange: Sendable, Hashable {
         guard text.count == 7, parts.count == 2, parts[0].count == 4, parts[1].count == 2,
             let year = Int(parts[0]), let month = Int(parts[1]), OptionRanges.years.contains(year), (1...12).contains(month)
         else { return nil }
-        return utc.date(from: DateComponents(year: year, month: month, day: 1))
+        return Self.utc.date(from: DateComponents(year: year, month: month, day: 1))
     }
 
     static func usage(_ line: String) -> CommandFailure { CommandFailure(.usage, line) }

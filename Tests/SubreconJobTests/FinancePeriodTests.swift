@@ -6,6 +6,10 @@ import SubreconReports
 import SubreconTestKit
 import Testing
 
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
 /// `subrecon finance` over the in-memory month (docs/CONTRACT.md, "subrecon finance"): flows once, stocks at the end,
 /// gaps said, details that sum to the figures, the period's options.
 @Suite("Finance over a period, in memory")
