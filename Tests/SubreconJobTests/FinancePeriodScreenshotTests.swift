@@ -48,5 +48,13 @@ struct FinancePeriodScreenshotTests {
         #expect(width == 1200)
         #expect(image.count > 20_000, "a page with tables and charts, not a blank image (\(image.count) bytes)")
         #expect(result.report.nights.count == 30)
+        // To look at it: SUBRECON_KEEP_SCREENSHOT=DIR keeps the image (and the page) there.
+        if let keep = ProcessInfo.processInfo.environment["SUBRECON_KEEP_SCREENSHOT"], !keep.isEmpty {
+            for file in [png, html] {
+                let target = URL(fileURLWithPath: keep).appendingPathComponent(file.lastPathComponent)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: file, to: target)
+            }
+        }
     }
 }
