@@ -2,6 +2,8 @@
 public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
     case ok = 0
     case userErrors = 1
+    /// `finance`: the period has gaps (a shard's night missing, failed or unfinished); the figures cover the rest.
+    case periodGaps = 5
     case valveTripped = 3
     case shardLocked = 4
     case usage = 64
@@ -20,6 +22,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable, Codable {
         switch self {
         case .ok: "all candidates processed"
         case .userErrors: "finished, but some users errored (they are in the report, untouched)"
+        case .periodGaps: "finance: the period has gaps (a shard's night missing, failed or unfinished), listed in every output"
         case .valveTripped: "safety valve tripped, nothing applied"
         case .shardLocked: "another run holds this shard's lock; nothing done"
         case .usage: "command-line usage error"

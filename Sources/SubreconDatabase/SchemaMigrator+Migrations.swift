@@ -242,5 +242,15 @@ extension SchemaMigrator {
                 UsersIndex("users_google_purchase_token_idx", "(google_purchase_token) where google_purchase_token is not null"),
             ],
             statements: []),
+        // docs/CONTRACT.md "subrecon finance": a period's applied changes, read per run without scanning every verdict.
+        SchemaMigration(
+            version: 12, name: "the ledger's applied entries per run (finance over a period)",
+            statements: [
+                "create index if not exists reconcile_verdicts_applied_idx on reconcile_verdicts (run_id, seq) where outcome = 'applied'",
+                """
+                create index if not exists reconcile_verdicts_billing_issue_idx on reconcile_verdicts (run_id, seq) \
+                where verdict->'truth'->>'status' = 'billing_issue'
+                """,
+            ]),
     ]
 }

@@ -133,6 +133,12 @@ public enum DemoRunner {
                     + "seeded \(soloUsers.count) users; running `subrecon run` against them",
                 title: "demo: run 2, no RevenueCat: what each sample user shows (from drift.json)")
             await setup.server.shutdown()
+            try await closeNights(
+                asOf: asOf,
+                databases: [
+                    ("run 1, every source", postgres.url, "finance"),
+                    ("run 2, no RevenueCat", postgres.url(database: secondDatabase), "finance/without-revenuecat"),
+                ], reportDirectory: reportDirectory, logger: logger, say: say)
             if keep {
                 say("demo: database kept running: DATABASE_URL=\(postgres.url) (run 2: \(postgres.url(database: secondDatabase)))")
             }

@@ -39,6 +39,13 @@ struct SubreconBench: AsyncParsableCommand {
     var shards = 0
     @Flag(help: "With --shards: add a row where every shard paces at the whole budget (N times oversubscribed).")
     var overBudget = false
+    @Flag(help: "Time `subrecon finance` over a year of seeded nightly runs (with --finance-nights, --finance-verdicts, ...).")
+    var financeYear = false
+    @Option(help: "With --finance-year: nightly runs.") var financeNights = 365
+    @Option(help: "With --finance-year: ledger entries per night.") var financeVerdicts = 20_000
+    @Option(help: "With --finance-year: applied restores per night.") var financeApplied = 400
+    @Option(help: "With --finance-year: billing-issue users per night.") var financeAtRisk = 200
+    @Option(help: "With --finance-year: refunds in refunds_seen across the year.") var financeRefunds = 20_000
 
     // The job's own process (internal).
     @Option(help: .hidden) var childJob: String?
@@ -65,7 +72,12 @@ struct SubreconBench: AsyncParsableCommand {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let database = try await BenchDatabase.open(logger: logger)
         do {
-            if scanOnly {
+            if financeYear {
+                let shape = FinanceBench.Shape(
+                    nights: financeNights, verdicts: financeVerdicts, applied: financeApplied, atRisk: financeAtRisk,
+                    refunds: financeRefunds)
+                try await FinanceBench.run(database: database, shape: shape, logger: logger)
+            } else if scanOnly {
                 try await ScanBench.run(
                     database: database, users: users, stride: stride, asOf: asOf, pageSize: pageSize, sweepDays: sweepDays,
                     logger: logger)

@@ -14,10 +14,10 @@ struct Subrecon: AsyncParsableCommand {
         commandName: "subrecon",
         abstract: "Keeps subscription tiers in PostgreSQL true to its sources: RevenueCat and every configured store.",
         discussion:
-            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration, 130/143 stopped by a signal with nothing to resume. Every command takes --env-file PATH: an environment file (systemd EnvironmentFile syntax) whose values win over the inherited ones.",
+            "Exit codes: 0 ok, 1 some users errored, 3 safety valve tripped, 4 shard locked, 5 finance period with gaps, 64 usage, 66 no such user or incomplete ledger, 69 unavailable, 75 stopped (resume it), 78 configuration, 130/143 stopped by a signal with nothing to resume. Every command takes --env-file PATH: an environment file (systemd EnvironmentFile syntax) whose values win over the inherited ones.",
         version: String(cString: subrecon_build_version()),
         subcommands: [
-            Migrate.self, Run.self, Explain.self, Report.self, Demo.self, Products.self, Doctor.self,
+            Migrate.self, Run.self, Explain.self, Report.self, Finance.self, Demo.self, Products.self, Doctor.self,
             ExitMeaning.self, SecretNamesCommand.self, PrintEnvironment.self, LockName.self,
         ]
     )

@@ -175,7 +175,7 @@ struct DemoTests {
             environment: environment, reportDirectory: reports, keep: false, explain: "demo-39-apple-feed-refund",
             logger: Logger(label: "demo-test"), progress: nil, say: { line in said.withLock { $0.append(line) } })
         var lines = said.withLock { $0 }
-        try #require(lines.count == 10)
+        try #require(lines.count == 14)  // with `subrecon finance` over each database's night at the end
         #expect(lines[0].hasPrefix("demo: PostgreSQL started on 127.0.0.1:"))
         #expect(lines[1].hasPrefix("demo: store simulator listening on http://127.0.0.1:"))
         // --explain: `subrecon explain` of the feed user before run 1, the row still active, every source saying refunded.
@@ -205,6 +205,14 @@ struct DemoTests {
         #expect(lines[5].hasSuffix(": seeded 5 users; running `subrecon run` against them"))
         #expect(lines[6].hasPrefix("demo: run 2, no RevenueCat: what each sample user shows (from drift.json)\n"))
         #expect(lines[7] == TerminalSummary.text(result.withoutRevenueCat.summary, folder: result.withoutRevenueCat.folder))
+        // `subrecon finance` over the demo's night, once per database: complete, its files written apart from the runs.
+        for (index, folder) in [(8, "finance"), (10, "finance/without-revenuecat")] {
+            #expect(lines[index].hasPrefix("demo: subrecon finance --from ") && lines[index].hasSuffix("; read only):"))
+            #expect(lines[index + 1].contains("no gaps: every night of every shard completed"), "\(lines[index + 1])")
+            let files = try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent(folder).path)
+            #expect(files.filter { $0.hasPrefix("finance-") }.count == 5, "\(files)")
+        }
+        #expect(lines[9].contains("restored"), "run 1 restores users: \(lines[9])")
         #expect(result.exitStatus == .ok)
 
         // Run 1: every source.
