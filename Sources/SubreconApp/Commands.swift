@@ -136,13 +136,19 @@ public enum Commands {
         for (origin, rate, _) in budgets {
             gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shards: options.shard.count))
         }
+        let v2Rate = options.revenueCatV2RequestsPerSecond
         let source = try StoreFactSource(
             configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates,
             receipts: CoalescedReceiptLookup(database),
-            refundsSeen: database)
+            refundsSeen: database,
+            revenueCatV2Gate: SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(v2Rate, shards: options.shard.count)),
+            knownCustomers: RevenueCatMemory(database, writes: !options.dryRun))
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
             notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: "\(options.shard)", shards: options.shard.count)
+        }
+        if config.revenueCat?.v2 != nil {
+            notes["revenuecat"]? += "; v2 " + RequestBudget.describe(v2Rate, shard: "\(options.shard)", shards: options.shard.count)
         }
         return (source, notes)
     }

@@ -242,5 +242,17 @@ extension SchemaMigrator {
                 UsersIndex("users_google_purchase_token_idx", "(google_purchase_token) where google_purchase_token is not null"),
             ],
             statements: []),
+        // docs/CONTRACT.md "Sources and the decision": the users RevenueCat answered for, so that with API v2 a known
+        // user needs no v2 question (v1 creates nothing for a customer RevenueCat already has).
+        SchemaMigration(
+            version: 12, name: "users RevenueCat has answered for (no v2 question before v1 for them)",
+            statements: [
+                """
+                create table if not exists revenuecat_known_customers (
+                    user_id text primary key,
+                    first_known_at timestamptz not null default now()
+                )
+                """
+            ]),
     ]
 }
