@@ -81,6 +81,47 @@ struct RevenueCatV2JobTests {
         }
     }
 
+    /// BENCHMARKS.md "RevenueCat requests per user": a first night with v2 asks v2 about everyone (v1 too for those
+    /// RevenueCat knows); on the next night, where most users are known, each costs close to one request.
+    @Test("RevenueCat requests per user: a night where most users are known costs close to one")
+    func requestsPerUserMostlyKnown() async throws {
+        try await Harness.with(extra: Self.v2Env) { h in
+            await h.revenueCat.setV2(apiKey: Self.v2Key, projectID: Self.project)
+            let (knownCount, unknownCount) = (180, 20)
+            for n in 0..<(knownCount + unknownCount) {
+                let id = String(format: "b-%04d", n)
+                if n < knownCount {
+                    try await h.seed(h.row(id, tier: 1, "active", end: -1), Harness.subscription(purchased: -1, expires: 29))
+                } else {
+                    try await h.seed(h.row(id, tier: 0, "none", end: nil))
+                }
+            }
+            func perUser(_ result: RunResult) -> (Int, Int, Double) {
+                let v1 = result.summary.requests["revenuecat"]?.requests ?? 0
+                let v2 = result.summary.requests[RevenueCatV2Client.sourceName]?.requests ?? 0
+                return (v1, v2, Double(v1 + v2) / Double(knownCount + unknownCount))
+            }
+            let sweepAll: (inout RunOptions) -> Void = {
+                $0.sweepDays = 1
+                $0.sweepFreeDays = 1
+                $0.revenueCatV2RequestsPerSecond = 0
+                $0.revenueCatRequestsPerSecond = 0
+            }
+            let first = perUser(try await h.run(sweepAll))
+            let second = perUser(
+                try await h.run {
+                    sweepAll(&$0)
+                    $0.asOf = Harness.day(1)
+                })
+            print(
+                "revenuecat requests per user (\(knownCount) known, \(unknownCount) never seen): first night v1 \(first.0) + v2 "
+                    + "\(first.1) = \(first.2) per user; next night v1 \(second.0) + v2 \(second.1) = \(second.2) per user")
+            #expect(first.0 == knownCount && first.1 == knownCount + unknownCount)
+            #expect(second.0 == knownCount && second.1 == unknownCount && second.2 == 1.0)
+            #expect(await h.revenueCat.counters().customersCreated == 0)
+        }
+    }
+
     @Test("every v2 answer but 200 and 404 resource_missing is that user's fetch_error, untouched, and v1 is not asked")
     func hostileV2Answers() async throws {
         try await Harness.with(extra: Self.v2Env) { h in
