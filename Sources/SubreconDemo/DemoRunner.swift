@@ -119,8 +119,8 @@ public enum DemoRunner {
                 environment: ProcessEnvironment(
                     setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
                 before: "run 1",
-                announce: "demo: run 1 of 2, every source (RevenueCat v1 with API v2 first, App Store + receipts + notification history, Stripe, Google Play): "
-                    + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
+                announce: "demo: run 1 of 2, every source (RevenueCat v1 with API v2 first, App Store + receipts + notification "
+                    + "history, Stripe, Google Play): seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
                 title: "demo: run 1, every source: what each sample user shows (from drift.json)")
 
             // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).

@@ -147,7 +147,7 @@ struct RevenueCatV2ClientTests {
         }
     }
 
-    @Test("doctor: a working key holds; a wrong key names REVENUECAT_V2_API_KEY; a missing permission names it; a wrong project names REVENUECAT_PROJECT_ID")
+    @Test("doctor: a working key holds; a wrong key, a missing permission and a wrong project are each named")
     func credentialCheck() async throws {
         try await Self.run { l in
             let check = await l.client.credentialCheck()

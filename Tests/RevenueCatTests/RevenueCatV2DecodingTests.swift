@@ -65,9 +65,11 @@ struct RevenueCatV2DecodingTests {
         #expect(RevenueCatV2ErrorBody.decode(body: Data(#"{"object":"error","type":"x","backoff_ms":"250"}"#.utf8))?.backoffMS == 250)
     }
 
-    @Test("a v1 error body, a body without type, or not JSON is no v2 error object", arguments: [
-        #"{"code":7225,"message":"Invalid API key"}"#, #"{"object":"error"}"#, #"{"object":"list","type":"x"}"#, "<html>", "",
-    ])
+    @Test(
+        "a v1 error body, a body without type, or not JSON is no v2 error object",
+        arguments: [
+            #"{"code":7225,"message":"Invalid API key"}"#, #"{"object":"error"}"#, #"{"object":"list","type":"x"}"#, "<html>", "",
+        ])
     func notAnError(_ body: String) {
         #expect(RevenueCatV2ErrorBody.decode(body: Data(body.utf8)) == nil)
     }
