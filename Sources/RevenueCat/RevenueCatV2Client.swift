@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOHTTP1
 import SourceHTTP
 import SubreconCore
 

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
+import RevenueCat
 import SourceHTTP
 import SubreconCore
 import SubreconDatabase

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import RevenueCat
 import StoreSimulator
 import SubreconApp
