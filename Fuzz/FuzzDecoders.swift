@@ -14,7 +14,8 @@
 // 'H' an App Store notification history page; 'O' a Stripe checkout sessions list -> one-time purchases; 'T' an App
 // Store transaction history page; 'I' a Google Play one-time product purchase -> its fact (FuzzOneTimeStores.swift);
 // 'J' and 'K' Apple's JWS/x5c verification path (FuzzAppleSigned.swift); 'Y' a page of the Stripe inventory (strict)
-// -> stated purchases and accounts (FuzzStripeInventory.swift).
+// -> stated purchases and accounts (FuzzStripeInventory.swift); 'R' a RevenueCat API v2 body: customer, list page,
+// error object (FuzzRevenueCatV2.swift).
 // Besides "never traps", each branch checks the sanitizing invariants: no decoded text holds a NUL, every decoded
 // date lies in 1970...2200, no decoded price is negative, and text re-encoded for jsonb holds no NUL escape.
 import Foundation
@@ -27,7 +28,7 @@ private let byLetter: [UInt8: @Sendable (Data) -> Void] = [
     UInt8(ascii: "9"): stripeSubscription, UInt8(ascii: "S"): stripeEvents, UInt8(ascii: "C"): stripeCharges,
     UInt8(ascii: "P"): stripeInvoicePayments, UInt8(ascii: "D"): strictDate, UInt8(ascii: "M"): googleMoney,
     UInt8(ascii: "O"): stripeCheckoutSessions, UInt8(ascii: "T"): appStoreTransactionHistory,
-    UInt8(ascii: "I"): googleProductPurchase, UInt8(ascii: "Y"): stripeInventoryPage,
+    UInt8(ascii: "I"): googleProductPurchase, UInt8(ascii: "Y"): stripeInventoryPage, UInt8(ascii: "R"): revenueCatV2,
 ].merging(appleSignedDecoders) { $1 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

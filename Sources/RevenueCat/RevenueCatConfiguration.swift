@@ -12,6 +12,9 @@ public struct RevenueCatConfiguration: Sendable, CustomStringConvertible {
     /// Deadline, body limit, attempts and backoff for 5xx, network errors and timeouts, and the bounds of 429 waits
     /// (`backoff_ms` or `Retry-After`; a longer asked wait gives the user up for this run, never a sleep that long).
     public var requestPolicy: SourceRequestPolicy
+    /// API v2 beside the v1 key (`REVENUECAT_V2_API_KEY`, `REVENUECAT_PROJECT_ID`): asked first whether a user RevenueCat
+    /// may not know exists, so that no night creates a customer; nil: v1 alone.
+    public var v2: RevenueCatV2Configuration?
 
     public static let defaultBaseURL = "https://api.revenuecat.com"
     /// Largest response body accepted by default: a subscriber is a few kilobytes.
@@ -27,6 +30,7 @@ public struct RevenueCatConfiguration: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "RevenueCatConfiguration(baseURL: \(baseURL), apiKey: <redacted>, requestPolicy: \(requestPolicy))"
+        let v2Text = v2.map { String(describing: $0) } ?? "none"
+        return "RevenueCatConfiguration(baseURL: \(baseURL), apiKey: <redacted>, requestPolicy: \(requestPolicy), v2: \(v2Text))"
     }
 }

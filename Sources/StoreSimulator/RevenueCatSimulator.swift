@@ -10,6 +10,10 @@ public struct RevenueCatSimulatorCounters: Sendable, Hashable {
     public var rateLimitedAnswers = 0
     /// Requests that arrived while another request for the same user was still being answered.
     public var concurrentSameUserRequests = 0
+    /// Customers v1's get-or-create created (a 201 answer): what a night with API v2 configured must leave at 0.
+    public var customersCreated = 0
+    /// Every request to `/v2/...`, rejected ones included (they are not in `totalRequests`).
+    public var v2Requests = 0
     public init() {}
 }
 
@@ -27,7 +31,7 @@ public struct RevenueCatRecordedRequest: Sendable, Hashable {
 public actor RevenueCatSimulator: SimulatorRoute {
     /// The key requests must carry.
     public let apiKey: String
-    private var subscribers: [String: SimulatedSubscriber] = [:]
+    var subscribers: [String: SimulatedSubscriber] = [:]
     private var productEntitlements: [String: String]
     private var faults: [String: [(fault: RevenueCatFault, remaining: Int?)]] = [:]
     private var clock: Date?
@@ -35,7 +39,9 @@ public actor RevenueCatSimulator: SimulatorRoute {
     private var rejectConcurrent = true
     private var bucket: TokenBucket?
     private var inFlight: [String: Int] = [:]
-    private var counters = RevenueCatSimulatorCounters()
+    var counters = RevenueCatSimulatorCounters()
+    /// API v2 as `setV2` configured it (`RevenueCatSimulator+V2`).
+    var v2: RevenueCatV2SimulatorSettings?
     private var recorded: [RevenueCatRecordedRequest] = []
     private static let recordLimit = 256
 
@@ -103,6 +109,7 @@ public actor RevenueCatSimulator: SimulatorRoute {
 
     public func handle(_ request: SimulatorRequest) async -> SimulatorResponse? {
         let segments = request.pathSegments
+        if segments.first == "v2" { return await handleV2(request) }
         guard segments.count == 3, segments[0] == "v1", segments[1] == "subscribers" else { return nil }
         let userID = segments[2]
         counters.totalRequests += 1
@@ -171,6 +178,7 @@ public actor RevenueCatSimulator: SimulatorRoute {
             subscriber = known
         } else {
             status = 201
+            counters.customersCreated += 1
             subscriber = SimulatedSubscriber(originalAppUserID: userID, firstSeen: now)
             subscribers[userID] = subscriber
         }

@@ -68,7 +68,7 @@ extension Commands {
                 "read as `run` reads it: sources \(sources.joined(separator: ", ")); store environment \(config.environment.rawValue)")
         ]
         checks += await databaseChecks(config, logger: logger)
-        if let revenueCat = config.revenueCat { checks.append(revenueCat.credentialCheck) }
+        checks += await revenueCatChecks(config, timeout: timeout, logger: logger)
         checks += await storeChecks(config, timeout: timeout, logger: logger)
         return DoctorReport(checks: checks)
     }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import PostgresNIO
+import RevenueCat
 import SourceHTTP
 import SubreconCore
 import SubreconDatabase
@@ -100,7 +101,7 @@ public enum Commands {
     /// of its rate budget, their database reads from `reads` — handed to `body` for as long as the client lives.
     /// `run` calls it inside its database session and shard lock; the job's tests call it over ports in memory.
     public static func withJob<T: Sendable>(
-        config: SubreconConfiguration, options: RunOptions, ports: JobPorts, reads: any ReceiptLookup & RefundsSeenLookup,
+        config: SubreconConfiguration, options: RunOptions, ports: JobPorts, reads: any AdapterReads,
         logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, _ body: (ReconcileJob) async throws -> T
     ) async throws -> T {
         let stats = RequestStats(health: SourceHealthBoard(clock: options.tuning.healthClock))
@@ -135,7 +136,7 @@ public enum Commands {
     /// this shard takes 1/N of each), and the summary's line per source naming its budget.
     static func factSource(
         config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats,
-        reads: any ReceiptLookup & RefundsSeenLookup, logger: Logger
+        reads: any AdapterReads, logger: Logger
     ) throws -> (StoreFactSource, [String: String]) {
         var budgets: [(FactOrigin, Double, Bool)] = [
             (.revenueCat, options.revenueCatRequestsPerSecond, config.revenueCat != nil)
@@ -148,13 +149,19 @@ public enum Commands {
         for (origin, rate, _) in budgets {
             gates[origin] = SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(rate, shards: options.shard.count))
         }
+        let v2Rate = options.revenueCatV2RequestsPerSecond
         let source = try StoreFactSource(
             configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates,
             receipts: CoalescedReceiptLookup(reads),
-            refundsSeen: reads)
+            refundsSeen: reads,
+            revenueCatV2Gate: SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(v2Rate, shards: options.shard.count)),
+            knownCustomers: RevenueCatMemory(reads, writes: !options.dryRun))
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
             notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: "\(options.shard)", shards: options.shard.count)
+        }
+        if config.revenueCat?.v2 != nil {
+            notes["revenuecat"]? += "; v2 " + RequestBudget.describe(v2Rate, shard: "\(options.shard)", shards: options.shard.count)
         }
         return (source, notes)
     }

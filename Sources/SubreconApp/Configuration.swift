@@ -46,11 +46,15 @@ public struct SubreconConfiguration: Sendable, CustomStringConvertible {
         }
         let policy = try requestPolicy(env)
         var revenueCat: RevenueCatConfiguration?
-        if let key = try env.secret("REVENUECAT_API_KEY") {
+        let v1Key = try env.secret("REVENUECAT_API_KEY")
+        if let key = v1Key {
             let base = try env.baseURL("REVENUECAT_BASE_URL", default: RevenueCatConfiguration.defaultBaseURL)!
             revenueCat = RevenueCatConfiguration(
                 baseURL: base, apiKey: key, requestPolicy: policy.limitingBodies(to: RevenueCatConfiguration.defaultMaxBodyBytes))
         }
+        // Read (and refused when unusable) with or without the v1 key: alone it is a 78 naming REVENUECAT_API_KEY.
+        let v2 = try revenueCatV2(env, v1Key: v1Key, baseURL: revenueCat?.baseURL ?? RevenueCatConfiguration.defaultBaseURL, policy: policy)
+        revenueCat?.v2 = v2
         var configuration = SubreconConfiguration(database: database, revenueCat: revenueCat, environment: environment)
         for kind in StoreRegistry.stores {
             if let loaded = try kind.load(env, policy: policy, environment: environment) { configuration.stores[kind.origin] = loaded }

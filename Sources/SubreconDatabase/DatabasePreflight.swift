@@ -11,6 +11,7 @@ public enum DatabasePreflight {
     static let writtenTables = [
         "reconcile_runs", "reconcile_changes", "reconcile_verdicts", "push_intents", "reconcile_run_candidates",
         "reconcile_feed_windows", "refunds_seen", "reconcile_run_links", "reconcile_orphans", "reconcile_run_reports",
+        "revenuecat_known_customers",
     ]
     static let readTables = ["product_tiers", "subrecon_settings", "subrecon_schema_migrations", "apple_receipts"]
 

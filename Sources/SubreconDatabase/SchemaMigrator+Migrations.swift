@@ -252,5 +252,17 @@ extension SchemaMigrator {
                 where verdict->'truth'->>'status' = 'billing_issue'
                 """,
             ]),
+        // docs/CONTRACT.md "Sources and the decision": the users RevenueCat answered for, so that with API v2 a known
+        // user needs no v2 question (v1 creates nothing for a customer RevenueCat already has).
+        SchemaMigration(
+            version: 13, name: "users RevenueCat has answered for (no v2 question before v1 for them)",
+            statements: [
+                """
+                create table if not exists revenuecat_known_customers (
+                    user_id text primary key,
+                    first_known_at timestamptz not null default now()
+                )
+                """
+            ]),
     ]
 }

@@ -101,7 +101,7 @@ public enum DemoRunner {
         let setup = try await startSimulators(asOf: asOf, directory: postgres.directory)
         say(
             "demo: store simulator listening on \(setup.server.baseURL) "
-                + "(RevenueCat v1, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
+                + "(RevenueCat v1 and v2, App Store Server API + notification history, verifyReceipt, Stripe, Google Play)")
         do {
             var options = RunOptions(asOf: asOf, reportDirectory: reportDirectory)
             options.concurrency = 8
@@ -119,8 +119,8 @@ public enum DemoRunner {
                 environment: ProcessEnvironment(
                     setup.stores.merging(setup.revenueCat) { $1 }.merging(["DATABASE_URL": postgres.url]) { $1 }),
                 before: "run 1",
-                announce: "demo: run 1 of 2, every source (RevenueCat, App Store + receipts + notification history, Stripe, Google Play): "
-                    + "seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
+                announce: "demo: run 1 of 2, every source (RevenueCat v1 with API v2 first, App Store + receipts + notification "
+                    + "history, Stripe, Google Play): seeded \(users.count) users and \(DemoScenario.products.count) products; running `subrecon run` against them",
                 title: "demo: run 1, every source: what each sample user shows (from drift.json)")
 
             // Run 2: the same stores without RevenueCat, in a database of its own (fresh users, a first night).
@@ -180,6 +180,9 @@ public enum DemoRunner {
         let server = try await SimulatorServer.start(routes: [
             simulators.revenueCat, simulators.appStore, simulators.history, simulators.receipts, simulators.stripe, simulators.google,
         ])
+        // Run 1 asks RevenueCat API v2 first, as RevenueCat recommends today: it creates no customer.
+        let v2Key = "sk_demo_v2_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        await simulators.revenueCat.setV2(apiKey: v2Key, projectID: "projdemo01")
         let rootFile = directory.appendingPathComponent("simulator-root.pem")
         do {
             try Data(try pki.rootPEM().utf8).write(to: rootFile)
@@ -204,7 +207,10 @@ public enum DemoRunner {
         ]
         return Setup(
             simulators: simulators, server: server, stores: stores,
-            revenueCat: ["REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
+            revenueCat: [
+                "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL, "REVENUECAT_V2_API_KEY": v2Key,
+                "REVENUECAT_PROJECT_ID": "projdemo01",
+            ])
     }
 
     /// One demo night: seed the database and the simulators, explain the chosen user if it is one of these, check

@@ -24,6 +24,9 @@ public struct RunOptions: Sendable {
         /// RevenueCat requests per second for the whole app (every shard together). RevenueCat does not document v1
         /// limits (v2 allows 480/min = 8/s per project); 10/s is a cautious default for one nightly job.
         public static let revenueCatRequestsPerSecond = 10.0
+        /// RevenueCat API v2 requests per second for the whole app: its Customer Information domain allows 480 a
+        /// minute per project.
+        public static let revenueCatV2RequestsPerSecond = 8.0
         public static let userDeadline: Duration = .seconds(120)
         public static let feedDeadline: Duration = .seconds(300)
         public static let explainDeadline: Duration = .seconds(120)
@@ -58,6 +61,8 @@ public struct RunOptions: Sendable {
     /// RevenueCat requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N), shared
     /// by all workers; 0 = unlimited.
     public var revenueCatRequestsPerSecond = Default.revenueCatRequestsPerSecond
+    /// RevenueCat API v2's own budget (`--revenuecat-v2-rps`), shared and split across shards like the others.
+    public var revenueCatV2RequestsPerSecond = Default.revenueCatV2RequestsPerSecond
     /// Each store's requests per second for the whole app (every shard together; a `--shard I/N` run takes 1/N),
     /// shared by all workers, by origin (`--<store>-rps`); 0 = unlimited; a store absent here runs at the default
     /// its adapter declares.

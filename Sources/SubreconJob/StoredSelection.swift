@@ -18,6 +18,8 @@ package struct StoredSelection: Codable {
     /// The app's request budgets: `--revenuecat-rps`, and each store's `--<store>-rps` by origin; nil in selections
     /// stored before they were. (`appStoreRPS` is read from selections stored before `storeRPS` was.)
     var revenueCatRPS: Double?
+    /// `--revenuecat-v2-rps`; nil in selections stored before it was.
+    var revenueCatV2RPS: Double?
     var storeRPS: [String: Double]?
     var appStoreRPS: Double?
     /// `--sweep-days`; nil in selections stored before it was (then 0: no sweep candidates that run did not have).
@@ -43,6 +45,7 @@ package struct StoredSelection: Codable {
         maxDowngradeRatio = options.maxDowngradeRatio
         environment = options.environment.rawValue
         revenueCatRPS = options.revenueCatRequestsPerSecond
+        revenueCatV2RPS = options.revenueCatV2RequestsPerSecond
         storeRPS = Dictionary(uniqueKeysWithValues: options.requestsPerSecond.map { ($0.key.rawValue, $0.value) })
         refundReviewCount = options.refundReviewCount
         refundReviewDays = options.refundReviewDays
@@ -75,6 +78,7 @@ package struct StoredSelection: Codable {
         options.maxDowngradeRatio = maxDowngradeRatio
         options.environment = StoreEnvironment(rawValue: environment) ?? .production
         if let revenueCatRPS { options.revenueCatRequestsPerSecond = revenueCatRPS }
+        if let revenueCatV2RPS { options.revenueCatV2RequestsPerSecond = revenueCatV2RPS }
         if let appStoreRPS { options.requestsPerSecond[.appStore] = appStoreRPS }
         for (name, rate) in storeRPS ?? [:] {
             if let origin = FactOrigin(rawValue: name) { options.requestsPerSecond[origin] = rate }

@@ -30,6 +30,9 @@ public enum OriginalTransactionHolders {
     }
 }
 
+/// Every database read the store adapters make, as one database serves them.
+public typealias AdapterReads = ReceiptLookup & RefundsSeenLookup & KnownRevenueCatCustomers
+
 /// The refunds kept on earlier nights (`refunds_seen`, CONTRACT "Finance figures"), for a store adapter whose store
 /// states a refund only once, in a feed (Google's voided purchases): a lookup on a later night still knows the line
 /// was refunded.

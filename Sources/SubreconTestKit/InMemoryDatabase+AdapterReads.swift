@@ -4,10 +4,18 @@ import SubreconPorts
 import Synchronization
 
 // The reads store adapters make, in memory, as `SubscriptionDatabase` answers them: stored receipts, who holds an
-// Apple original transaction (never a blank id, in id order), the refunds kept on earlier nights; and the catalog a
-// test changes between nights.
+// Apple original transaction (never a blank id, in id order), the refunds kept on earlier nights, the users
+// RevenueCat answered for (`revenuecat_known_customers`); and the catalog a test changes between nights.
 
-extension InMemoryDatabase: ReceiptLookup, RefundsSeenLookup {
+extension InMemoryDatabase: ReceiptLookup, RefundsSeenLookup, KnownRevenueCatCustomers {
+    public func isKnownRevenueCatCustomer(_ userID: String) async throws -> Bool {
+        state.withLock { $0.knownRevenueCatCustomers.contains(userID) }
+    }
+
+    public func rememberRevenueCatCustomer(_ userID: String) async throws {
+        _ = state.withLock { $0.knownRevenueCatCustomers.insert(userID) }
+    }
+
     /// Stores `receipt` for `userID` (`apple_receipts`), replacing any.
     public func saveReceipt(_ receipt: String, for userID: String) {
         state.withLock { $0.receipts[userID] = receipt }

@@ -96,6 +96,8 @@ public final class InMemoryDatabase: Sendable {
         var failApplyOnCall: Int?
         /// `apple_receipts`: user → the stored base64 receipt.
         var receipts: [String: String] = [:]
+        /// `revenuecat_known_customers`: the users RevenueCat answered for.
+        var knownRevenueCatCustomers: Set<String> = []
         /// The report inputs each run kept (`RunReportRecords`).
         var runReports: [String: [String: String]] = [:]
     }

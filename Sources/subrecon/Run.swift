@@ -45,6 +45,8 @@ struct Run: AsyncParsableCommand {
     var pushgatewayURL: String?
     @Option(help: "RevenueCat requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
     var revenuecatRps: Double = RunOptions.Default.revenueCatRequestsPerSecond
+    @Option(help: "RevenueCat API v2 requests per second for the whole app; a --shard I/N run takes 1/N (0 = unlimited).")
+    var revenuecatV2Rps: Double = RunOptions.Default.revenueCatV2RequestsPerSecond
     @Option(
         help:
             "App Store Server API requests per second for the whole app; a --shard I/N run takes 1/N (default 50 production, 5 sandbox; 0 = unlimited)."
@@ -110,6 +112,7 @@ struct Run: AsyncParsableCommand {
             R.problem("--user-timeout", userTimeout, R.userTimeoutSeconds),
             R.problem("--feed-timeout", feedTimeout, R.userTimeoutSeconds),
             R.problem("--revenuecat-rps", revenuecatRps, R.requestsPerSecond),
+            R.problem("--revenuecat-v2-rps", revenuecatV2Rps, R.requestsPerSecond),
             appStoreRps.flatMap { R.problem("--app-store-rps", $0, R.requestsPerSecond) },
             R.problem("--google-play-rps", googlePlayRps, R.requestsPerSecond),
             R.problem("--stripe-rps", stripeRps, R.requestsPerSecond),
@@ -186,6 +189,7 @@ struct Run: AsyncParsableCommand {
         options.sweepFreeDays = sweepFreeDays
         options.feedsSince = feedsSince?.value?.date
         options.revenueCatRequestsPerSecond = revenuecatRps
+        options.revenueCatV2RequestsPerSecond = revenuecatV2Rps
         options.requestsPerSecond[.appStore] = appStoreRps
         options.requestsPerSecond[.googlePlay] = googlePlayRps
         options.requestsPerSecond[.stripe] = stripeRps

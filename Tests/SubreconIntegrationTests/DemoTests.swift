@@ -187,8 +187,8 @@ struct DemoTests {
         let checked = doctor.dropFirst().map { String($0.dropFirst(4).prefix { $0 != ":" }) }
         #expect(
             checked == [
-                "configuration", "database", "schema", "users", "role", "revenuecat", "app_store", "app_store receipts", "google_play",
-                "stripe",
+                "configuration", "database", "schema", "users", "role", "revenuecat", "revenuecat_v2", "app_store", "app_store receipts",
+                "google_play", "stripe",
             ], "\(doctor)")
         #expect(doctor.dropFirst().allSatisfy { $0.hasPrefix("  ✓ ") || $0.hasPrefix("  – app_store receipts:") }, "\(doctor)")
         #expect(explained.first?.hasPrefix("demo: subrecon explain demo-39-apple-feed-refund --as-of ") == true)

@@ -112,13 +112,18 @@ extension RandomizedNightTests {
 
     /// All four sources on one loopback server: RevenueCat and the App Store Server API (the harness's), Stripe and
     /// Google Play; the catalog holds the harness's products and Stripe's.
-    static func withAllStores(_ body: (Harness, StripeSimulator, GooglePlaySimulator) async throws -> Void) async throws {
+    /// - Parameter revenueCatV2: RevenueCat API v2 configured beside v1 (asked first about users it may not know).
+    static func withAllStores(
+        revenueCatV2: Bool = false, _ body: (Harness, StripeSimulator, GooglePlaySimulator) async throws -> Void
+    ) async throws {
         let stripe = StripeSimulator(apiKey: StripeWorld.key)
         let account = try GoogleTestServiceAccount.generate(tokenURI: "{base}/token")
         let google = GooglePlaySimulator(account: account, packageName: GoogleWorld.package)
         var variables = ["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]
         variables.merge(GoogleWorld.environment(account)) { $1 }
+        if revenueCatV2 { variables.merge(RevenueCatV2JobTests.v2Env) { $1 } }
         try await Harness.with(apple: true, revenueCat: true, routes: [stripe, google], extra: variables) { h in
+            if revenueCatV2 { await h.revenueCat.setV2(apiKey: RevenueCatV2JobTests.v2Key, projectID: RevenueCatV2JobTests.project) }
             try await h.db.upsertProducts(StripeWorld.products)
             try await body(h, stripe, google)
         }

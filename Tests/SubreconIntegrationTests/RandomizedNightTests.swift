@@ -67,6 +67,14 @@ struct RandomizedNightTests {
         ProcessInfo.processInfo.environment["SUBRECON_E2E_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 0...UInt64.max)
 
+    /// Whether the night configures RevenueCat API v2 beside v1: half the seeds, drawn apart from the night's own
+    /// choices so an older seed replays its users exactly; `SUBRECON_E2E_REVENUECAT_V2=1` (or `0`) forces it.
+    static let revenueCatV2: Bool = {
+        if let forced = ProcessInfo.processInfo.environment["SUBRECON_E2E_REVENUECAT_V2"] { return forced == "1" }
+        var own = SeededRandom(seed: seed ^ 0x5256_3200_5256_3200)
+        return own.chance(0.5)
+    }()
+
     /// The night's random choices besides the users.
     struct Night {
         var stripeDown: Bool
@@ -82,8 +90,8 @@ struct RandomizedNightTests {
         let seed = Self.seed
         var rng = SeededRandom(seed: seed)
         let replay = "replay with SUBRECON_E2E_SEED=\(seed)"
-        print("randomized night: seed \(seed)")
-        try await Self.withAllStores { h, stripe, google in
+        print("randomized night: seed \(seed), RevenueCat API v2 \(Self.revenueCatV2 ? "beside v1" : "not configured")")
+        try await Self.withAllStores(revenueCatV2: Self.revenueCatV2) { h, stripe, google in
             await h.revenueCat.setLatency(.milliseconds(25))
             let night = Night(
                 stripeDown: rng.chance(0.3), valve: rng.chance(0.6) ? "1" : rng.pick([nil, "0.1", "0.25"]),
@@ -156,6 +164,9 @@ struct RandomizedNightTests {
                 #expect(shared == 0, "\(column): a line entitles two users — \(replay)")
             }
             try await Self.rerun(night, poisoned: poisoned, webhookVersions: webhookVersions, harness: h, replay: replay)
+            if Self.revenueCatV2 {
+                #expect(await h.revenueCat.counters().customersCreated == 0, "with v2, no RevenueCat customer created — \(replay)")
+            }
             try await Self.partialVisibility(&rng, harness: h, replay: replay)
         }
     }
@@ -245,6 +256,7 @@ struct RandomizedNightTests {
     ) async throws -> (String, Bool) {
         var arguments = [
             "run", "--as-of", ISO8601.string(Harness.asOf), "--apply-past", "--concurrency", "4", "--revenuecat-rps", "200",
+            "--revenuecat-v2-rps", "200",
             "--stripe-rps", "200", "--app-store-rps", "200", "--google-play-rps", "200", "--report-dir", h.reportDirectory.path,
         ]
         if let valve = night.valve { arguments += ["--max-downgrade-ratio", valve] }
@@ -291,6 +303,7 @@ struct RandomizedNightTests {
         let second = try await h.run {
             $0.maxDowngradeRatio = 1
             $0.revenueCatRequestsPerSecond = 200
+            $0.revenueCatV2RequestsPerSecond = 200
             $0.requestsPerSecond[.stripe] = 200
             $0.requestsPerSecond[.appStore] = 200
             $0.requestsPerSecond[.googlePlay] = 200

@@ -100,6 +100,8 @@ public struct SourceContext: Sendable {
 /// `registry` order; each store's facts override RevenueCat's view of its own purchases in the core's `merge`.
 public struct StoreFactSource: FactSource {
     public let revenueCat: RevenueCatClient?
+    /// RevenueCat's part of every lookup: v1, and v2 first when configured (`RevenueCatSource`).
+    public let revenueCatSource: RevenueCatSource?
     public let stores: [any StoreSource]
     /// One line per source for the summary ("says so in the summary" when a source is not configured).
     public let notes: [String: String]
@@ -108,10 +110,13 @@ public struct StoreFactSource: FactSource {
     ///   - gates: shared rate limiters (absent: unpaced), one per source for the whole run.
     ///   - receipts: where stored legacy receipts are read (the bridge runs only with `APPLE_SHARED_SECRET`).
     ///   - refundsSeen: where the refunds of earlier nights are read (`refunds_seen`); nil: tonight's feeds only.
+    ///   - revenueCatV2Gate: RevenueCat API v2's own rate limiter (absent: unpaced).
+    ///   - knownCustomers: the users RevenueCat answered for in earlier runs (nil: every user is asked v2 first).
     public init(
         configuration: SubreconConfiguration, httpClient: HTTPClient, stats: RequestStats, logger: Logger,
         gates: [FactOrigin: any RequestGate] = [:], receipts: (any ReceiptLookup)? = nil,
-        refundsSeen: (any RefundsSeenLookup)? = nil
+        refundsSeen: (any RefundsSeenLookup)? = nil, revenueCatV2Gate: (any RequestGate)? = nil,
+        knownCustomers: RevenueCatMemory? = nil
     ) throws(ConfigError) {
         let context = SourceContext(
             httpClient: httpClient, stats: stats, logger: logger, gates: gates, receipts: receipts, refundsSeen: refundsSeen)
@@ -120,9 +125,14 @@ public struct StoreFactSource: FactSource {
             revenueCat = RevenueCatClient(
                 httpClient: httpClient, configuration: revenueCatConfiguration, logger: logger, observer: stats,
                 gate: gates[.revenueCat])
-            notes["revenuecat"] = "v1 REST at \(revenueCatConfiguration.baseURL)"
+            let v2 = revenueCatConfiguration.v2.map {
+                RevenueCatV2Client(httpClient: httpClient, configuration: $0, logger: logger, observer: stats, gate: revenueCatV2Gate)
+            }
+            revenueCatSource = revenueCat.map { RevenueCatSource(v1: $0, v2: v2, memory: knownCustomers, logger: logger) }
+            notes["revenuecat"] = RevenueCatSource.note(revenueCatConfiguration)
         } else {
             revenueCat = nil
+            revenueCatSource = nil
             notes["revenuecat"] = "not configured: users are judged on the stores configured"
         }
         var stores: [any StoreSource] = []
@@ -150,8 +160,8 @@ public struct StoreFactSource: FactSource {
 
     public func facts(for row: UserRow) async -> SourceFacts {
         var facts = SourceFacts(revenueCatKnowsSubscriber: false, revenueCatPurchases: [])
-        if let revenueCat {
-            facts = await revenueCat.facts(for: row.id)
+        if let revenueCatSource {
+            facts = await revenueCatSource.facts(for: row.id)
             facts.noteAsked(.revenueCat)
         }
         for store in stores {
