@@ -368,7 +368,7 @@ let package = Package(
                 "SubreconCore",
                 "SubreconReports",
                 "RevenueCat", "AppStore", "SourceHTTP", "Stripe", "GooglePlay",
-                "SubreconDemo", "SubreconTestSupport",
+                "SubreconDemo", "SubreconTestSupport", "SubreconTestWorld",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

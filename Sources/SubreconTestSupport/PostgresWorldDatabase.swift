@@ -16,6 +16,8 @@ public struct PostgresWorldDatabase: WorldDatabase {
     public let schema: TestSchema
     public var backend: WorldBackend { .postgres }
 
+    public init(schema: TestSchema) { self.schema = schema }
+
     public func insertUsers(_ rows: [UserRow]) async throws {
         try await schema.db.insertUsers(rows)
         for row in rows {
@@ -25,6 +27,10 @@ public struct PostgresWorldDatabase: WorldDatabase {
     }
 
     public func user(_ id: String) async throws -> UserRow? { try await schema.db.user(id: id) }
+
+    public func poison(_ id: String) async throws {
+        try await schema.client.query("update users set updated_at = '-infinity' where id = \(id)")
+    }
     public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { try await schema.db.upsertProducts(entries) }
     public func saveReceipt(_ receipt: String, for userID: String) async throws { try await schema.db.saveReceipt(receipt, for: userID) }
 

@@ -19,6 +19,10 @@ public struct MemoryWorldDatabase: WorldDatabase {
 
     public func insertUsers(_ rows: [UserRow]) async throws { database.insert(rows) }
     public func user(_ id: String) async throws -> UserRow? { database.user(id) }
+
+    public func poison(_ id: String) async throws {
+        database.webhookWrite(id) { $0.rowError = "updated_at is -infinity" }
+    }
     public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { database.upsertProducts(entries) }
     public func saveReceipt(_ receipt: String, for userID: String) async throws { database.saveReceipt(receipt, for: userID) }
 

@@ -61,6 +61,8 @@ public protocol WorldDatabase: Sendable {
     /// Inserts `rows` with every column they carry, the app's identifier columns (`account_token`, the stores') too.
     func insertUsers(_ rows: [UserRow]) async throws
     func user(_ id: String) async throws -> UserRow?
+    /// Makes `id`'s row one the job cannot read (PostgreSQL: `updated_at` of `-infinity`; in memory: `rowError` set).
+    func poison(_ id: String) async throws
     func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws
     func saveReceipt(_ receipt: String, for userID: String) async throws
     func count(_ tally: WorldTally) async throws -> Int
