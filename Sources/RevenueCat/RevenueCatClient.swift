@@ -94,24 +94,8 @@ public struct RevenueCatClient: Sendable {
     }
 
     private func revenueCatError(for failure: SourceRequestFailure) -> RevenueCatError {
-        switch failure {
-        case .rejected(let answer, _, let attempts), .exhausted(.answer(let answer, _), let attempts):
-            return httpError(answer.status, answer.body, attempts: attempts)
-        case .exhausted(.timedOut, let attempts):
-            return .timedOut(attempts: attempts)
-        case .exhausted(.network(let reason), let attempts):
-            return .network(redact(reason), attempts: attempts)
-        case .rateLimitWaitTooLong(let seconds, _, _, let attempts):
-            return .rateLimitWaitTooLong(seconds: seconds, cap: configuration.requestPolicy.maxRateLimitWait, attempts: attempts)
-        case .rateLimitBudgetSpent(_, let attempts):
-            return .rateLimited(attempts: attempts)
-        case .bodyTooLarge(let limit, _):
-            return .bodyTooLarge(limit: limit)
-        case .beyondDeadline(let reason, _), .sourceDown(let reason, _):
-            return .givenUp(reason)
-        case .notPermitted, .requestNotBuilt, .cancelled:
-            return .cancelled
-        }
+        RevenueCatError(
+            failure, waitCap: configuration.requestPolicy.maxRateLimitWait, httpError: { httpError($0, $1, attempts: $2) }, redact: redact)
     }
 
     /// `/v1/subscribers/` followed by the id percent-encoded as a single path segment

@@ -1,3 +1,4 @@
+import Foundation
 import SourceHTTP
 import SubreconCore
 
@@ -56,5 +57,33 @@ public enum RevenueCatError: Error, Sendable, Hashable, CustomStringConvertible 
 
     private static func after(_ attempts: Int) -> String {
         attempts > 1 ? " after \(attempts) attempts" : ""
+    }
+}
+
+extension RevenueCatError {
+    /// The error a request that failed in the shared HTTP layer is, for either RevenueCat API: an answer is judged by
+    /// that API's `httpError`, a network reason is `redact`ed of its key.
+    init(
+        _ failure: SourceRequestFailure, waitCap: Duration, httpError: (Int, Data, Int) -> RevenueCatError,
+        redact: (String) -> String
+    ) {
+        switch failure {
+        case .rejected(let answer, _, let attempts), .exhausted(.answer(let answer, _), let attempts):
+            self = httpError(answer.status, answer.body, attempts)
+        case .exhausted(.timedOut, let attempts):
+            self = .timedOut(attempts: attempts)
+        case .exhausted(.network(let reason), let attempts):
+            self = .network(redact(reason), attempts: attempts)
+        case .rateLimitWaitTooLong(let seconds, _, _, let attempts):
+            self = .rateLimitWaitTooLong(seconds: seconds, cap: waitCap, attempts: attempts)
+        case .rateLimitBudgetSpent(_, let attempts):
+            self = .rateLimited(attempts: attempts)
+        case .bodyTooLarge(let limit, _):
+            self = .bodyTooLarge(limit: limit)
+        case .beyondDeadline(let reason, _), .sourceDown(let reason, _):
+            self = .givenUp(reason)
+        case .notPermitted, .requestNotBuilt, .cancelled:
+            self = .cancelled
+        }
     }
 }
