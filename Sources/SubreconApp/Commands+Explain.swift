@@ -25,12 +25,12 @@ extension Commands {
                     .userErrors,
                     "user \(SourceText.sanitized(userID).debugDescription): row_error: \(problem); no source asked, nothing changed")
             }
-            let catalog = try StoredCatalog.checked(try await database.loadCatalog())
+            let catalog = try StoredCatalog.checked(try await database.catalog.loadCatalog())
             let context = DecisionContext(asOf: asOf, environment: config.environment, catalog: catalog)
             return try await HTTPClient.withHTTPClient(configuration: httpConfiguration(concurrency: 4)) { http in
                 let source = try StoreFactSource(
-                    configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: database,
-                    refundsSeen: database)
+                    configuration: config, httpClient: http, stats: RequestStats(), logger: logger, receipts: database.receipts,
+                    refundsSeen: database.refunds)
                 let facts = await ValidationPhase.facts(for: row, from: source, deadline: deadline, what: "explain's deadline")
                 let verdict = Decision.decide(row: row, facts: facts, context: context)
                 return Explanation(row: row, facts: facts, context: context, verdict: verdict)

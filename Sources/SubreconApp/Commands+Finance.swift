@@ -16,7 +16,7 @@ extension Commands {
     ) async throws -> FinanceClose.Result {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { database in
-            try await FinanceClose.run(source: database, range: range, now: now, directory: reportDirectory, details: details)
+            try await FinanceClose.run(source: database.finance, range: range, now: now, directory: reportDirectory, details: details)
         }
     }
 }

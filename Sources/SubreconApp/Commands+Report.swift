@@ -20,7 +20,7 @@ extension Commands {
     ) async throws -> RunResult {
         let config = try SubreconConfiguration.load(env, requireSource: false)
         return try await withDatabase(config.database, logger: logger) { database in
-            guard let stored = try await database.storedRun(id: runID) else {
+            guard let stored = try await database.runs.storedRun(id: runID) else {
                 throw CommandFailure(.usage, "no run \(runID) in reconcile_runs")
             }
             let staging = try ReportStaging(root: reportDirectory, runID: runID)
@@ -52,7 +52,8 @@ extension Commands {
                 return fresh
             }()
         try await ReportPhase.render(
-            ledger: DatabaseLedger(database: database, runID: record.id), runID: record.id, folder: folder, into: &summary, batch: 500)
+            ledger: DatabaseLedger(database: database.verdicts, runID: record.id), runID: record.id, folder: folder, into: &summary,
+            batch: 500)
         let expected = max(Int(stored.progress.validated), recorded?.candidates ?? 0)
         guard summary.candidates >= expected else {
             throw CommandFailure(
@@ -60,7 +61,7 @@ extension Commands {
                 "run \(record.id): its ledger holds \(summary.candidates) of the \(expected) verdicts the run recorded "
                     + "(rows of reconcile_verdicts are gone); not rendered, it would read as a smaller night")
         }
-        let kept = try await database.runReports(runID: record.id)
+        let kept = try await database.reports.runReports(runID: record.id)
         try await writeLists(kept, record: record, summary: summary, database: database, folder: folder, logger: logger)
         let inputs = try await historyInputs(kept, record: record, summary: summary, database: database, logger: logger)
         try ReportPhase.writeFiles(summary, folder: folder, inputs: inputs)
@@ -77,13 +78,13 @@ extension Commands {
             try folder.write(Data(orphans.utf8), to: "orphans.csv")
         } else {
             logger.warning("orphans.csv rebuilt from today's reconcile_orphans: the run kept no copy of its list")
-            try folder.writeOrphans(try await database.orphans(runID: record.id))
+            try folder.writeOrphans(try await database.links.orphans(runID: record.id))
         }
         if let review = kept["refund_review.csv"] {
             try folder.write(Data(review.utf8), to: "refund_review.csv")
         } else if let review = summary.refundReview {
             logger.warning("refund_review.csv rebuilt from today's refunds_seen: the run kept no copy of its list")
-            let rows = try await database.refundReview(asOf: record.asOf, days: review.days, minimumRefunds: review.minimumRefunds)
+            let rows = try await database.refunds.refundReview(asOf: record.asOf, days: review.days, minimumRefunds: review.minimumRefunds)
             try folder.write(Data(RefundReviewCSV.text(rows.filter { record.shard.contains($0.userID) }).utf8), to: "refund_review.csv")
         }
     }
@@ -95,7 +96,7 @@ extension Commands {
     ) async throws -> ReportInputs {
         if let text = kept[ReportInputs.historyName], let inputs = ReportInputs(json: text) { return inputs }
         logger.warning("the chart's history rebuilt from the runs stored today: the run kept no copy of it")
-        let before = try await database.runSummaries(shard: record.shard, startedBefore: record.startedAt, limit: 31)
+        let before = try await database.history.runSummaries(shard: record.shard, startedBefore: record.startedAt, limit: 31)
         return ReportInputs(summary, history: before)
     }
 }

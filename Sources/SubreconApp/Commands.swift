@@ -36,7 +36,7 @@ public enum Commands {
 
     public static func loadProducts(environment env: ProcessEnvironment, logger: Logger) async throws -> ProductCatalog {
         let config = try SubreconConfiguration.load(env, requireSource: false)
-        return try await withDatabase(config.database, logger: logger) { try await $0.loadCatalog() }
+        return try await withDatabase(config.database, logger: logger) { try await $0.catalog.loadCatalog() }
     }
 
     /// `subrecon products import [--replace] FILE`: all or nothing; with `replacing`, the file becomes the whole table.
@@ -44,7 +44,7 @@ public enum Commands {
         _ entries: [ProductCatalog.Entry], replacing: Bool = false, environment env: ProcessEnvironment, logger: Logger
     ) async throws {
         let config = try SubreconConfiguration.load(env, requireSource: false)
-        try await withDatabase(config.database, logger: logger) { try await $0.upsertProducts(entries, replacing: replacing) }
+        try await withDatabase(config.database, logger: logger) { try await $0.catalog.upsertProducts(entries, replacing: replacing) }
     }
 
     /// How far `--as-of` may lie from now in a run that applies (CONTRACT "Exit codes"): 24 h back, 15 min ahead.
@@ -76,9 +76,10 @@ public enum Commands {
             // The app's own `users` (CONTRACT "Database"): its columns are checked once, before the run writes anything.
             let database = try await checkedUsers(unchecked, configuration: config)
             try await preflight(database, writing: !requested.dryRun)
-            let start = try await RunStart.resolve(requested, runID: newRunID, resuming: resumeID, journal: database, now: now)
+            let start = try await RunStart.resolve(requested, runID: newRunID, resuming: resumeID, journal: database.runs, now: now)
             return try await withJob(
-                config: config, options: start.options, ports: JobPorts(database), reads: database, logger: logger, progress: progress
+                config: config, options: start.options, ports: JobPorts(postgres: database), reads: AdapterReads(postgres: database),
+                logger: logger, progress: progress
             ) { job in
                 guard
                     let result = try await ShardLock.withLock(
@@ -101,7 +102,7 @@ public enum Commands {
     /// of its rate budget, their database reads from `reads` — handed to `body` for as long as the client lives.
     /// `run` calls it inside its database session and shard lock; the job's tests call it over ports in memory.
     public static func withJob<T: Sendable>(
-        config: SubreconConfiguration, options: RunOptions, ports: JobPorts, reads: any AdapterReads,
+        config: SubreconConfiguration, options: RunOptions, ports: JobPorts, reads: AdapterReads,
         logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, _ body: (ReconcileJob) async throws -> T
     ) async throws -> T {
         let stats = RequestStats(health: SourceHealthBoard(clock: options.tuning.healthClock))
@@ -136,7 +137,7 @@ public enum Commands {
     /// this shard takes 1/N of each), and the summary's line per source naming its budget.
     static func factSource(
         config: SubreconConfiguration, options: RunOptions, http: HTTPClient, stats: RequestStats,
-        reads: any AdapterReads, logger: Logger
+        reads: AdapterReads, logger: Logger
     ) throws -> (StoreFactSource, [String: String]) {
         var budgets: [(FactOrigin, Double, Bool)] = [
             (.revenueCat, options.revenueCatRequestsPerSecond, config.revenueCat != nil)
@@ -152,10 +153,10 @@ public enum Commands {
         let v2Rate = options.revenueCatV2RequestsPerSecond
         let source = try StoreFactSource(
             configuration: config, httpClient: http, stats: stats, logger: logger, gates: gates,
-            receipts: CoalescedReceiptLookup(reads),
-            refundsSeen: reads,
+            receipts: CoalescedReceiptLookup(reads.receipts),
+            refundsSeen: reads.refundsSeen,
             revenueCatV2Gate: SharedRateLimiter<ContinuousClock>.perSecond(RequestBudget.perShard(v2Rate, shards: options.shard.count)),
-            knownCustomers: RevenueCatMemory(reads, writes: !options.dryRun))
+            knownCustomers: RevenueCatMemory(reads.knownCustomers, writes: !options.dryRun))
         var notes = source.notes
         for (origin, rate, configured) in budgets where configured {
             notes[origin.rawValue]? += "; " + RequestBudget.describe(rate, shard: "\(options.shard)", shards: options.shard.count)

@@ -244,7 +244,7 @@ struct SetApply {
         for (userID, result) in outcomes {
             users.append(userID)
             names.append(result.outcome.ledgerOutcome.rawValue)
-            queued.append(try SubscriptionDatabase.json(result.queuedIntents))
+            queued.append(try PostgresVerdictRecords.json(result.queuedIntents))
         }
         try await connection.run(
             """

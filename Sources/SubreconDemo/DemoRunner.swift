@@ -76,10 +76,10 @@ public enum DemoRunner {
         try await Commands.withDatabase(config.database, logger: logger) { unchecked in
             // Checked as `run` checks it, so the rows' optional `account_token` is written too.
             let database = unchecked.with(users: try await unchecked.checkUsers(requiring: [], writable: true))
-            try await database.upsertProducts(DemoScenario.products)
+            try await database.catalog.upsertProducts(DemoScenario.products)
             try await database.insertUsers(users.map(\.row))
             for user in users {
-                if let receipt = user.receipt { try await database.saveReceipt(receipt.receiptData, for: user.row.id) }
+                if let receipt = user.receipt { try await database.receipts.saveReceipt(receipt.receiptData, for: user.row.id) }
             }
         }
     }

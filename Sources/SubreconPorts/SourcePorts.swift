@@ -30,8 +30,24 @@ public enum OriginalTransactionHolders {
     }
 }
 
-/// Every database read the store adapters make, as one database serves them.
-public typealias AdapterReads = ReceiptLookup & RefundsSeenLookup & KnownRevenueCatCustomers
+/// Every database read the store adapters make, each port named: the composition root passes each its adapter, and
+/// no port is found by a cast.
+public struct AdapterReads: Sendable {
+    public var receipts: any ReceiptLookup
+    public var refundsSeen: any RefundsSeenLookup
+    public var knownCustomers: any KnownRevenueCatCustomers
+
+    public init(receipts: any ReceiptLookup, refundsSeen: any RefundsSeenLookup, knownCustomers: any KnownRevenueCatCustomers) {
+        self.receipts = receipts
+        self.refundsSeen = refundsSeen
+        self.knownCustomers = knownCustomers
+    }
+
+    /// Every read served by one value (the in-memory kit's database).
+    public init(_ database: any ReceiptLookup & RefundsSeenLookup & KnownRevenueCatCustomers) {
+        self.init(receipts: database, refundsSeen: database, knownCustomers: database)
+    }
+}
 
 /// The refunds kept on earlier nights (`refunds_seen`, CONTRACT "Finance figures"), for a store adapter whose store
 /// states a refund only once, in a feed (Google's voided purchases): a lookup on a later night still knows the line

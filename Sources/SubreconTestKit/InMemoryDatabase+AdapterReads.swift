@@ -3,7 +3,7 @@ import SubreconCore
 import SubreconPorts
 import Synchronization
 
-// The reads store adapters make, in memory, as `SubscriptionDatabase` answers them: stored receipts, who holds an
+// The reads store adapters make, in memory, as the PostgreSQL adapters answer them: stored receipts, who holds an
 // Apple original transaction (never a blank id, in id order), the refunds kept on earlier nights, the users
 // RevenueCat answered for (`revenuecat_known_customers`); and the catalog a test changes between nights.
 

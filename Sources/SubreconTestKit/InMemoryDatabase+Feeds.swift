@@ -5,7 +5,7 @@ import SubreconPorts
 import Synchronization
 
 // The feeds' and links' ports in memory (`reconcile_run_candidates`, `reconcile_feed_windows`, `reconcile_run_links`,
-// `reconcile_orphans`), as `SubscriptionDatabase+Feeds`, `+FeedWindows`, `+Links` and `+Orphans` keep them.
+// `reconcile_orphans`), as `PostgresFeedCandidates` (and `+Windows`) and `PostgresPurchaseLinks` (and `+Orphans`) keep them.
 
 extension InMemoryDatabase: FeedCandidates {
     /// The value of `column` in `row` (`iap_original_transaction_id`, or one of the stores' identifier columns).

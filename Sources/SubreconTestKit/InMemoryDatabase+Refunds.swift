@@ -4,7 +4,7 @@ import SubreconJob
 import SubreconPorts
 import Synchronization
 
-// `refunds_seen` in memory, as `SubscriptionDatabase+Refunds` keeps it: once per store transaction, the first run to
+// `refunds_seen` in memory, as `PostgresRefundRecords` keeps it: once per store transaction, the first run to
 // keep a refund named with it.
 
 extension InMemoryDatabase: RefundRecords {

@@ -7,7 +7,7 @@ import Synchronization
 /// The job's database ports in memory, for unit tests of the job's behaviour without PostgreSQL: the `users` rows,
 /// the catalog, the runs (`reconcile_runs`), each run's ledger (`reconcile_verdicts`), the audit rows
 /// (`reconcile_changes`), the push intents, the run candidates and links — with the semantics of
-/// `SubscriptionDatabase` where the job relies on them:
+/// the PostgreSQL adapters (`SubreconDatabase`) where the job relies on them:
 ///
 /// - candidates are keyset pages in id order after `lastID`, selected by the rules of docs/CONTRACT.md "Which users
 ///   a run asks about" (`CandidateRulesModel`: the rules, the sweeps' buckets, the recorded run candidates, backfill,

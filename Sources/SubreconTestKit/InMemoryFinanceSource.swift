@@ -2,7 +2,7 @@ import Foundation
 import SubreconCore
 import SubreconPorts
 
-/// `FinancePeriodSource` in memory, reading as `SubscriptionDatabase+FinancePeriod` reads PostgreSQL: runs by as-of,
+/// `FinancePeriodSource` in memory, reading as `PostgresFinancePeriod` reads PostgreSQL: runs by as-of,
 /// applied downgrades, restores and extensions, entitled billing-issue entries, `refunds_seen` once per store
 /// transaction (the first run to keep a refund named with it).
 public struct InMemoryFinanceSource: FinancePeriodSource {

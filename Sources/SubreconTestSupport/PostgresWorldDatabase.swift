@@ -31,8 +31,10 @@ public struct PostgresWorldDatabase: WorldDatabase {
     public func poison(_ id: String) async throws {
         try await schema.client.query("update users set updated_at = '-infinity' where id = \(id)")
     }
-    public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { try await schema.db.upsertProducts(entries) }
-    public func saveReceipt(_ receipt: String, for userID: String) async throws { try await schema.db.saveReceipt(receipt, for: userID) }
+    public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { try await schema.db.catalog.upsertProducts(entries) }
+    public func saveReceipt(_ receipt: String, for userID: String) async throws {
+        try await schema.db.receipts.saveReceipt(receipt, for: userID)
+    }
 
     public func count(_ tally: WorldTally) async throws -> Int {
         let query: PostgresQuery =
@@ -97,7 +99,7 @@ extension JobWorld {
         case .postgres:
             try await TestDatabase.withSchema(prefix: "w_") { schema in
                 try await schema.db.migrate()
-                try await schema.db.upsertProducts(products)
+                try await schema.db.catalog.upsertProducts(products)
                 try await with(
                     PostgresWorldDatabase(schema: schema), databaseURL: schema.databaseURL, apple: apple, receipts: receipts,
                     revenueCat: revenueCat, routes: routes, extra: extra, body)

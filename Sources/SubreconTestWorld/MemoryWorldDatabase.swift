@@ -61,7 +61,9 @@ public struct MemoryWorldDatabase: WorldDatabase {
         let start = try await Commands.RunStart.resolve(
             requested, runID: ReconcileJob.makeRunID(startedAt: now, shard: requested.shard), resuming: resume, journal: database, now: now)
         let ports = JobPorts(database)
-        return try await Commands.withJob(config: config, options: start.options, ports: ports, reads: database, logger: logger) { job in
+        return try await Commands.withJob(
+            config: config, options: start.options, ports: ports, reads: AdapterReads(database), logger: logger
+        ) { job in
             try await job.run(start.options, runID: start.runID, startedAt: start.startedAt, resume: start.progress)
         }
     }

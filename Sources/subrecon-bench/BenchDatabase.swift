@@ -35,9 +35,9 @@ struct BenchDatabase {
         try await database.withClient(base: true, logger: logger) { client in
             _ = try await client.query(PostgresQuery(unsafeSQL: "create schema \(schema)"), logger: logger)
         }
-        try await database.withDatabase(logger: logger) { store, _ in
-            _ = try await store.migrate()
-            try await store.upsertProducts([.init(productID: product, tier: 1, entitlement: entitlement)])
+        try await database.withDatabase(logger: logger) { db, _ in
+            _ = try await db.migrate()
+            try await db.catalog.upsertProducts([.init(productID: product, tier: 1, entitlement: entitlement)])
         }
         return database
     }

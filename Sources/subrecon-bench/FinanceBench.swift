@@ -29,10 +29,10 @@ enum FinanceBench {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("subrecon-bench-finance-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let range = FinancePeriodRange(from: start, to: start.addingTimeInterval(Double(shape.nights) * 86_400))
-        let (result, elapsed) = try await database.withDatabase(logger: logger) { store, _ in
+        let (result, elapsed) = try await database.withDatabase(logger: logger) { db, _ in
             let readStart = clock.now
             let result = try await FinanceClose.run(
-                source: store, range: range, now: range.to.addingTimeInterval(86_400), directory: folder, details: true)
+                source: db.finance, range: range, now: range.to.addingTimeInterval(86_400), directory: folder, details: true)
             return (result, ScanBench.seconds(clock.now - readStart))
         }
         let details =
@@ -89,7 +89,7 @@ enum FinanceBench {
             }
             try await client.query(
                 """
-                insert into refunds_seen (store, transaction_id, user_id, refunded_at, amount, currency, run_id) \
+                insert into refunds_seen (db, transaction_id, user_id, refunded_at, amount, currency, run_id) \
                 select 'app_store', 'r' || g, 'u' || g, \(start) + (g % \(shape.nights)) * interval '1 day', '9.99', 'USD', 'bench' \
                 from generate_series(1, \(shape.refunds)) as g
                 """, logger: logger)

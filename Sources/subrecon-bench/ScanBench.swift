@@ -16,9 +16,9 @@ enum ScanBench {
         try await database.seedUsers(users: users, stride: stride, asOf: asOf, logger: logger)
         say("seeded in \(String(format: "%.1f", seconds(clock.now - seedStart))) s")
         let query = CandidateQuery(asOf: asOf)
-        let report: String = try await database.withDatabase(logger: logger) { store, client in
+        let report: String = try await database.withDatabase(logger: logger) { db, client in
             let countStart = clock.now
-            let counted = try await store.countCandidates(query)
+            let counted = try await db.candidates.countCandidates(query)
             let countSeconds = seconds(clock.now - countStart)
 
             let start = clock.now
@@ -26,7 +26,7 @@ enum ScanBench {
             var previous = ""
             var ordered = true
             var middle: String?
-            for try await row in store.candidates(query, pageSize: pageSize) {
+            for try await row in db.candidates.scan(query, pageSize: pageSize) {
                 if row.id <= previous { ordered = false }
                 previous = row.id
                 streamed += 1
@@ -34,7 +34,7 @@ enum ScanBench {
             }
             let scanSeconds = seconds(clock.now - start)
 
-            let plan = try await store.explainCandidateScan(query, pageSize: pageSize, after: middle, analyze: true)
+            let plan = try await db.candidates.explainCandidateScan(query, pageSize: pageSize, after: middle, analyze: true)
             let oldPlan = try await explainSingleOr(client: client, asOf: asOf, after: middle, pageSize: pageSize, logger: logger)
             return """
                 | users | candidates | page size | count(*) s | stream all s | candidates/s | in id order |
@@ -61,13 +61,13 @@ enum ScanBench {
     /// recorded once per run (one pass over `users`, then the recorded candidates' primary key).
     static func sweepReport(database: BenchDatabase, asOf: Date, pageSize: Int, days: Int, logger: Logger) async throws -> String {
         let clock = ContinuousClock()
-        return try await database.withDatabase(logger: logger) { store, _ in
+        return try await database.withDatabase(logger: logger) { db, _ in
             func stream(_ query: CandidateQuery) async throws -> (count: Int, seconds: Double, middle: String?) {
-                let counted = try await store.countCandidates(query)
+                let counted = try await db.candidates.countCandidates(query)
                 let start = clock.now
                 var streamed = 0
                 var middle: String?
-                for try await row in store.candidates(query, pageSize: pageSize) {
+                for try await row in db.candidates.scan(query, pageSize: pageSize) {
                     streamed += 1
                     if streamed == counted / 2 { middle = row.id }
                 }
@@ -77,12 +77,13 @@ enum ScanBench {
             let (inlineCount, inlineSeconds, inlineMiddle) = try await stream(inline)
             let runID = "bench-sweep-\(UInt32.random(in: 0...UInt32.max))"
             let recordStart = clock.now
-            try await store.recordSweep(inline, runID: runID)
+            try await db.feeds.recordSweep(inline, runID: runID)
             let recordSeconds = seconds(clock.now - recordStart)
             let recorded = CandidateQuery(asOf: asOf, sweepDays: days, runCandidatesID: runID)
             let (recordedCount, recordedSeconds, _) = try await stream(recorded)
-            let inlinePlan = try await store.explainCandidateScan(inline, pageSize: pageSize, after: inlineMiddle, analyze: true)
-            let recordedPlan = try await store.explainCandidateScan(recorded, pageSize: pageSize, after: inlineMiddle, analyze: true)
+            let inlinePlan = try await db.candidates.explainCandidateScan(inline, pageSize: pageSize, after: inlineMiddle, analyze: true)
+            let recordedPlan = try await db.candidates.explainCandidateScan(
+                recorded, pageSize: pageSize, after: inlineMiddle, analyze: true)
             func lastLine(_ plan: String) -> String { plan.split(separator: "\n").last.map(String.init) ?? "" }
             return """
 

@@ -31,17 +31,17 @@ struct ApplyTests {
 
     @Test("apply writes the row, its audit row and its intents together")
     func appliesAtomically() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.lapsed])
-            let read = try #require(try await store.user(id: "lapsed"))
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.lapsed])
+            let read = try #require(try await db.user(id: "lapsed"))
             let verdict = Self.expiredVerdict(read)
             #expect(verdict.action == .downgrade)
             #expect(verdict.intents.map(\.kind) == [.expired])
 
-            let outcome = try await store.apply(verdict, runID: "run-1")
+            let outcome = try await db.verdicts.apply(verdict, runID: "run-1")
             #expect(outcome == .applied(intentsQueued: 1, intentsDeduplicated: 0))
 
-            let written = try #require(try await store.user(id: "lapsed"))
+            let written = try #require(try await db.user(id: "lapsed"))
             #expect(written.currentTier == 0)
             #expect(written.statusText == "expired")
             #expect(written.autoRenew == false)
@@ -85,12 +85,12 @@ struct ApplyTests {
 
     @Test("a failure after the update rolls back the row and the audit row too")
     func rollsBackOnFailure() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.lapsed])
-            let read = try #require(try await store.user(id: "lapsed"))
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.lapsed])
+            let read = try #require(try await db.user(id: "lapsed"))
             try await client.query("alter table push_intents add constraint no_expired check (kind <> 'expired')")
-            await #expect(throws: DatabaseError.self) { _ = try await store.apply(Self.expiredVerdict(read), runID: "run-1") }
-            #expect(try await store.user(id: "lapsed") == read)
+            await #expect(throws: DatabaseError.self) { _ = try await db.verdicts.apply(Self.expiredVerdict(read), runID: "run-1") }
+            #expect(try await db.user(id: "lapsed") == read)
             #expect(try await Self.count(client, "reconcile_changes") == 0)
             #expect(try await Self.count(client, "push_intents") == 0)
         }
@@ -98,39 +98,39 @@ struct ApplyTests {
 
     @Test("the compare-and-set loses when updated_at changed after the read")
     func concurrentUpdate() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.lapsed])
-            let read = try #require(try await store.user(id: "lapsed"))
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.lapsed])
+            let read = try #require(try await db.user(id: "lapsed"))
             // A webhook renews the user between our read and our write.
             try await client.query(
                 "update users set subscription_end_date = subscription_end_date + interval '30 days', updated_at = now() where id = 'lapsed'"
             )
-            let webhook = try #require(try await store.user(id: "lapsed"))
+            let webhook = try #require(try await db.user(id: "lapsed"))
 
-            #expect(try await store.apply(Self.expiredVerdict(read), runID: "run-1") == .concurrentUpdate)
-            #expect(try await store.user(id: "lapsed") == webhook)
+            #expect(try await db.verdicts.apply(Self.expiredVerdict(read), runID: "run-1") == .concurrentUpdate)
+            #expect(try await db.user(id: "lapsed") == webhook)
             #expect(try await Self.count(client, "reconcile_changes") == 0)
             #expect(try await Self.count(client, "push_intents") == 0)
 
             try await client.query("delete from users where id = 'lapsed'")
-            #expect(try await store.apply(Self.expiredVerdict(webhook), runID: "run-1") == .notFound)
+            #expect(try await db.verdicts.apply(Self.expiredVerdict(webhook), runID: "run-1") == .notFound)
         }
     }
 
     @Test("the same intent is queued once across two applies")
     func dedupe() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.lapsed])
-            let first = try #require(try await store.user(id: "lapsed"))
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.lapsed])
+            let first = try #require(try await db.user(id: "lapsed"))
             let verdict = Self.expiredVerdict(first)
-            #expect(try await store.apply(verdict, runID: "night-1") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
+            #expect(try await db.verdicts.apply(verdict, runID: "night-1") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
 
             // The next night a webhook put the tier back wrongly; the same expiry is found again.
             try await client.query("update users set current_tier = 1, subscription_status = 'active' where id = 'lapsed'")
-            let second = try #require(try await store.user(id: "lapsed"))
+            let second = try #require(try await db.user(id: "lapsed"))
             let again = Self.expiredVerdict(second)
             #expect(again.intents.map(\.dedupeKey) == verdict.intents.map(\.dedupeKey))
-            let detailed = try await store.applyDetailed([again], runID: "night-2")
+            let detailed = try await db.verdicts.applyDetailed([again], runID: "night-2")
             #expect(detailed[0].outcome == .applied(intentsQueued: 0, intentsDeduplicated: 1))
             #expect(detailed[0].queuedIntents.isEmpty)
             #expect(detailed[0].deduplicatedIntents == again.intents)
@@ -141,24 +141,24 @@ struct ApplyTests {
 
     @Test("a batch applies each row on its own: applied, lost CAS and unchanged side by side")
     func batch() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             var other = Self.lapsed
             other.id = "stale"
             var calm = Self.lapsed
             calm.id = "calm"
-            try await store.insertUsers([Self.lapsed, other, calm])
-            let lapsed = try #require(try await store.user(id: "lapsed"))
-            let stale = try #require(try await store.user(id: "stale"))
-            let quiet = try #require(try await store.user(id: "calm"))
+            try await db.insertUsers([Self.lapsed, other, calm])
+            let lapsed = try #require(try await db.user(id: "lapsed"))
+            let stale = try #require(try await db.user(id: "stale"))
+            let quiet = try #require(try await db.user(id: "calm"))
             try await client.query("update users set updated_at = now() + interval '1 second' where id = 'stale'")
             let unchanged = Verdict(row: quiet, truth: quiet.entitlement, action: .none, drift: [.inSync])
 
-            let outcomes = try await store.applyBatch(
+            let outcomes = try await db.verdicts.applyBatch(
                 [Self.expiredVerdict(lapsed), Self.expiredVerdict(stale), unchanged], runID: "run-b")
             #expect(outcomes == [.applied(intentsQueued: 1, intentsDeduplicated: 0), .concurrentUpdate, .unchanged])
-            #expect(try await store.user(id: "lapsed")?.currentTier == 0)
-            #expect(try await store.user(id: "stale")?.currentTier == 1)
-            #expect(try await store.user(id: "calm") == quiet)
+            #expect(try await db.user(id: "lapsed")?.currentTier == 0)
+            #expect(try await db.user(id: "stale")?.currentTier == 1)
+            #expect(try await db.user(id: "calm") == quiet)
             #expect(try await Self.count(client, "reconcile_changes") == 1)
             #expect(try await Self.count(client, "push_intents") == 1)
         }

@@ -40,18 +40,18 @@ struct BlankIdentifierTests {
     @Test("every read of a row (the page, the one user) reads a blank identifier or account as none, others exactly")
     func rowsReadBlankAsNone() async throws {
         try await TestDatabase.withDatabase { unchecked, client in
-            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
+            let db = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             try await Self.seed(client)
-            let page = try await store.candidatePage(CandidateQuery(mode: .backfill, asOf: Fixture.asOf), after: nil, limit: 10)
+            let page = try await db.candidates.candidatePage(CandidateQuery(mode: .backfill, asOf: Fixture.asOf), after: nil, limit: 10)
             #expect(page.map(\.id) == ["b-0", "b-1", "b-2", "b-3", "k-1"])
             for row in page.dropLast() {
                 #expect(row.originalTransactionID == nil && row.identifiers.isEmpty && row.accountToken == nil, "\(row.id): \(row)")
             }
-            let kept = try #require(try await store.user(id: "k-1"))
+            let kept = try #require(try await db.user(id: "k-1"))
             #expect(kept.originalTransactionID == " 1000 " && kept.accountToken == " acct")
             #expect(kept.identifiers == [.googlePlay: " tok ", .stripe: "cus_1 "])
             for n in Self.blanks.indices {
-                let row = try #require(try await store.user(id: "b-\(n)"))
+                let row = try #require(try await db.user(id: "b-\(n)"))
                 #expect(row.originalTransactionID == nil && row.identifiers.isEmpty && row.accountToken == nil)
                 #expect(row.entitlement.originalTransactionID == nil && row.entitlement.storeIdentifiers.isEmpty)
             }
@@ -61,21 +61,21 @@ struct BlankIdentifierTests {
     @Test("a blank is held by no one: heldIdentifiers, owners, the feeds' matches")
     func blankIsNotHeld() async throws {
         try await TestDatabase.withDatabase { unchecked, client in
-            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
+            let db = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             try await Self.seed(client)
             let columns = [FeedColumn.appleOriginalTransactionID] + IdentifierColumn.testColumns.map(FeedColumn.init)
             for column in columns {
-                #expect(try await store.heldIdentifiers(column: column, identifiers: Self.blanks) == [], "\(column)")
-                let named = try await store.feedUsers(column: column, identifiers: Self.blanks)
+                #expect(try await db.links.heldIdentifiers(column: column, identifiers: Self.blanks) == [], "\(column)")
+                let named = try await db.feeds.feedUsers(column: column, identifiers: Self.blanks)
                 #expect(named.users == [] && named.unmatched == 0, "\(column): \(named)")
-                #expect(try await store.feedUserIDs(column: column, identifiers: Self.blanks) == [:])
-                let match = try await store.addFeedCandidates(
+                #expect(try await db.feeds.feedUserIDs(column: column, identifiers: Self.blanks) == [:])
+                let match = try await db.feeds.addFeedCandidates(
                     runID: "run-b", column: column, identifiers: Self.blanks, reason: .feed("stripe_event"))
                 #expect(match == FeedMatch(users: 0, unmatched: 0), "\(column)")
             }
-            #expect(try await store.heldIdentifiers(column: .appleOriginalTransactionID, identifiers: [" 1000 ", "1000"]) == [" 1000 "])
+            #expect(try await db.links.heldIdentifiers(column: .appleOriginalTransactionID, identifiers: [" 1000 ", "1000"]) == [" 1000 "])
             let accounts = (Self.blanks + [" acct", "acct"]).map { BuyerAccount(stated: $0, ignoresCase: false) }
-            #expect(try await store.owners(ofAccounts: accounts) == [BuyerAccount(stated: " acct", ignoresCase: false): ["k-1"]])
+            #expect(try await db.links.owners(ofAccounts: accounts) == [BuyerAccount(stated: " acct", ignoresCase: false): ["k-1"]])
             let recorded = try await TestDatabase.scalar(
                 client, "select count(*)::int from reconcile_run_candidates where run_id = 'run-b'", as: Int.self)
             #expect(recorded == 0)
@@ -94,13 +94,13 @@ struct BlankIdentifierTests {
                 updated_at timestamptz not null default now())
                 """)
             try await unchecked.migrate()
-            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
+            let db = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             try await client.query(
                 """
                 insert into users (id, current_tier, subscription_status, subscription_end_date, subscription_source, \
                 iap_product_id, auto_renew) values ('lapsed', 1, 'active', \(Fixture.day(-1)), 'apple_iap', 'premium.monthly', true)
                 """)
-            let read = try #require(try await store.user(id: "lapsed"))
+            let read = try #require(try await db.user(id: "lapsed"))
             #expect(read.originalTransactionID == nil && read.rowError == nil)
             let facts = SourceFacts(
                 revenueCatKnowsSubscriber: true,
@@ -112,7 +112,7 @@ struct BlankIdentifierTests {
             let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
             let verdict = Decision.decide(row: read, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))
             #expect(verdict.action == .downgrade && verdict.truth?.originalTransactionID == nil)
-            #expect(try await store.apply(verdict, runID: "run-n") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
+            #expect(try await db.verdicts.apply(verdict, runID: "run-n") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
             let kept = try await TestDatabase.scalar(
                 client,
                 """

@@ -30,40 +30,40 @@ struct CandidateScanTests {
         (UserRow(id: "n_paused_past_end", currentTier: 0, status: "paused", endDate: Fixture.day(-3)), false, true),
     ]
 
-    static func ids(_ store: SubscriptionDatabase, _ query: CandidateQuery, pageSize: Int = 100) async throws -> [String] {
+    static func ids(_ db: SubscriptionDatabase, _ query: CandidateQuery, pageSize: Int = 100) async throws -> [String] {
         var ids: [String] = []
-        for try await row in store.candidates(query, pageSize: pageSize) { ids.append(row.id) }
+        for try await row in db.candidates.scan(query, pageSize: pageSize) { ids.append(row.id) }
         return ids
     }
 
     @Test("each CONTRACT 'Which users a run asks about' rule selects its users and leaves the others out, in id order")
     func rules() async throws {
-        try await TestDatabase.withDatabase { store, _ in
-            try await store.insertUsers(Self.table.map(\.0))
-            let nightly = try await Self.ids(store, CandidateQuery(mode: .nightly, asOf: Fixture.asOf, lookbackDays: 60))
-            let backfill = try await Self.ids(store, CandidateQuery(mode: .backfill, asOf: Fixture.asOf))
+        try await TestDatabase.withDatabase { db, _ in
+            try await db.insertUsers(Self.table.map(\.0))
+            let nightly = try await Self.ids(db, CandidateQuery(mode: .nightly, asOf: Fixture.asOf, lookbackDays: 60))
+            let backfill = try await Self.ids(db, CandidateQuery(mode: .backfill, asOf: Fixture.asOf))
             for (row, inNightly, inBackfill) in Self.table {
                 #expect(nightly.contains(row.id) == inNightly, "nightly: \(row.id)")
                 #expect(backfill.contains(row.id) == inBackfill, "backfill: \(row.id)")
             }
             #expect(nightly == nightly.sorted())
-            let nightlyCount = try await store.countCandidates(CandidateQuery(mode: .nightly, asOf: Fixture.asOf))
+            let nightlyCount = try await db.candidates.countCandidates(CandidateQuery(mode: .nightly, asOf: Fixture.asOf))
             #expect(nightlyCount == Self.table.filter(\.1).count)
-            #expect(try await store.countCandidates(CandidateQuery(mode: .backfill, asOf: Fixture.asOf)) == backfill.count)
+            #expect(try await db.candidates.countCandidates(CandidateQuery(mode: .backfill, asOf: Fixture.asOf)) == backfill.count)
             #expect(backfill == backfill.sorted())
         }
     }
 
     @Test("rows read back exactly, updated_at to the microsecond")
     func exactRead() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             let end = Date(timeIntervalSince1970: 1_748_736_000.123456)
             let row = UserRow(
                 id: "x", currentTier: 2, status: "billing_issue", endDate: end, graceEndsAt: Fixture.day(3),
                 source: "apple_iap", productID: "pro.monthly", originalTransactionID: "1000", autoRenew: true,
                 updatedAtMicros: 1_748_736_000_123_457)
-            try await store.insertUsers([row])
-            let read = try #require(try await store.user(id: "x"))
+            try await db.insertUsers([row])
+            let read = try #require(try await db.user(id: "x"))
             #expect(read == row)
             let text = try await TestDatabase.scalar(client, "select updated_at::text from users where id = 'x'", as: String.self)
             #expect(text == "2025-06-01 00:00:00.123457+00")
@@ -72,21 +72,21 @@ struct CandidateScanTests {
 
     @Test("keyset pages of 2 over 7 rows return each row once, also with inserts behind and ahead of the cursor")
     func keysetPaging() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             let ids = ["u10", "u20", "u30", "u40", "u50", "u60", "u70"]
-            try await store.insertUsers(ids.map { UserRow(id: $0, currentTier: 1, status: "billing_issue") })
+            try await db.insertUsers(ids.map { UserRow(id: $0, currentTier: 1, status: "billing_issue") })
             let query = CandidateQuery(asOf: Fixture.asOf)
 
-            let plain = try await Self.ids(store, query, pageSize: 2)
+            let plain = try await Self.ids(db, query, pageSize: 2)
             #expect(plain == ids)
 
             var seen: [String] = []
-            var iterator = store.candidates(query, pageSize: 2).makeAsyncIterator()
+            var iterator = db.candidates.scan(query, pageSize: 2).makeAsyncIterator()
             while let row = try await iterator.next() {
                 seen.append(row.id)
                 if row.id == "u30" {
                     // Mid-scan: the page [u30, u40] is loaded; write behind and ahead of the cursor.
-                    try await store.insertUsers([
+                    try await db.insertUsers([
                         UserRow(id: "u05", currentTier: 1, status: "billing_issue"),
                         UserRow(id: "u55", currentTier: 1, status: "billing_issue"),
                     ])
@@ -100,15 +100,15 @@ struct CandidateScanTests {
 
     @Test("shards partition the candidates, and SQL computes the same hash as Swift")
     func shards() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             let ids = (0..<40).map { "user-\($0)" } + ["üser-ß", "😀", "a b"]
-            try await store.insertUsers(ids.map { UserRow(id: $0, currentTier: 1, status: "billing_issue") })
-            let all = try await Self.ids(store, CandidateQuery(asOf: Fixture.asOf))
+            try await db.insertUsers(ids.map { UserRow(id: $0, currentTier: 1, status: "billing_issue") })
+            let all = try await Self.ids(db, CandidateQuery(asOf: Fixture.asOf))
             #expect(Set(all) == Set(ids))
             var union: [String] = []
             for index in 0..<3 {
                 let shard = ShardSpec(index: index, count: 3)
-                let part = try await Self.ids(store, CandidateQuery(asOf: Fixture.asOf, shard: shard), pageSize: 7)
+                let part = try await Self.ids(db, CandidateQuery(asOf: Fixture.asOf, shard: shard), pageSize: 7)
                 #expect(!part.isEmpty)
                 #expect(part.allSatisfy(shard.contains), "SQL and Swift agree on shard \(shard)")
                 union += part
@@ -126,15 +126,15 @@ struct CandidateScanTests {
 
     @Test("a users file restricts either mode to the listed ids")
     func usersFile() async throws {
-        try await TestDatabase.withDatabase { store, _ in
-            try await store.insertUsers(Self.table.map(\.0))
+        try await TestDatabase.withDatabase { db, _ in
+            try await db.insertUsers(Self.table.map(\.0))
             let listed = ["a_paid_past_end", "b_paid_future_end", "k_free", "l_free_with_old_end", "nobody"]
-            let nightly = try await Self.ids(store, CandidateQuery(mode: .nightly, asOf: Fixture.asOf, userIDs: listed))
+            let nightly = try await Self.ids(db, CandidateQuery(mode: .nightly, asOf: Fixture.asOf, userIDs: listed))
             #expect(nightly == ["a_paid_past_end"])
-            let backfill = try await Self.ids(store, CandidateQuery(mode: .backfill, asOf: Fixture.asOf, userIDs: listed))
+            let backfill = try await Self.ids(db, CandidateQuery(mode: .backfill, asOf: Fixture.asOf, userIDs: listed))
             #expect(backfill == ["a_paid_past_end", "b_paid_future_end", "l_free_with_old_end"])
             let window = try await Self.ids(
-                store,
+                db,
                 CandidateQuery(mode: .backfill, asOf: Fixture.asOf, endAfter: Fixture.day(-10), endBefore: Fixture.day(0)))
             #expect(
                 window == [
@@ -145,7 +145,7 @@ struct CandidateScanTests {
 
     @Test("EXPLAIN of the nightly scan (logged, not asserted)")
     func explain() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             var users: [UserRow] = []
             for i in 0..<3000 {
                 let paid = i % 50 == 0
@@ -153,9 +153,9 @@ struct CandidateScanTests {
                 let end: Date? = paid ? Fixture.day(Double(i % 7) - 3) : nil
                 users.append(UserRow(id: String(format: "p%05d", i), currentTier: paid ? 1 : 0, status: status, endDate: end))
             }
-            try await store.insertUsers(users)
+            try await db.insertUsers(users)
             try await client.query("analyze users")
-            let plan = try await store.explainCandidateScan(CandidateQuery(asOf: Fixture.asOf), pageSize: 500)
+            let plan = try await db.candidates.explainCandidateScan(CandidateQuery(asOf: Fixture.asOf), pageSize: 500)
             print("nightly candidate scan plan:\n\(plan)")
             #expect(plan.contains("users"))
         }
@@ -163,7 +163,7 @@ struct CandidateScanTests {
 
     @Test("the sweep recorded once per run selects exactly the users the inline test does, per shard, over small pages")
     func sweepRecordedEqualsInline() async throws {
-        try await TestDatabase.withDatabase { store, _ in
+        try await TestDatabase.withDatabase { db, _ in
             var rows: [UserRow] = []
             for n in 0..<300 {
                 // Tier holders with far end dates (no CONTRACT "Which users a run asks about" rule), free users, and a few rule candidates.
@@ -173,19 +173,19 @@ struct CandidateScanTests {
                         id: String(format: "s%04d", n), currentTier: tier, status: tier == 0 ? "none" : "active",
                         endDate: n % 25 == 0 ? Fixture.day(-1) : Fixture.day(200)))
             }
-            try await store.insertUsers(rows)
+            try await db.insertUsers(rows)
             for shard in [ShardSpec.all, ShardSpec(index: 1, count: 3)] {
                 for night in 0..<4 {
                     let asOf = Fixture.asOf.addingTimeInterval(Double(night) * 86_400)
                     let inline = CandidateQuery(asOf: asOf, shard: shard, sweepDays: 4)
                     let runID = "sweep-\(shard.index)-\(night)"
-                    try await store.recordSweep(inline, runID: runID)
-                    try await store.recordSweep(inline, runID: runID)  // idempotent
+                    try await db.feeds.recordSweep(inline, runID: runID)
+                    try await db.feeds.recordSweep(inline, runID: runID)  // idempotent
                     let recorded = CandidateQuery(asOf: asOf, shard: shard, sweepDays: 4, runCandidatesID: runID)
-                    let a = try await Self.ids(store, inline, pageSize: 7)
-                    let b = try await Self.ids(store, recorded, pageSize: 7)
+                    let a = try await Self.ids(db, inline, pageSize: 7)
+                    let b = try await Self.ids(db, recorded, pageSize: 7)
                     #expect(a == b, "night \(night), shard \(shard)")
-                    #expect(try await store.countCandidates(recorded) == b.count)
+                    #expect(try await db.candidates.countCandidates(recorded) == b.count)
                     let swept = b.filter { id in
                         rows.first { $0.id == id }!.endDate == Fixture.day(200)
                     }
@@ -200,9 +200,9 @@ struct CandidateScanTests {
     }
 
     /// Each row's reasons as the scan states them, by id.
-    static func reasons(_ store: SubscriptionDatabase, _ query: CandidateQuery, pageSize: Int) async throws -> [String: [CandidateReason]] {
+    static func reasons(_ db: SubscriptionDatabase, _ query: CandidateQuery, pageSize: Int) async throws -> [String: [CandidateReason]] {
         var reasons: [String: [CandidateReason]] = [:]
-        for try await row in store.candidates(query, pageSize: pageSize) { reasons[row.id] = row.candidateReasons }
+        for try await row in db.candidates.scan(query, pageSize: pageSize) { reasons[row.id] = row.candidateReasons }
         return reasons
     }
 
@@ -210,7 +210,7 @@ struct CandidateScanTests {
         "the scan states each row's reasons as the rules' model gives them: rules, sweeps inline or recorded, named users, backfill, users file"
     )
     func statedReasons() async throws {
-        try await TestDatabase.withDatabase { store, _ in
+        try await TestDatabase.withDatabase { db, _ in
             var rows = Self.table.map(\.0)
             for n in 0..<120 {
                 let tier = n % 3 == 0 ? 0 : 1
@@ -221,7 +221,7 @@ struct CandidateScanTests {
                         endDate: n % 4 == 0 ? nil : Fixture.day(Double(n % 7 == 0 ? -20 : 40)),
                         graceEndsAt: n % 11 == 0 ? Fixture.day(2) : nil))
             }
-            try await store.insertUsers(rows)
+            try await db.insertUsers(rows)
             let named: [String: [CandidateReason]] = [
                 "r0003": [.feed("stripe_event")], "k_free": [.feed("google_voided"), .linkedPurchase],
                 "h_expired_old": [.feed("apple_notification")],
@@ -238,26 +238,26 @@ struct CandidateScanTests {
                 return all
             }
             for pageSize in [1, 7, 500] {
-                #expect(try await Self.reasons(store, inline, pageSize: pageSize) == expected(inline), "inline, page \(pageSize)")
+                #expect(try await Self.reasons(db, inline, pageSize: pageSize) == expected(inline), "inline, page \(pageSize)")
             }
             // The sweeps recorded for a run, plus a feed's user, read back with their rows.
             let recordedQuery = CandidateQuery(asOf: Fixture.asOf, sweepDays: 3, runCandidatesID: "run-r", sweepFreeDays: 4)
-            try await store.recordSweep(recordedQuery, runID: "run-r")
+            try await db.feeds.recordSweep(recordedQuery, runID: "run-r")
             var recorded: [String: [CandidateReason]] = [:]
             for row in rows {
                 for reason in CandidateRulesModel.sweeps(recordedQuery, row) { recorded[row.id, default: []].append(reason) }
             }
             #expect(!recorded.isEmpty)
-            #expect(try await Self.reasons(store, recordedQuery, pageSize: 5) == expected(recordedQuery, recorded: recorded))
+            #expect(try await Self.reasons(db, recordedQuery, pageSize: 5) == expected(recordedQuery, recorded: recorded))
             // Backfill states `backfill`; a users file adds `users_file` to whatever else the row met.
             let backfill = CandidateQuery(
                 mode: .backfill, asOf: Fixture.asOf, userIDs: ["a_paid_past_end", "k_free", "l_free_with_old_end"])
             #expect(
-                try await Self.reasons(store, backfill, pageSize: 2)
+                try await Self.reasons(db, backfill, pageSize: 2)
                     == ["a_paid_past_end": [.usersFile, .backfill], "l_free_with_old_end": [.usersFile, .backfill]])
             let listed = CandidateQuery(asOf: Fixture.asOf, userIDs: ["a_paid_past_end", "f_billing_issue"])
             #expect(
-                try await Self.reasons(store, listed, pageSize: 500)
+                try await Self.reasons(db, listed, pageSize: 500)
                     == ["a_paid_past_end": [.expired, .usersFile], "f_billing_issue": [.billingIssue, .usersFile]])
         }
     }

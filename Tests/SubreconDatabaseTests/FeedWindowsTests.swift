@@ -23,28 +23,30 @@ struct FeedWindowsTests {
 
     @Test("covered only when complete and its run completed; nil when never attempted; per feed and per shard")
     func coverage() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            #expect(try await store.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.asOf, days: 30) == nil)
+        try await TestDatabase.withDatabase { db, client in
+            #expect(try await db.feeds.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.asOf, days: 30) == nil)
             try await Self.run(client, "r-done", status: "completed")
             try await Self.run(client, "r-stopped", status: "running")
             try await Self.run(client, "r-failed-feed", status: "completed")
-            try await store.beginFeedWindow(runID: "r-done", feed: "app_store", shard: Self.shard, since: Self.day(-3), until: Self.day(-2))
-            try await store.completeFeedWindow(runID: "r-done", feed: "app_store")
-            try await store.beginFeedWindow(
+            try await db.feeds.beginFeedWindow(
+                runID: "r-done", feed: "app_store", shard: Self.shard, since: Self.day(-3), until: Self.day(-2))
+            try await db.feeds.completeFeedWindow(runID: "r-done", feed: "app_store")
+            try await db.feeds.beginFeedWindow(
                 runID: "r-stopped", feed: "app_store", shard: Self.shard, since: Self.day(-2), until: Self.day(-1))
-            try await store.completeFeedWindow(runID: "r-stopped", feed: "app_store")
-            try await store.beginFeedWindow(
+            try await db.feeds.completeFeedWindow(runID: "r-stopped", feed: "app_store")
+            try await db.feeds.beginFeedWindow(
                 runID: "r-failed-feed", feed: "app_store", shard: Self.shard, since: Self.day(-1), until: Self.day(0))
-            let attempts = try #require(try await store.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.asOf, days: 30))
+            let attempts = try #require(try await db.feeds.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.asOf, days: 30))
             #expect(attempts.map(\.covered) == [true, false, false], "read to its end, but its run never completed; not read to its end")
             #expect(attempts.map(\.since) == [Self.day(-3), Self.day(-2), Self.day(-1)])
             #expect(FeedWindowRule.since(asOf: Self.asOf, attempts: attempts, lastCompletedNightlyStart: nil) == Self.day(-2))
-            #expect(try await store.feedAttempts(feed: "stripe", shard: Self.shard, asOf: Self.asOf, days: 30) == nil)
-            #expect(try await store.feedAttempts(feed: "app_store", shard: ShardSpec(index: 1, count: 2), asOf: Self.asOf, days: 30) == nil)
+            #expect(try await db.feeds.feedAttempts(feed: "stripe", shard: Self.shard, asOf: Self.asOf, days: 30) == nil)
             #expect(
-                try await store.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.day(60), days: 30) == [],
+                try await db.feeds.feedAttempts(feed: "app_store", shard: ShardSpec(index: 1, count: 2), asOf: Self.asOf, days: 30) == nil)
+            #expect(
+                try await db.feeds.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.day(60), days: 30) == [],
                 "attempted, every attempt older than 30 days")
-            #expect(try await store.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.day(-5), days: 30) == nil)
+            #expect(try await db.feeds.feedAttempts(feed: "app_store", shard: Self.shard, asOf: Self.day(-5), days: 30) == nil)
         }
     }
 }

@@ -23,13 +23,13 @@ struct IdentifierWriteTests {
 
     @Test("the truth's identifiers are written with the rest of the change and audited before/after")
     func writtenAndAudited() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.row])
-            let read = try #require(try await store.user(id: "u-1"))
-            let outcome = try await store.apply(
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.row])
+            let read = try #require(try await db.user(id: "u-1"))
+            let outcome = try await db.verdicts.apply(
                 Self.verdict(read, identifiers: [.stripe: "cus_new", .googlePlay: "tok-keep"]), runID: "run-w")
             #expect(outcome == .applied(intentsQueued: 0, intentsDeduplicated: 0))
-            let written = try #require(try await store.user(id: "u-1"))
+            let written = try #require(try await db.user(id: "u-1"))
             #expect(written.identifiers == [.stripe: "cus_new", .googlePlay: "tok-keep"])
             #expect(written.currentTier == 1)
             let audit = try await TestDatabase.scalar(
@@ -44,24 +44,24 @@ struct IdentifierWriteTests {
 
     @Test("a webhook that wrote first wins: the CAS is lost and its identifier stays")
     func casLost() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.row])
-            let read = try #require(try await store.user(id: "u-1"))
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.row])
+            let read = try #require(try await db.user(id: "u-1"))
             try await client.query(
                 "update users set stripe_customer_id = 'cus_webhook', updated_at = updated_at + interval '1 second' where id = 'u-1'")
-            let outcome = try await store.apply(Self.verdict(read, identifiers: [.stripe: "cus_new"]), runID: "run-c")
+            let outcome = try await db.verdicts.apply(Self.verdict(read, identifiers: [.stripe: "cus_new"]), runID: "run-c")
             #expect(outcome == .concurrentUpdate)
-            #expect(try await store.user(id: "u-1")?.identifiers[.stripe] == "cus_webhook")
+            #expect(try await db.user(id: "u-1")?.identifiers[.stripe] == "cus_webhook")
             #expect(try await ApplyTests.count(client, "reconcile_changes") == 0)
         }
     }
 
     @Test("a column not in the truth's map, or holding the same value, is never in the statement; an empty map writes none")
     func untouchedColumns() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             var other = Self.row
             other.id = "u-2"
-            try await store.insertUsers([Self.row, other])
+            try await db.insertUsers([Self.row, other])
             // Any UPDATE naming google_purchase_token fails: the apply must not name it.
             try await client.query(
                 """
@@ -71,23 +71,23 @@ struct IdentifierWriteTests {
             try await client.query(
                 "create trigger refuse_google before update of google_purchase_token on users for each row execute function refuse_google()"
             )
-            let first = try #require(try await store.user(id: "u-1"))
-            let second = try #require(try await store.user(id: "u-2"))
-            let outcomes = try await store.applyBatch(
+            let first = try #require(try await db.user(id: "u-1"))
+            let second = try #require(try await db.user(id: "u-2"))
+            let outcomes = try await db.verdicts.applyBatch(
                 [
                     Self.verdict(first, identifiers: [.stripe: "cus_new"]),
                     Self.verdict(second, identifiers: [.googlePlay: "tok-keep"]),
                 ], runID: "run-u")
             #expect(outcomes.allSatisfy { $0 == .applied(intentsQueued: 0, intentsDeduplicated: 0) })
-            #expect(try await store.user(id: "u-1")?.identifiers == [.stripe: "cus_new", .googlePlay: "tok-keep"])
-            #expect(try await store.user(id: "u-2")?.identifiers == [.stripe: "cus_old", .googlePlay: "tok-keep"])
+            #expect(try await db.user(id: "u-1")?.identifiers == [.stripe: "cus_new", .googlePlay: "tok-keep"])
+            #expect(try await db.user(id: "u-2")?.identifiers == [.stripe: "cus_old", .googlePlay: "tok-keep"])
 
             try await client.query("drop trigger refuse_google on users")
-            let again = try #require(try await store.user(id: "u-1"))
+            let again = try #require(try await db.user(id: "u-1"))
             var cleared = Self.verdict(again, identifiers: [:])
             cleared.truth?.tier = 2
-            #expect(try await store.apply(cleared, runID: "run-u2") == .applied(intentsQueued: 0, intentsDeduplicated: 0))
-            #expect(try await store.user(id: "u-1")?.identifiers == [.stripe: "cus_new", .googlePlay: "tok-keep"])
+            #expect(try await db.verdicts.apply(cleared, runID: "run-u2") == .applied(intentsQueued: 0, intentsDeduplicated: 0))
+            #expect(try await db.user(id: "u-1")?.identifiers == [.stripe: "cus_new", .googlePlay: "tok-keep"])
         }
     }
 }

@@ -26,7 +26,7 @@ struct InfiniteTimestampTests {
 
     @Test("every read: infinite end dates read as NULL, -infinity or an infinite updated_at is the row's error, never a failed page")
     func rowsRead() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             for row in Self.rows {
                 let value = { (text: String) in text.hasSuffix("infinity") ? "'\(text)'" : text }
                 try await client.query(
@@ -37,11 +37,11 @@ struct InfiniteTimestampTests {
                             \(value(row.updated)))
                             """))
             }
-            let page = try await store.candidatePage(CandidateQuery(asOf: Date()), after: nil, limit: 100)
+            let page = try await db.candidates.candidatePage(CandidateQuery(asOf: Date()), after: nil, limit: 100)
             let sorted = Self.rows.sorted { $0.id < $1.id }
             #expect(page.map(\.id) == sorted.map(\.id))
             for (read, expected) in zip(page, sorted) {
-                let single = try #require(try await store.user(id: expected.id))
+                let single = try #require(try await db.user(id: expected.id))
                 for row in [read, single] {
                     if let error = expected.error {
                         #expect(row.rowError?.contains(error) == true, "\(row.id): \(row.rowError ?? "nil")")
@@ -61,17 +61,17 @@ struct InfiniteTimestampTests {
 
     @Test("a row whose updated_at turned infinite after it was read loses its compare-and-set; the batch still applies the others")
     func compareAndSetSurvives() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             var other = ApplyTests.lapsed
             other.id = "lapsed-2"
-            try await store.insertUsers([ApplyTests.lapsed, other])
-            let read = try #require(try await store.user(id: "lapsed"))
-            let readOther = try #require(try await store.user(id: "lapsed-2"))
+            try await db.insertUsers([ApplyTests.lapsed, other])
+            let read = try #require(try await db.user(id: "lapsed"))
+            let readOther = try #require(try await db.user(id: "lapsed-2"))
             try await client.query("update users set updated_at = 'infinity' where id = 'lapsed'")
-            let outcomes = try await store.applyBatch(
+            let outcomes = try await db.verdicts.applyBatch(
                 [ApplyTests.expiredVerdict(read), ApplyTests.expiredVerdict(readOther)], runID: "run-i")
             #expect(outcomes == [.concurrentUpdate, .applied(intentsQueued: 1, intentsDeduplicated: 0)])
-            #expect(try await store.user(id: "lapsed-2")?.currentTier == 0)
+            #expect(try await db.user(id: "lapsed-2")?.currentTier == 0)
             #expect(try await TestDatabase.scalar(client, "select current_tier from users where id = 'lapsed'", as: Int.self) == 1)
         }
     }
@@ -88,13 +88,13 @@ struct InfiniteTimestampTests {
                 updated_at timestamptz not null default now())
                 """)
             try await unchecked.migrate()
-            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
+            let db = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             try await client.query(
                 """
                 insert into users (id, current_tier, subscription_status, subscription_end_date, subscription_source, \
                 iap_product_id, auto_renew) values ('lapsed', 1, 'active', \(Fixture.day(-1)), 'apple_iap', 'premium.monthly', true)
                 """)
-            let read = try #require(try await store.user(id: "lapsed"))
+            let read = try #require(try await db.user(id: "lapsed"))
             #expect(read.graceEndsAt == nil && read.originalTransactionID == nil && read.rowError == nil)
             let facts = SourceFacts(
                 revenueCatKnowsSubscriber: true,
@@ -106,7 +106,7 @@ struct InfiniteTimestampTests {
             let catalog = ProductCatalog([.init(productID: "premium.monthly", tier: 1)])
             let verdict = Decision.decide(row: read, facts: facts, context: DecisionContext(asOf: Fixture.asOf, catalog: catalog))
             #expect(verdict.action == .downgrade && verdict.truth?.graceEndsAt == nil && verdict.truth?.originalTransactionID == nil)
-            #expect(try await store.apply(verdict, runID: "run-k") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
+            #expect(try await db.verdicts.apply(verdict, runID: "run-k") == .applied(intentsQueued: 1, intentsDeduplicated: 0))
             let kept = try await TestDatabase.scalar(
                 client,
                 """

@@ -201,13 +201,13 @@ struct LiveUsersMigrationTests {
             var settings = try DatabaseSettings(environment: ["DATABASE_URL": try #require(PoolerLockTests.transactionPooler)])
             settings.searchPath = schema.name
             let client = PostgresClient(configuration: settings.clientConfiguration(maximumConnections: 4))
-            let store = SubscriptionDatabase(
+            let db = SubscriptionDatabase(
                 client: client, logger: Logger(label: "test.pooled"), identifierColumns: IdentifierColumn.testColumns,
                 session: settings.session)
             let applied = try await withThrowingTaskGroup(of: Void.self) { group -> [Int] in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                return try await store.migrate()
+                return try await db.migrate()
             }
             #expect(applied == Self.fromEleven)
             #expect(try await Self.validIndexes(schema) == 3)

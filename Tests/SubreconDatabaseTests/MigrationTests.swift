@@ -9,15 +9,15 @@ import Testing
 struct MigrationTests {
     @Test("migrating twice applies every migration once and records it")
     func idempotent() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, client in
+        try await TestDatabase.withDatabase(migrated: false) { db, client in
             await #expect(throws: DatabaseError.schemaMissing(table: "subrecon_schema_migrations")) {
-                try await store.requireSchema()
+                try await db.requireSchema()
             }
             let all = SchemaMigrator.migrations.map(\.version)
-            #expect(try await store.migrate() == all)
-            #expect(try await store.migrate() == [])
-            try await store.requireSchema()
-            let versions = try await SchemaMigrator().appliedVersions(client: client, logger: store.logger)
+            #expect(try await db.migrate() == all)
+            #expect(try await db.migrate() == [])
+            try await db.requireSchema()
+            let versions = try await SchemaMigrator().appliedVersions(client: client, logger: db.logger)
             #expect(versions == Set(all))
             for table in [
                 "users", "product_tiers", "push_intents", "reconcile_runs", "reconcile_changes", "reconcile_verdicts", "apple_receipts",
@@ -31,9 +31,9 @@ struct MigrationTests {
 
     @Test("concurrent migrators serialise on the advisory lock")
     func concurrent() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, _ in
-            async let first = store.migrate()
-            async let second = store.migrate()
+        try await TestDatabase.withDatabase(migrated: false) { db, _ in
+            async let first = db.migrate()
+            async let second = db.migrate()
             let applied = try await [first, second]
             #expect(applied.flatMap { $0 } == SchemaMigrator.migrations.map(\.version))
         }
@@ -41,17 +41,17 @@ struct MigrationTests {
 
     @Test("a later migration is appended and applied alone")
     func appended() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             var migrations = SchemaMigrator.migrations
             let current = SchemaMigrator().latestVersion
             migrations.append(
                 SchemaMigration(version: current + 1, name: "test column", statements: ["alter table users add column note text"]))
             let migrator = SchemaMigrator(migrations: migrations)
             await #expect(throws: DatabaseError.schemaOutdated(current: current, required: current + 1)) {
-                try await store.requireSchema(migrator)
+                try await db.requireSchema(migrator)
             }
-            #expect(try await store.migrate(migrator) == [current + 1])
-            try await store.requireSchema(migrator)
+            #expect(try await db.migrate(migrator) == [current + 1])
+            try await db.requireSchema(migrator)
             let column = try await TestDatabase.scalar(
                 client,
                 "select count(*)::int from information_schema.columns where table_schema = current_schema() and table_name = 'users' and column_name = 'note'",
@@ -62,9 +62,9 @@ struct MigrationTests {
 
     @Test("a missing table tells the operator to run subrecon migrate")
     func missingTable() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, _ in
+        try await TestDatabase.withDatabase(migrated: false) { db, _ in
             let error = await #expect(throws: DatabaseError.self) {
-                _ = try await store.candidatePage(.init(asOf: Fixture.asOf), after: nil, limit: 10)
+                _ = try await db.candidates.candidatePage(.init(asOf: Fixture.asOf), after: nil, limit: 10)
             }
             #expect(error == .schemaMissing(table: "users"))
             #expect(error?.description.contains("subrecon migrate") == true)

@@ -46,10 +46,10 @@ struct OwnUsersTests {
 
     @Test("migrate next to the app's users table creates subrecon's tables, never alters or indexes users, and is a no-op the second time")
     func appTableUntouched() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, client in
+        try await TestDatabase.withDatabase(migrated: false) { db, client in
             try await client.query(PostgresQuery(unsafeSQL: Self.appTable))
             let before = try await Self.shape(client)
-            #expect(try await store.migrate() == SchemaMigrator.migrations.map(\.version))
+            #expect(try await db.migrate() == SchemaMigrator.migrations.map(\.version))
             #expect(try await Self.shape(client) == before, "no column added, no index created on the app's table")
             for table in ["product_tiers", "push_intents", "reconcile_runs", "reconcile_changes", "reconcile_verdicts", "apple_receipts"] {
                 #expect(try await Self.exists(client, table), "\(table)")
@@ -57,31 +57,31 @@ struct OwnUsersTests {
             let owner = try await TestDatabase.scalar(
                 client, "select value from subrecon_settings where key = 'users_owner'", as: String.self)
             #expect(owner == "app")
-            #expect(try await store.migrate() == [])
+            #expect(try await db.migrate() == [])
             #expect(try await Self.shape(client) == before)
 
             // The run's view of it: a table (rows lockable) without the optional store columns, read with nulls.
-            let relation = try await store.checkUsers(requiring: [])
+            let relation = try await db.checkUsers(requiring: [])
             #expect(relation == UsersRelation(isTable: true, optionalColumns: [], identifierColumns: IdentifierColumn.testColumns))
             try await client.query(
                 """
                 insert into users (id, email, current_tier, subscription_status, subscription_end_date, subscription_source, \
                 iap_product_id, auto_renew) values ('u-1', 'a@example.com', 1, 'active', \(Fixture.day(-2)), 'apple_iap', 'premium', true)
                 """)
-            let reader = store.with(users: relation)
-            let page = try await reader.candidatePage(CandidateQuery(asOf: Fixture.asOf), after: nil, limit: 10)
+            let reader = db.with(users: relation)
+            let page = try await reader.candidates.candidatePage(CandidateQuery(asOf: Fixture.asOf), after: nil, limit: 10)
             #expect(page.map(\.id) == ["u-1"])
             #expect(page.first?.identifiers.isEmpty == true)
             #expect(try await reader.user(id: "u-1")?.currentTier == 1)
             await #expect(throws: (any Error).self, "the full column list fails on the app's table: hence the detection") {
-                _ = try await store.user(id: "u-1")
+                _ = try await db.user(id: "u-1")
             }
         }
     }
 
     @Test("a missing column, wrong types and a configured source's column are one violation naming them all; nothing is created")
     func contractViolation() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, client in
+        try await TestDatabase.withDatabase(migrated: false) { db, client in
             try await client.query(
                 """
                 create table users (id text primary key, current_tier text, subscription_status text, \
@@ -90,7 +90,7 @@ struct OwnUsersTests {
                 """)
             let schema = try #require(try await TestDatabase.scalar(client, "select current_schema()::text", as: String.self))
             do {
-                try await store.migrate(requiring: ["stripe_customer_id"])
+                try await db.migrate(requiring: ["stripe_customer_id"])
                 Issue.record("migrate accepted a users without subscription_source")
             } catch let violation as UsersContract.Violation {
                 #expect(violation.missing == ["subscription_source (text)", "stripe_customer_id (text)"])
@@ -110,13 +110,13 @@ struct OwnUsersTests {
             for table in ["subrecon_schema_migrations", "subrecon_settings", "product_tiers", "reconcile_runs"] {
                 #expect(try await !Self.exists(client, table), "\(table) must not be created")
             }
-            await #expect(throws: UsersContract.Violation.self) { try await store.checkUsers(requiring: []) }
+            await #expect(throws: UsersContract.Violation.self) { try await db.checkUsers(requiring: []) }
         }
     }
 
     @Test("a view over the app's tables: not lockable, optional columns required only when their source is configured")
     func viewRelation() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, client in
+        try await TestDatabase.withDatabase(migrated: false) { db, client in
             try await client.query(
                 """
                 create table app_profiles (id text primary key, tier integer not null default 0, status text not null default 'none', \
@@ -130,14 +130,14 @@ struct OwnUsersTests {
                 original as iap_original_transaction_id, renews as auto_renew, changed as updated_at, \
                 stripe_customer as stripe_customer_id from app_profiles
                 """)
-            #expect(try await store.migrate() == SchemaMigrator.migrations.map(\.version))
+            #expect(try await db.migrate() == SchemaMigrator.migrations.map(\.version))
             #expect(try await Self.exists(client, "reconcile_runs"))
             // stripe_customer_id is there but an integer: without Stripe it is read as null, with Stripe it is a 78.
             #expect(
-                try await store.checkUsers(requiring: [])
+                try await db.checkUsers(requiring: [])
                     == UsersRelation(isTable: false, optionalColumns: [], identifierColumns: IdentifierColumn.testColumns))
             do {
-                _ = try await store.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"])
+                _ = try await db.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"])
                 Issue.record("accepted an integer stripe_customer_id with Stripe configured")
             } catch let violation as UsersContract.Violation {
                 #expect(violation.missing == ["google_purchase_token (text)"])
@@ -149,12 +149,12 @@ struct OwnUsersTests {
 
     @Test("a database migrated before ownership was recorded keeps treating users as subrecon's")
     func legacyOwnership() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             let owner = try await TestDatabase.scalar(
                 client, "select value from subrecon_settings where key = 'users_owner'", as: String.self)
             #expect(owner == "subrecon")
             #expect(
-                try await store.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"])
+                try await db.checkUsers(requiring: ["stripe_customer_id", "google_purchase_token"])
                     == .subreconTable(IdentifierColumn.testColumns))
             try await client.query("drop table subrecon_settings")
             var migrations = SchemaMigrator.migrations
@@ -162,7 +162,7 @@ struct OwnUsersTests {
             migrations.append(
                 SchemaMigration(version: next, name: "test", ownUsersStatements: ["alter table users add column note text"], statements: [])
             )
-            #expect(try await store.migrate(SchemaMigrator(migrations: migrations)) == [next])
+            #expect(try await db.migrate(SchemaMigrator(migrations: migrations)) == [next])
             let column = try await TestDatabase.scalar(
                 client,
                 "select count(*)::int from pg_attribute where attrelid = 'users'::regclass and attname = 'note'",
@@ -185,10 +185,10 @@ struct OwnUsersTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await client.run() }
                     defer { group.cancelAll() }
-                    let store = SubscriptionDatabase(
+                    let db = SubscriptionDatabase(
                         client: client, logger: Logger(label: "subrecon.tests.store"), identifierColumns: IdentifierColumn.testColumns)
                     do {
-                        try await store.migrate()
+                        try await db.migrate()
                         Issue.record("migrate created a users in front of the app's")
                     } catch let violation as UsersContract.Violation {
                         #expect(violation.shadowed && violation.relation == "\(later).users, a table")

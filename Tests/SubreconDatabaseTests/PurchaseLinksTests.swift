@@ -25,14 +25,14 @@ struct PurchaseLinksTests {
         try await TestDatabase.withDatabase { unchecked, client in
             let relation = try await unchecked.checkUsers(requiring: [])
             #expect(relation.hasAccountToken && !unchecked.users.hasAccountToken)
-            let store = unchecked.with(users: relation)
-            try await store.insertUsers([
+            let db = unchecked.with(users: relation)
+            try await db.insertUsers([
                 Self.user("u-1", tier: 1, account: "acct-1"), Self.user("u-2", tier: 1, account: ""), Self.user("u-3", tier: 1),
             ])
-            #expect(try await store.user(id: "u-1")?.accountToken == "acct-1")
-            #expect(try await store.user(id: "u-2")?.accountToken == nil)
-            #expect(try await store.user(id: "u-3")?.accountToken == nil)
-            let page = try await store.candidatePage(
+            #expect(try await db.user(id: "u-1")?.accountToken == "acct-1")
+            #expect(try await db.user(id: "u-2")?.accountToken == nil)
+            #expect(try await db.user(id: "u-3")?.accountToken == nil)
+            let page = try await db.candidates.candidatePage(
                 CandidateQuery(mode: .backfill, asOf: Fixture.asOf), after: nil, limit: 10)
             #expect(page.map(\.accountToken) == ["acct-1", nil, nil])
         }
@@ -40,20 +40,20 @@ struct PurchaseLinksTests {
 
     @Test("an app's users without account_token is fine (read as nil); one with a non-text account_token is refused")
     func accountTokenAbsentOrWrongType() async throws {
-        try await TestDatabase.withDatabase(migrated: false) { store, client in
+        try await TestDatabase.withDatabase(migrated: false) { db, client in
             try await client.query(PostgresQuery(unsafeSQL: OwnUsersTests.appTable))
-            try await store.migrate()
-            let relation = try await store.checkUsers(requiring: [])
+            try await db.migrate()
+            let relation = try await db.checkUsers(requiring: [])
             #expect(!relation.hasAccountToken)
             try await client.query("insert into users (id, email, current_tier) values ('u-1', 'a@example.com', 1)")
-            let reader = store.with(users: relation)
+            let reader = db.with(users: relation)
             #expect(try await reader.user(id: "u-1")?.accountToken == nil)
             let (own, other) = (BuyerAccount("u-1", store: .stripe)!, BuyerAccount("acct", store: .stripe)!)
-            #expect(try await reader.owners(ofAccounts: [own, other]) == [own: ["u-1"]])
+            #expect(try await reader.links.owners(ofAccounts: [own, other]) == [own: ["u-1"]])
 
             try await client.query("alter table users add column account_token integer")
             do {
-                _ = try await store.checkUsers(requiring: [])
+                _ = try await db.checkUsers(requiring: [])
                 Issue.record("a users with an integer account_token was accepted")
             } catch let violation as UsersContract.Violation {
                 #expect(violation.wrongType == ["account_token of type integer (needs text)"])
@@ -65,16 +65,16 @@ struct PurchaseLinksTests {
     @Test("owners: by id or account_token, an Apple token case-insensitively, any other account exactly (a UUID too)")
     func owners() async throws {
         try await TestDatabase.withDatabase { unchecked, _ in
-            let store = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
+            let db = unchecked.with(users: try await unchecked.checkUsers(requiring: []))
             let uuid = "5F1E2D3C-4B5A-4978-8A6B-5C4D3E2F1A0B"
             let other = uuid.lowercased().replacingOccurrences(of: "5f1e", with: "0000")
-            try await store.insertUsers([
+            try await db.insertUsers([
                 Self.user("u-1"), Self.user("u-2", account: uuid), Self.user("u-3", account: "shared"),
                 Self.user("u-4", account: "shared"), Self.user(other),
             ])
             func apple(_ text: String) -> BuyerAccount { BuyerAccount(text, store: .appStore)! }
             func stripe(_ text: String) -> BuyerAccount { BuyerAccount(text, store: .stripe)! }
-            let owners = try await store.owners(ofAccounts: [
+            let owners = try await db.links.owners(ofAccounts: [
                 stripe("u-1"), apple(uuid.lowercased()), stripe("shared"), stripe("U-1"), stripe("nobody"),
                 apple("0000" + uuid.dropFirst(4)), stripe(uuid.lowercased()), stripe(other.uppercased()),
             ])
@@ -89,28 +89,28 @@ struct PurchaseLinksTests {
 
     @Test("heldIdentifiers says which identifiers a row holds, reading only")
     func held() async throws {
-        try await TestDatabase.withDatabase { store, _ in
-            try await store.insertUsers([Self.user("u-1", identifiers: [.stripe: "cus_1"]), Self.user("u-2")])
-            let held = try await store.heldIdentifiers(
+        try await TestDatabase.withDatabase { db, _ in
+            try await db.insertUsers([Self.user("u-1", identifiers: [.stripe: "cus_1"]), Self.user("u-2")])
+            let held = try await db.links.heldIdentifiers(
                 column: FeedColumn(IdentifierColumn.testStripe), identifiers: ["cus_1", "cus_2", "cus_1", ""])
             #expect(held == ["cus_1"])
-            #expect(try await store.heldIdentifiers(column: .appleOriginalTransactionID, identifiers: []) == [])
+            #expect(try await db.links.heldIdentifiers(column: .appleOriginalTransactionID, identifiers: []) == [])
         }
     }
 
     @Test("a link makes its user a candidate once, reason linked_purchase, joined into the keyset scan; links round-trip")
     func linksAreCandidates() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await store.insertUsers([Self.user("u-1", identifiers: [.stripe: "cus_1"]), Self.user("u-2"), Self.user("u-3")])
+        try await TestDatabase.withDatabase { db, client in
+            try await db.insertUsers([Self.user("u-1", identifiers: [.stripe: "cus_1"]), Self.user("u-2"), Self.user("u-3")])
             let links = [
                 PurchaseLink(userID: "u-1", origin: .googlePlay, identifier: "tok-1"),
                 PurchaseLink(userID: "u-2", origin: .stripe, identifier: "cus_,\"9\"\r\n"),
                 PurchaseLink(userID: "u-2", origin: .googlePlay, identifier: "tok-2"),
                 PurchaseLink(userID: "u-2", origin: .stripe, identifier: "cus_other"),
             ]
-            try await store.addLinks(runID: "run-l", links)
-            try await store.addLinks(runID: "run-l", links)
-            _ = try await store.addFeedCandidates(
+            try await db.links.addLinks(runID: "run-l", links)
+            try await db.links.addLinks(runID: "run-l", links)
+            _ = try await db.feeds.addFeedCandidates(
                 runID: "run-l", column: FeedColumn(IdentifierColumn.testStripe), identifiers: ["cus_1"], reason: .feed("stripe_event"))
             let reasons = try await TestDatabase.scalar(
                 client,
@@ -120,7 +120,7 @@ struct PurchaseLinksTests {
             let query = CandidateQuery(asOf: Fixture.asOf, runCandidatesID: "run-l")
             var scanned: [String] = []
             var stated: [String: [CandidateReason]] = [:]
-            for try await row in store.candidates(query, pageSize: 1) {
+            for try await row in db.candidates.scan(query, pageSize: 1) {
                 scanned.append(row.id)
                 stated[row.id] = row.candidateReasons
             }
@@ -128,15 +128,15 @@ struct PurchaseLinksTests {
             // The scan states each row's reasons as recorded (feeds sort before `linked_purchase`).
             #expect(stated == ["u-1": [.feed("stripe_event"), .linkedPurchase], "u-2": [.linkedPurchase]])
             #expect(
-                try await store.links(runID: "run-l")
+                try await db.links.links(runID: "run-l")
                     == ["u-1": [.googlePlay: "tok-1"], "u-2": [.stripe: "cus_,\"9\"\r\n", .googlePlay: "tok-2"]])
-            #expect(try await store.links(runID: "other") == [:])
+            #expect(try await db.links.links(runID: "other") == [:])
         }
     }
 
     @Test("orphans are kept across nights: first_seen stays, last_seen moves, tonight's facts win, text exact")
     func orphansAcrossNights() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             let first = Fixture.day(-1)
             let second = Fixture.asOf
             let hostile = "GPA.1,\"2\"\r\n3"
@@ -146,12 +146,12 @@ struct PurchaseLinksTests {
             let b = Orphan(
                 origin: .stripe, identifier: "cus_b", productID: "web", status: .active, endDate: nil, accountToken: nil,
                 price: nil)
-            let night1 = try await store.recordOrphans(runID: "run-1", night: first, [a, b, a])
+            let night1 = try await db.links.recordOrphans(runID: "run-1", night: first, [a, b, a])
             #expect(night1.map(\.identifier) == [hostile, "cus_b"])
             #expect(night1.allSatisfy { $0.firstSeen == first && $0.lastSeen == first })
             var renewed = a
             renewed.status = .billingIssue
-            let night2 = try await store.recordOrphans(runID: "run-2", night: second, [renewed])
+            let night2 = try await db.links.recordOrphans(runID: "run-2", night: second, [renewed])
             #expect(night2.count == 1)
             let kept = try #require(night2.first)
             #expect(kept.firstSeen == first && kept.lastSeen == second)
@@ -162,7 +162,7 @@ struct PurchaseLinksTests {
             let stripe = try await TestDatabase.scalar(
                 client, "select last_run_id from reconcile_orphans where identifier = 'cus_b'", as: String.self)
             #expect(stripe == "run-1")
-            #expect(try await store.recordOrphans(runID: "run-3", night: second, []) == [])
+            #expect(try await db.links.recordOrphans(runID: "run-3", night: second, []) == [])
         }
     }
 }

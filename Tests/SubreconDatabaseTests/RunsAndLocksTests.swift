@@ -11,18 +11,18 @@ import Testing
 struct RunsAndLocksTests {
     @Test("a run is recorded at start and finished with its counts")
     func runs() async throws {
-        try await TestDatabase.withDatabase { store, _ in
+        try await TestDatabase.withDatabase { db, _ in
             let older = RunRecord(
                 id: "run-a", mode: .nightly, asOf: Fixture.asOf, startedAt: Fixture.day(0), options: ["limit": "10"])
             let newer = RunRecord(
                 id: "run-b", mode: .backfill, asOf: Fixture.day(1), shard: ShardSpec(index: 1, count: 4), dryRun: true,
                 startedAt: Fixture.day(1))
-            try await store.startRun(older)
-            try await store.startRun(newer)
-            try await store.finishRun(
+            try await db.runs.startRun(older)
+            try await db.runs.startRun(newer)
+            try await db.runs.finishRun(
                 id: "run-a", status: .valveTripped, counts: ["downgrade": 7, "candidates": 9], finishedAt: Fixture.day(0.01))
 
-            let runs = try await store.recentRuns(limit: 10)
+            let runs = try await db.runs.recentRuns(limit: 10)
             #expect(runs.map(\.id) == ["run-b", "run-a"])
             #expect(runs[0] == newer)
             var finished = older
@@ -30,30 +30,30 @@ struct RunsAndLocksTests {
             finished.counts = ["downgrade": 7, "candidates": 9]
             finished.finishedAt = Fixture.day(0.01)
             #expect(runs[1] == finished)
-            #expect(try await store.recentRuns(limit: 1).map(\.id) == ["run-b"])
+            #expect(try await db.runs.recentRuns(limit: 1).map(\.id) == ["run-b"])
 
             let summary = Data(#"{"counts":{"downgrade":2},"mode":"backfill"}"#.utf8)
-            try await store.finishRun(id: "run-b", status: .completed, summary: summary, finishedAt: Fixture.day(1.5))
-            let stored = try #require(try await store.runCountsJSON(id: "run-b"))
+            try await db.runs.finishRun(id: "run-b", status: .completed, summary: summary, finishedAt: Fixture.day(1.5))
+            let stored = try #require(try await db.runs.runCountsJSON(id: "run-b"))
             let object = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
             #expect(object["mode"] as? String == "backfill")
             #expect((object["counts"] as? [String: Int])?["downgrade"] == 2)
-            #expect(try await store.recentRuns(limit: 1).first?.status == .completed)
+            #expect(try await db.runs.recentRuns(limit: 1).first?.status == .completed)
             await #expect(throws: DatabaseError.self) {
-                try await store.finishRun(id: "run-b", status: .failed, summary: Data("[1]".utf8), finishedAt: Fixture.day(2))
+                try await db.runs.finishRun(id: "run-b", status: .failed, summary: Data("[1]".utf8), finishedAt: Fixture.day(2))
             }
         }
     }
 
     @Test("products are upserted and loaded as the catalog")
     func catalog() async throws {
-        try await TestDatabase.withDatabase { store, _ in
-            #expect(try await store.loadCatalog().entries.isEmpty)
-            try await store.upsertProducts([
+        try await TestDatabase.withDatabase { db, _ in
+            #expect(try await db.catalog.loadCatalog().entries.isEmpty)
+            try await db.catalog.upsertProducts([
                 .init(productID: "premium.monthly", tier: 1, entitlement: "premium"), .init(productID: "pro", tier: 1),
             ])
-            try await store.upsertProducts([.init(productID: "pro", tier: 2, entitlement: "pro")])
-            let catalog = try await store.loadCatalog()
+            try await db.catalog.upsertProducts([.init(productID: "pro", tier: 2, entitlement: "pro")])
+            let catalog = try await db.catalog.loadCatalog()
             #expect(catalog.tier(for: "premium.monthly") == 1)
             #expect(catalog.tier(for: "pro") == 2)
             #expect(catalog.entries["pro"]?.entitlement == "pro")
@@ -63,39 +63,39 @@ struct RunsAndLocksTests {
 
     @Test("a second holder of a shard lock is turned away at once and can take it after release")
     func shardLock() async throws {
-        try await TestDatabase.withDatabase { store, _ in
+        try await TestDatabase.withDatabase { db, _ in
             let shard = ShardSpec(index: 0, count: 2)
-            let outcome: String? = try await store.withShardLock(shard: shard) {
-                let second: Int? = try await store.withShardLock(shard: shard) { 1 }
+            let outcome: String? = try await db.withShardLock(shard: shard) {
+                let second: Int? = try await db.withShardLock(shard: shard) { 1 }
                 #expect(second == nil, "busy while the first holds it")
-                let otherShard: Int? = try await store.withShardLock(shard: ShardSpec(index: 1, count: 2)) { 2 }
+                let otherShard: Int? = try await db.withShardLock(shard: ShardSpec(index: 1, count: 2)) { 2 }
                 #expect(otherShard == 2, "another shard is free")
                 return "first"
             }
             #expect(outcome == "first")
-            let after: Int? = try await store.withShardLock(shard: shard) { 3 }
+            let after: Int? = try await db.withShardLock(shard: shard) { 3 }
             #expect(after == 3, "free again after release")
 
             // The lock is released when the body throws, too.
             struct Boom: Error {}
             await #expect(throws: Boom.self) {
-                let _: Int? = try await store.withShardLock(shard: shard) { throw Boom() }
+                let _: Int? = try await db.withShardLock(shard: shard) { throw Boom() }
             }
-            let afterThrow: Int? = try await store.withShardLock(shard: shard) { 4 }
+            let afterThrow: Int? = try await db.withShardLock(shard: shard) { 4 }
             #expect(afterThrow == 4)
         }
     }
 
     @Test("the lock lives in a transaction its connection keeps open (so a pooler in transaction mode keeps it), ended at release")
     func lockIsTransactionScoped() async throws {
-        try await TestDatabase.withDatabase { store, client in
+        try await TestDatabase.withDatabase { db, client in
             // This schema's shard locks, held by a backend idle in an open transaction.
             let held = """
                 select count(*)::int from pg_locks l join pg_stat_activity a on a.pid = l.pid where l.locktype = 'advisory' \
                 and l.granted and a.state = 'idle in transaction' \
                 and l.classid = (hashtext('subrecon.shard:' || current_schema())::bigint & 4294967295)::oid
                 """
-            let during: Int? = try await store.withShardLock(shard: ShardSpec(index: 1, count: 3)) {
+            let during: Int? = try await db.withShardLock(shard: ShardSpec(index: 1, count: 3)) {
                 try await TestDatabase.scalar(client, PostgresQuery(unsafeSQL: held), as: Int.self) ?? -1
             }
             #expect(during == 1, "the lock's connection is idle in its open transaction")

@@ -187,7 +187,7 @@ struct CoalescedReceiptLookupTests {
                             """, binds: binds))
             }
             let lookups = (0..<200).map { _ in (id: random.pick(ids + ["999"]), besides: "u\(String(format: "%02d", random.int(0...70)))") }
-            let coalesced = CoalescedReceiptLookup(database)
+            let coalesced = CoalescedReceiptLookup(database.receipts)
             let answers = try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
                 for (index, lookup) in lookups.enumerated() {
                     group.addTask {
@@ -202,12 +202,12 @@ struct CoalescedReceiptLookupTests {
             for (index, lookup) in lookups.enumerated() {
                 let alone = try await Self.otherUsersAlone(client, lookup.id, besides: lookup.besides)
                 #expect(answers[index] == alone, "lookup \(index): \(lookup)")
-                #expect(try await database.otherUsers(holdingOriginalTransactionID: lookup.id, besides: lookup.besides) == alone)
+                #expect(try await database.receipts.otherUsers(holdingOriginalTransactionID: lookup.id, besides: lookup.besides) == alone)
                 named += alone.count
             }
             #expect(named > 200, "the seeded table names holders (\(named))")
             #expect(await coalesced.reads <= lookups.count)
-            let held = try await database.originalTransactionHolders(ids + ["999"], limit: 3)
+            let held = try await database.receipts.originalTransactionHolders(ids + ["999"], limit: 3)
             #expect(held[""] == nil && held[" "] == nil && held["999"] == nil)
             #expect(held.values.allSatisfy { $0.count <= 3 && $0 == $0.sorted() })
         }

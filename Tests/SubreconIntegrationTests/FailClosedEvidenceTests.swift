@@ -169,13 +169,13 @@ struct FailClosedEvidenceTests {
             }
             // Another app's receipt: not believed.
             try await h.seed(h.row("r-foreign", tier: 1, "active", end: -3), Harness.subscription(expires: -3))
-            try await h.db.saveReceipt("receipt-foreign", for: "r-foreign")
+            try await h.db.receipts.saveReceipt("receipt-foreign", for: "r-foreign")
             await h.receipts.setScenario(receipt("receipt-foreign", id: "8201", bundle: "com.example.other"))
 
             // A receipt revealing a transaction another user's row already holds: a conflict, never written here.
             try await h.seed(h.row("r-owner", tier: 1, "active", end: 27, txn: "8202"))
             try await h.seed(h.row("r-claimant", tier: 1, "active", end: -3), Harness.subscription(expires: -3))
-            try await h.db.saveReceipt("receipt-shared", for: "r-claimant")
+            try await h.db.receipts.saveReceipt("receipt-shared", for: "r-claimant")
             await h.receipts.setScenario(receipt("receipt-shared", id: "8202"))
             await h.appStore.setScenario(
                 AppStoreScenario(

@@ -22,7 +22,7 @@ struct FeedRefundTests {
         var extra = GoogleWorld.environment(account)
         extra.merge(["STRIPE_API_KEY": StripeWorld.key, "STRIPE_BASE_URL": "{base}"]) { $1 }
         try await Harness.with(apple: true, revenueCat: false, routes: [google, stripe], extra: extra) { h in
-            try await h.db.upsertProducts(StripeWorld.products)
+            try await h.db.catalog.upsertProducts(StripeWorld.products)
             try await body(h, google, stripe)
         }
     }

@@ -68,7 +68,7 @@ struct FinanceNightTests {
                 productID: "premium_monthly", store: "play_store", periodType: "intro", purchaseDate: d(-31), expiresDate: d(-1),
                 gracePeriodExpiresDate: d(10), billingIssuesDetectedAt: d(-1), price: price("1.99", "EUR")))
         // Three refunds across two stores: one seen on an earlier night, two in tonight's answer.
-        try await h.db.recordRefunds(
+        try await h.db.refunds.recordRefunds(
             runID: "earlier-night",
             [
                 (
@@ -85,7 +85,7 @@ struct FinanceNightTests {
                 productID: "pro_monthly", store: "play_store", purchaseDate: d(-10), expiresDate: d(20), refundedAt: d(-2),
                 storeTransactionID: "GPA.s-2", price: price("9.99", "USD")))
         // Two refunds in the window and one 400 days ago: not listed.
-        try await h.db.recordRefunds(
+        try await h.db.refunds.recordRefunds(
             runID: "earlier-night",
             [
                 (

@@ -19,15 +19,15 @@ struct FinancePeriodIntegrationTests {
     static let logger = Logger(label: "subrecon.tests.finance")
 
     /// Writes the month: the runs, their ledgers (then each entry's outcome), and the refunds as each run kept them.
-    static func load(_ store: SubscriptionDatabase, _ client: PostgresClient) async throws {
+    static func load(_ db: SubscriptionDatabase, _ client: PostgresClient) async throws {
         for run in FinanceMonthFixture.runs {
-            try await store.startRun(
+            try await db.runs.startRun(
                 RunRecord(
                     id: run.id, mode: run.mode, asOf: run.asOf, shard: run.shard, dryRun: run.dryRun, status: run.status,
                     startedAt: run.startedAt, finishedAt: run.finishedAt))
         }
         for (runID, entries) in Dictionary(grouping: FinanceMonthFixture.entries, by: \.runID) {
-            try await store.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: RunProgress())
+            try await db.verdicts.appendVerdicts(runID: runID, entries.map(\.verdict), seqs: entries.map(\.seq), progress: RunProgress())
             for entry in entries {
                 guard let outcome = entry.outcome?.rawValue else { continue }
                 try await client.query(
@@ -35,7 +35,7 @@ struct FinancePeriodIntegrationTests {
             }
         }
         for refund in FinanceMonthFixture.refunds {
-            _ = try await store.recordRefunds(runID: refund.runID, [(userID: refund.userID, refund: refund.refund)])
+            _ = try await db.refunds.recordRefunds(runID: refund.runID, [(userID: refund.userID, refund: refund.refund)])
         }
     }
 

@@ -30,7 +30,7 @@ struct FinanceReportTests {
 
     /// Seeds users with known source prices, runs the job, and returns the run and the simulator server.
     static func seededRun(
-        databaseURL: String, store: SubscriptionDatabase, reports: URL, routes: [any SimulatorRoute] = []
+        databaseURL: String, db: SubscriptionDatabase, reports: URL, routes: [any SimulatorRoute] = []
     ) async throws -> (RunResult, SimulatorServer) {
         let asOf = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         func d(_ days: Double) -> Date { asOf.addingTimeInterval(days * 86_400) }
@@ -44,7 +44,7 @@ struct FinanceReportTests {
         let env = ProcessEnvironment(["DATABASE_URL": databaseURL, "REVENUECAT_API_KEY": apiKey, "REVENUECAT_BASE_URL": server.baseURL])
         let logger = Logger(label: "subrecon.ops.tests")
         _ = try await Commands.migrate(environment: env, logger: logger)
-        try await store.upsertProducts(products)
+        try await db.catalog.upsertProducts(products)
 
         func row(_ id: String, tier: Int, _ status: String, end: Double, product: String = "premium_monthly", source: String = "apple_iap")
             -> UserRow
@@ -93,7 +93,7 @@ struct FinanceReportTests {
                 SimulatedSubscription(productID: "mystery_sku", purchaseDate: d(-1), expiresDate: d(29), price: price("1.00", "USD"))
             ),
         ]
-        try await store.insertUsers(users.map(\.0))
+        try await db.insertUsers(users.map(\.0))
         for (user, subscription) in users {
             await revenueCat.setSubscriber(SimulatedSubscriber(firstSeen: d(-400), subscriptions: [subscription]), for: user.id)
         }
@@ -115,8 +115,8 @@ struct FinanceReportTests {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
         try await TestDatabase.withSchema(prefix: "ops_") { schema in
-            let (url, store) = (schema.databaseURL, schema.db)
-            let (result, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports)
+            let (url, db) = (schema.databaseURL, schema.db)
+            let (result, server) = try await Self.seededRun(databaseURL: url, db: db, reports: reports)
             await server.shutdown()
             let r = result.summary.runID
             let csv = try String(contentsOf: result.folder.appendingPathComponent("finance.csv"), encoding: .utf8)
@@ -164,10 +164,10 @@ struct FinanceReportTests {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
         try await TestDatabase.withSchema(prefix: "ops_") { schema in
-            let (url, store) = (schema.databaseURL, schema.db)
-            let (first, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports)
+            let (url, db) = (schema.databaseURL, schema.db)
+            let (first, server) = try await Self.seededRun(databaseURL: url, db: db, reports: reports)
             await server.shutdown()
-            let history = try await store.recentRunSummaries(shard: .all, limit: 30)
+            let history = try await db.history.recentRunSummaries(shard: .all, limit: 30)
             #expect(history.map(\.id) == [first.summary.runID])
             let point = try #require(
                 RunHistoryPoint(
@@ -182,9 +182,9 @@ struct FinanceReportTests {
         let reports = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: reports) }
         try await TestDatabase.withSchema(prefix: "ops_") { schema in
-            let (url, store) = (schema.databaseURL, schema.db)
+            let (url, db) = (schema.databaseURL, schema.db)
             let gateway = RecordingPushgateway()
-            let (result, server) = try await Self.seededRun(databaseURL: url, store: store, reports: reports, routes: [gateway])
+            let (result, server) = try await Self.seededRun(databaseURL: url, db: db, reports: reports, routes: [gateway])
             let file = reports.appendingPathComponent("subrecon.prom")
             let ok = await MetricsPublisher.publish(
                 runFolder: result.folder, shard: .all, metricsFile: file.path, pushgatewayURL: server.baseURL + "/",

@@ -56,7 +56,7 @@ struct Harness {
         try await TestDatabase.withSchema(prefix: "it_", serverURL: serverURL) { schema in
             try await setUp(schema)
             try await schema.db.migrate()
-            try await schema.db.upsertProducts(products)
+            try await schema.db.catalog.upsertProducts(products)
             try await JobWorld.with(
                 PostgresWorldDatabase(schema: schema), databaseURL: schema.databaseURL, apple: apple, receipts: useReceipts,
                 revenueCat: revenueCat, routes: routes, extra: extra

@@ -216,7 +216,8 @@ struct JobTests {
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
                 // A webhook renews the user while the job is asking RevenueCat: the webhook must win.
                 let source = WebhookDuringFetch(inner: real, userID: "c-raced", client: h.client)
-                let job = ReconcileJob(database: h.db, source: source, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let job = ReconcileJob(
+                    ports: JobPorts(postgres: h.db), source: source, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 return try await job.run(h.options { $0.maxDowngradeRatio = 1 }, runID: "run-concurrent")
             }
             let raced = try #require(try await h.user("c-raced"))

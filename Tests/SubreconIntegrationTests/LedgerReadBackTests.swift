@@ -37,8 +37,8 @@ struct LedgerReadBackTests {
         return verdict
     }
 
-    static func start(_ store: SubscriptionDatabase, _ runID: String) async throws {
-        try await store.startRun(RunRecord(id: runID, mode: .nightly, asOf: asOf, startedAt: asOf))
+    static func start(_ db: SubscriptionDatabase, _ runID: String) async throws {
+        try await db.runs.startRun(RunRecord(id: runID, mode: .nightly, asOf: asOf, startedAt: asOf))
     }
 
     static func all(_ ledger: DatabaseLedger, limit: Int) async throws -> [LedgerEntry] {
@@ -52,9 +52,9 @@ struct LedgerReadBackTests {
 
     @Test("pages read back every verdict as appended, in seq order, whatever order the batches came in")
     func pagesReadBackWhatWasAppended() async throws {
-        try await TestDatabase.withDatabase { store, client in
-            try await Self.start(store, "run-pages")
-            let ledger = DatabaseLedger(database: store, runID: "run-pages")
+        try await TestDatabase.withDatabase { db, client in
+            try await Self.start(db, "run-pages")
+            let ledger = DatabaseLedger(database: db.verdicts, runID: "run-pages")
             let seqs: [Int64] = [0, 1, 2, 5, 4, 3]
             try await ledger.append(seqs.prefix(3).map { ($0, Self.verdict(Int($0))) }, progress: RunProgress())
             try await ledger.append(seqs.suffix(3).map { ($0, Self.verdict(Int($0))) }, progress: RunProgress())
@@ -71,9 +71,9 @@ struct LedgerReadBackTests {
 
     @Test("a user already in the ledger keeps its first verdict")
     func firstVerdictWins() async throws {
-        try await TestDatabase.withDatabase { store, _ in
-            try await Self.start(store, "run-first")
-            let ledger = DatabaseLedger(database: store, runID: "run-first")
+        try await TestDatabase.withDatabase { db, _ in
+            try await Self.start(db, "run-first")
+            let ledger = DatabaseLedger(database: db.verdicts, runID: "run-first")
             let first = Self.verdict(1, action: .downgrade)
             try await ledger.append([(0, first)], progress: RunProgress())
             try await ledger.append([(0, Self.verdict(1, action: .none)), (7, Self.verdict(1, action: .skipped))], progress: RunProgress())
@@ -85,9 +85,9 @@ struct LedgerReadBackTests {
 
     @Test("the refunds reader gives each verdict's refunds, and skips verdicts with none or an empty list")
     func refundsMatchTheVerdicts() async throws {
-        try await TestDatabase.withDatabase { store, _ in
-            try await Self.start(store, "run-refunds")
-            let ledger = DatabaseLedger(database: store, runID: "run-refunds")
+        try await TestDatabase.withDatabase { db, _ in
+            try await Self.start(db, "run-refunds")
+            let ledger = DatabaseLedger(database: db.verdicts, runID: "run-refunds")
             var entries = (0..<9).map { (seq: Int64($0), verdict: Self.verdict($0)) }
             for index in [0, 3, 4, 8] { entries[index].verdict.refunds = nil }
             for index in [1, 6] { entries[index].verdict.refunds = [] }

@@ -57,7 +57,7 @@ struct OperatorInputTests {
                 .init(productID: "[bracket", tier: 5),
                 .init(productID: "=formula", tier: 6, entitlement: "-minus"),
             ]
-            try await h.db.upsertProducts(hostile)
+            try await h.db.catalog.upsertProducts(hostile)
             let before = try await table(h)
             let list = try await BinaryRun.run(["products", "list"], environment: h.env.values, directory: h.reportDirectory)
             #expect(list.status == 0)

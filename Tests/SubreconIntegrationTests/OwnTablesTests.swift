@@ -136,9 +136,9 @@ struct OwnTablesTests {
         try await Harness.with(setUp: { schema in try await Self.loadExample(schema, app: app) }) { h in
             try await Self.cleaningUp(app, h.client) {
                 try await Self.seedNight(h, app: app)
-                let store = h.db.with(users: try await h.db.checkUsers(requiring: []))
+                let db = h.db.with(users: try await h.db.checkUsers(requiring: []))
                 #expect(
-                    store.users
+                    db.users
                         == UsersRelation(
                             isTable: false, optionalColumns: ["stripe_customer_id", "google_purchase_token"],
                             identifierColumns: StoreRegistry.identifierColumns))
@@ -147,7 +147,8 @@ struct OwnTablesTests {
                 let result = try await HTTPClientScope.with { http in
                     let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
                     let source = AppWriteDuringFetch(inner: real, userID: Self.downgraded, app: app, client: h.client)
-                    let job = ReconcileJob(database: store, source: source, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                    let job = ReconcileJob(
+                        ports: JobPorts(postgres: db), source: source, stats: stats, sourcesNote: real.notes, logger: h.logger)
                     return try await job.run(h.options(), runID: "run-own-concurrent")
                 }
                 let rows = try h.report(result)

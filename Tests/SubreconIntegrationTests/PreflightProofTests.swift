@@ -217,12 +217,12 @@ struct PreflightProofTests {
         let client = h.client
         let options = options ?? h.options()
         return try await Commands.withDatabase(config.database, logger: logger) { database in
-            let store = database.with(users: try await database.checkUsers(requiring: []))
+            let db = database.with(users: try await database.checkUsers(requiring: []))
             return try await HTTPClientScope.with { http in
                 let stats = RequestStats()
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: logger)
                 let source = StatementDuringFetch(inner: real, client: client, statements: statements)
-                let job = ReconcileJob(database: store, source: source, stats: stats, sourcesNote: real.notes, logger: logger)
+                let job = ReconcileJob(ports: JobPorts(postgres: db), source: source, stats: stats, sourcesNote: real.notes, logger: logger)
                 return try await job.run(options, runID: runID)
             }
         }

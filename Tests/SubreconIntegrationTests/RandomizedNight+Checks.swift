@@ -124,7 +124,7 @@ extension RandomizedNightTests {
         if revenueCatV2 { variables.merge(RevenueCatV2JobTests.v2Env) { $1 } }
         try await Harness.with(apple: true, revenueCat: true, routes: [stripe, google], extra: variables) { h in
             if revenueCatV2 { await h.revenueCat.setV2(apiKey: RevenueCatV2JobTests.v2Key, projectID: RevenueCatV2JobTests.project) }
-            try await h.db.upsertProducts(StripeWorld.products)
+            try await h.db.catalog.upsertProducts(StripeWorld.products)
             try await body(h, stripe, google)
         }
     }

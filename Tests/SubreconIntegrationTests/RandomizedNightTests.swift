@@ -202,7 +202,7 @@ struct RandomizedNightTests {
         }
         // One-time lines of every store whose buyer is the user, another user, nobody or a case variant, and a
         // RevenueCat transfer between two rows (CONTRACT "Whose purchase it is").
-        try await h.db.upsertProducts([.init(productID: Self.lifetimeProduct, tier: 3)])
+        try await h.db.catalog.upsertProducts([.init(productID: Self.lifetimeProduct, tier: 3)])
         for index in 60..<(60 + rng.int(3...6)) {
             let id = String(format: "n-%03d", index)
             var generated = await Self.generateOneTime(

@@ -55,7 +55,7 @@ struct ResumeTests {
         let config = try SubreconConfiguration.load(h.env, requireSource: true)
         let stats = RequestStats()
         let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
-        var ports = JobPorts(h.db)
+        var ports = JobPorts(postgres: h.db)
         if let verdicts { ports.verdicts = verdicts }  // one port replaced; the others stay the real database
         return ReconcileJob(ports: ports, source: source ?? real, stats: stats, sourcesNote: real.notes, logger: h.logger)
     }
@@ -120,7 +120,7 @@ struct ResumeTests {
         try await Harness.with { h in
             try await seed(h)
             try await HTTPClientScope.with { http in
-                let failing = FailingApply(store: h.db, failOnCall: 2)
+                let failing = FailingApply(db: h.db, failOnCall: 2)
                 await #expect(throws: (any Error).self) {
                     try await job(h, http: http, verdicts: failing).run(options(h), runID: "run-broken")
                 }
@@ -193,30 +193,32 @@ final class Counter: Sendable {
     }
 }
 
-/// The real store, except that its `failOnCall`-th apply fails (the database went away mid-run).
+/// The real database, except that its `failOnCall`-th apply fails (the database went away mid-run).
 struct FailingApply: VerdictRecords {
-    let store: SubscriptionDatabase
+    let db: SubscriptionDatabase
     let failOnCall: Int
     let calls = Counter()
     struct Broken: Error {}
 
     func applyDetailed(_ verdicts: [Verdict], runID: String, ledger: Bool) async throws -> [AppliedVerdict] {
         if calls.next() == failOnCall { throw Broken() }
-        return try await store.applyDetailed(verdicts, runID: runID, ledger: ledger)
+        return try await db.verdicts.applyDetailed(verdicts, runID: runID, ledger: ledger)
     }
     func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
-        try await store.appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
+        try await db.verdicts.appendVerdicts(runID: runID, verdicts, seqs: seqs, progress: progress)
     }
     func ledgerTail(runID: String, afterUser: String?) async throws -> LedgerTail {
-        try await store.ledgerTail(runID: runID, afterUser: afterUser)
+        try await db.verdicts.ledgerTail(runID: runID, afterUser: afterUser)
     }
     func ledgerPage(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerEntry] {
-        try await store.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
+        try await db.verdicts.ledgerPage(runID: runID, afterSeq: afterSeq, limit: limit)
     }
     func ledgerRefunds(runID: String, afterSeq: Int64, limit: Int) async throws -> [LedgerRefunds] {
-        try await store.ledgerRefunds(runID: runID, afterSeq: afterSeq, limit: limit)
+        try await db.verdicts.ledgerRefunds(runID: runID, afterSeq: afterSeq, limit: limit)
     }
-    func markUnchanged(runID: String, seqs: [Int64]) async throws { try await store.markUnchanged(runID: runID, seqs: seqs) }
-    func ledgerTransfers(runID: String) async throws -> [LineTransfer] { try await store.ledgerTransfers(runID: runID) }
-    func replaceVerdicts(runID: String, _ verdicts: [Verdict]) async throws { try await store.replaceVerdicts(runID: runID, verdicts) }
+    func markUnchanged(runID: String, seqs: [Int64]) async throws { try await db.verdicts.markUnchanged(runID: runID, seqs: seqs) }
+    func ledgerTransfers(runID: String) async throws -> [LineTransfer] { try await db.verdicts.ledgerTransfers(runID: runID) }
+    func replaceVerdicts(runID: String, _ verdicts: [Verdict]) async throws {
+        try await db.verdicts.replaceVerdicts(runID: runID, verdicts)
+    }
 }

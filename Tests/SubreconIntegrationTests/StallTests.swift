@@ -175,7 +175,8 @@ struct StallTests {
 
                 // Window 4: while w-00 is stuck, only w-01...w-03 may be asked.
                 let bounded = HeldFirstUser(inner: real, held: "w-00")
-                let job = ReconcileJob(database: h.db, source: bounded, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let job = ReconcileJob(
+                    ports: JobPorts(postgres: h.db), source: bounded, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 let options = h.options {
                     $0.concurrency = 2
                     $0.tuning.reorderWindow = 4
@@ -201,7 +202,8 @@ struct StallTests {
                     try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(purchased: -2, expires: 28))
                 }
                 let wide = HeldFirstUser(inner: real, held: "x-00")
-                let wideJob = ReconcileJob(database: h.db, source: wide, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let wideJob = ReconcileJob(
+                    ports: JobPorts(postgres: h.db), source: wide, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 let wideOptions = h.options {
                     $0.concurrency = 2
                     $0.tuning.ledgerBatchSize = 1
@@ -234,7 +236,8 @@ struct StallTests {
                 let stats = RequestStats()
                 let real = try StoreFactSource(configuration: config, httpClient: http, stats: stats, logger: h.logger)
                 let held = HeldFirstUser(inner: real, held: "d-00")
-                let job = ReconcileJob(database: h.db, source: held, stats: stats, sourcesNote: real.notes, logger: h.logger)
+                let job = ReconcileJob(
+                    ports: JobPorts(postgres: h.db), source: held, stats: stats, sourcesNote: real.notes, logger: h.logger)
                 let run = Task {
                     try await job.run(
                         h.options {

@@ -21,7 +21,7 @@ struct StripeJobTests {
         var variables = StripeWorld.environment
         variables.merge(extra) { $1 }
         try await Harness.with(revenueCat: revenueCat, routes: [stripe], extra: variables) { h in
-            try await h.db.upsertProducts(StripeWorld.products)
+            try await h.db.catalog.upsertProducts(StripeWorld.products)
             try await body(h, stripe)
         }
     }

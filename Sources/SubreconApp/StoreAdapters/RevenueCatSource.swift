@@ -7,11 +7,11 @@ import SubreconPorts
 /// Where the run keeps the users RevenueCat answered for (CONTRACT "Sources and the decision"): read always, written
 /// only by a run that writes (a dry run writes nothing).
 public struct RevenueCatMemory: Sendable {
-    public var store: any KnownRevenueCatCustomers
+    public var customers: any KnownRevenueCatCustomers
     public var writes: Bool
 
-    public init(_ store: any KnownRevenueCatCustomers, writes: Bool) {
-        self.store = store
+    public init(_ customers: any KnownRevenueCatCustomers, writes: Bool) {
+        self.customers = customers
         self.writes = writes
     }
 }
@@ -57,7 +57,7 @@ public struct RevenueCatSource: Sendable {
     private func isKnown(_ userID: String) async -> Bool {
         guard let memory, v2 != nil else { return false }
         do {
-            return try await memory.store.isKnownRevenueCatCustomer(userID)
+            return try await memory.customers.isKnownRevenueCatCustomer(userID)
         } catch {
             // Not knowing costs one v2 question, never a customer.
             logger.debug("revenuecat known-customer read failed", metadata: ["user.id": "\(userID)"])
@@ -68,7 +68,7 @@ public struct RevenueCatSource: Sendable {
     private func remember(_ userID: String) async {
         guard let memory, memory.writes, v2 != nil else { return }
         do {
-            try await memory.store.rememberRevenueCatCustomer(userID)
+            try await memory.customers.rememberRevenueCatCustomer(userID)
         } catch {
             logger.debug("revenuecat known-customer write failed", metadata: ["user.id": "\(userID)"])
         }

@@ -3,7 +3,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresRefundRecords {
     /// Keeps each refund once per store transaction (`refunds_seen`): a refund seen again (a rerun, a resumed run,
     /// the next night) changes nothing. Returns how many were new. Never touches `users` or the intents.
     @discardableResult
@@ -102,10 +102,5 @@ extension SubscriptionDatabase {
             }
             return entries
         }
-    }
-
-    /// A kept amount (`amount::text`) as a number; nil for none or one that does not read.
-    static func decimal(_ text: String?) -> Decimal? {
-        text.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
     }
 }

@@ -3,7 +3,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresPurchaseLinks {
     /// Keeps tonight's orphans (CONTRACT "Reports" `orphans.csv`, 5.10) in `reconcile_orphans`, one row per store and identifier,
     /// in one statement: a new one is first and last seen at `night`; one seen before keeps its `first_seen` (the
     /// earlier of the two), moves `last_seen` to the later night and takes tonight's product, status, end date, account
@@ -79,11 +79,5 @@ extension SubscriptionDatabase {
                     firstSeen: roundedToMicros(first), lastSeen: roundedToMicros(last)))
         }
         return kept.sorted { ($0.origin.rawValue, $0.identifier) < ($1.origin.rawValue, $1.identifier) }
-    }
-
-    /// A decimal in plain notation (`9.99`), exactly as held.
-    static func decimalText(_ value: Decimal) -> String {
-        var value = value
-        return NSDecimalString(&value, Locale(identifier: "en_US_POSIX"))
     }
 }

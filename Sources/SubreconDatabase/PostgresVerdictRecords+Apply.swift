@@ -4,7 +4,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresVerdictRecords {
     /// Writes one verdict's truth in a transaction with its `reconcile_changes` audit row and its push intents,
     /// only if the row's `updated_at` is still `verdict.row.updatedAtMicros` (compare-and-set).
     public func apply(_ verdict: Verdict, runID: String) async throws -> ApplyOutcome {

@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresReceipts {
     /// The legacy App Store receipt (base64, as the app uploaded it) stored for `userID` in `apple_receipts`,
     /// or nil when there is none. The receipt is a credential-like blob: callers never log it.
     public func receipt(for userID: String) async throws -> String? {

@@ -4,7 +4,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresVerdictRecords {
     /// Appends verdicts at their scan positions `seqs` (gaps allowed: the ledger reads in seq order) and records
     /// `progress`, atomically. A user already in the run's ledger keeps its first verdict.
     public func appendVerdicts(runID: String, _ verdicts: [Verdict], seqs: [Int64], progress: RunProgress) async throws {
@@ -50,22 +50,6 @@ extension SubscriptionDatabase {
             for try await id in rows.decode(String.self) { tail.userIDs.insert(id) }
             return tail
         }
-    }
-
-    /// Stores the run's candidate selection (JSON) so `--resume` asks for the same candidates.
-    public func recordSelection(runID: String, selection: Data) async throws {
-        let text = String(decoding: selection, as: UTF8.self)
-        try await run("record selection") {
-            try await session.query("update reconcile_runs set selection = \(text)::jsonb where id = \(runID)", logger: logger)
-        }
-    }
-
-    /// The typed outcome of a `reconcile_verdicts.outcome` text; an unknown one is an error, never a guess.
-    static func ledgerOutcome(_ text: String) throws -> LedgerOutcome {
-        guard let outcome = LedgerOutcome(rawValue: text) else {
-            throw DatabaseError.database(operation: "read verdicts", reason: "unknown outcome \(text.prefix(40))")
-        }
-        return outcome
     }
 
     /// The ledger in seq order, `limit` entries after `afterSeq`, each verdict read back with its outcome and queued
@@ -117,44 +101,6 @@ extension SubscriptionDatabase {
                 update reconcile_verdicts set outcome = 'unchanged' \
                 where run_id = \(runID) and seq = any(\(seqs)::bigint[]) and outcome is null
                 """, logger: logger)
-        }
-    }
-
-    /// A run's record, selection and progress.
-    public func storedRun(id: String) async throws -> StoredRun? {
-        try await run("read run") {
-            let rows = try await session.query(
-                """
-                select id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, finished_at, \
-                selection::text, validated, scan_cursor, scan_done, held_tier, would_lose_tier, user_errors, counts::text \
-                from reconcile_runs where id = \(id)
-                """, logger: logger)
-            for try await row in rows {
-                let r = try row.decode(
-                    (String, String, Date, Int, Int, Bool, String, Date, Date?, String?, Int64, String?, Bool, Int, Int, Int, String?).self)
-                var progress = RunProgress()
-                progress.validated = r.10
-                progress.scanCursor = r.11
-                progress.scanDone = r.12
-                progress.heldTier = r.13
-                progress.wouldLoseTier = r.14
-                progress.userErrors = r.15
-                let record = RunRecord(
-                    id: r.0, mode: CandidateQuery.Mode(rawValue: r.1) ?? .nightly, asOf: r.2,
-                    shard: try ShardSpec.stored(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
-                    startedAt: r.7, finishedAt: r.8)
-                return StoredRun(
-                    record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
-            }
-            return nil
-        }
-    }
-
-    /// Sets a run's status (e.g. back to `running` when resumed).
-    public func setRunStatus(id: String, _ status: RunStatus) async throws {
-        try await run("update run") {
-            try await session.query(
-                "update reconcile_runs set status = \(status.rawValue), finished_at = null where id = \(id)", logger: logger)
         }
     }
 }

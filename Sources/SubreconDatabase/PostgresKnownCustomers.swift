@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 import SubreconPorts
 
-extension SubscriptionDatabase: KnownRevenueCatCustomers {
+extension PostgresKnownCustomers {
     /// Whether `userID` is in `revenuecat_known_customers` (its primary key).
     public func isKnownRevenueCatCustomer(_ userID: String) async throws -> Bool {
         try await run("read whether RevenueCat knows a user") {

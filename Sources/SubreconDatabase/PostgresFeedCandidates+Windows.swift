@@ -6,7 +6,7 @@ import SubreconPorts
 /// The windows each store feed was read over (`reconcile_feed_windows`, CONTRACT "Hostile answers and bounded work"): one row per run and feed,
 /// recorded before the feed is read (`complete` false) and marked complete only once the feed was read to its end
 /// and its users recorded. A window counts as covered only when its run completed; a dry run records nothing.
-extension SubscriptionDatabase {
+extension PostgresFeedCandidates {
     /// This shard's attempts at `feed` that started before `asOf` and ended after `asOf - days` (in order of
     /// `since`), each `covered` when read to its end by a run that completed; nil when the feed was never attempted
     /// before `asOf` on this shard (`FeedWindowRule` falls back to the last completed nightly run).

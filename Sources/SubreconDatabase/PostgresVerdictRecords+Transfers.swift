@@ -6,7 +6,7 @@ import SubreconPorts
 // Line transfers (CONTRACT "Whose purchase it is"): the verdicts naming lines RevenueCat lists under their user while
 // other rows name them, and the replacement of those rows' verdicts before anything is applied.
 
-extension SubscriptionDatabase {
+extension PostgresVerdictRecords {
     /// The transfers run `runID`'s verdicts name (`Verdict.transfers`), read from the ledger's JSON.
     public func ledgerTransfers(runID: String) async throws -> [LineTransfer] {
         try await run("read line transfers") {

@@ -3,13 +3,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
-    /// The distinct identifiers among `identifiers` a row can hold, sorted: an empty or whitespace-only one names no
-    /// purchase (a row holding it holds none, `UserRow.storedIdentifier`), so it is never looked up, matched or held.
-    static func held(_ identifiers: [String]) -> [String] {
-        Array(Set(identifiers.compactMap(UserRow.storedIdentifier))).sorted()
-    }
-
+extension PostgresFeedCandidates {
     /// Adds the users whose `column` holds one of `identifiers` as candidates of `runID` for `reason` (idempotent:
     /// a resumed run adds nothing twice). An app's `users` without the column matches nothing.
     public func addFeedCandidates(

@@ -6,7 +6,7 @@ import SubreconPorts
 // Whose purchase it is (CONTRACT "Whose purchase it is"): the accounts stores name, tonight's links and the orphans kept across nights.
 // Every statement is one per call, over arrays (unnest); outside text is always bound.
 
-extension SubscriptionDatabase {
+extension PostgresPurchaseLinks {
     /// The users whose `id`, or `account_token` when the relation has it, names each account (CONTRACT "Whose
     /// purchase it is"): an Apple token (`BuyerAccount.ignoresCase`, already lower-cased) compared without case, every
     /// other account exactly, whatever it looks like. An account more than one row claims maps to all of them (ids

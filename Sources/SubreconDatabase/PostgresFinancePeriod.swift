@@ -7,7 +7,7 @@ import SubreconPorts
 // docs/CONTRACT.md, "subrecon finance": the period's runs, their applied changes and stocks, and `refunds_seen`,
 // read set-based over indexed columns (`reconcile_runs.as_of`, the ledger's applied entries, `refunds_seen.refunded_at`).
 // Read only: nothing here writes.
-extension SubscriptionDatabase: FinancePeriodSource {
+extension PostgresFinancePeriod {
     public func financeRuns(from: Date, to: Date) async throws -> [FinanceRun] {
         try await run("read the period's runs") {
             let rows = try await session.query(

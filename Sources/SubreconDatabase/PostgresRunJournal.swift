@@ -4,7 +4,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresRunJournal {
     /// Inserts the run's row (normally with status `running`).
     public func startRun(_ record: RunRecord) async throws {
         let counts = try Self.json(record.counts)
@@ -49,6 +49,52 @@ extension SubscriptionDatabase {
         }
     }
 
+    /// Stores the run's candidate selection (JSON) so `--resume` asks for the same candidates.
+    public func recordSelection(runID: String, selection: Data) async throws {
+        let text = String(decoding: selection, as: UTF8.self)
+        try await run("record selection") {
+            try await session.query("update reconcile_runs set selection = \(text)::jsonb where id = \(runID)", logger: logger)
+        }
+    }
+
+    /// A run's record, selection and progress.
+    public func storedRun(id: String) async throws -> StoredRun? {
+        try await run("read run") {
+            let rows = try await session.query(
+                """
+                select id, mode, as_of, shard_index, shard_count, dry_run, status, started_at, finished_at, \
+                selection::text, validated, scan_cursor, scan_done, held_tier, would_lose_tier, user_errors, counts::text \
+                from reconcile_runs where id = \(id)
+                """, logger: logger)
+            for try await row in rows {
+                let r = try row.decode(
+                    (String, String, Date, Int, Int, Bool, String, Date, Date?, String?, Int64, String?, Bool, Int, Int, Int, String?).self)
+                var progress = RunProgress()
+                progress.validated = r.10
+                progress.scanCursor = r.11
+                progress.scanDone = r.12
+                progress.heldTier = r.13
+                progress.wouldLoseTier = r.14
+                progress.userErrors = r.15
+                let record = RunRecord(
+                    id: r.0, mode: CandidateQuery.Mode(rawValue: r.1) ?? .nightly, asOf: r.2,
+                    shard: try ShardSpec.stored(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
+                    startedAt: r.7, finishedAt: r.8)
+                return StoredRun(
+                    record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
+            }
+            return nil
+        }
+    }
+
+    /// Sets a run's status (e.g. back to `running` when resumed).
+    public func setRunStatus(id: String, _ status: RunStatus) async throws {
+        try await run("update run") {
+            try await session.query(
+                "update reconcile_runs set status = \(status.rawValue), finished_at = null where id = \(id)", logger: logger)
+        }
+    }
+
     /// The `counts` JSON of one run as stored (the summary when finished with `summary:`), or nil.
     package func runCountsJSON(id: String) async throws -> Data? {
         try await run("read run") {
@@ -82,36 +128,5 @@ extension SubscriptionDatabase {
             }
             return records
         }
-    }
-
-    /// Runs `body` while holding the advisory locks of `shard` (`ShardLock`: overlapping layouts exclude each
-    /// other), on one pooled connection leased for the whole body (the body's own queries use other connections).
-    /// Returns nil at once, without running `body`, when another session holds this shard or one overlapping it.
-    /// `subrecon run` uses `ShardLock.withLock`, which holds the lock on a dedicated connection and watches it.
-    package func withShardLock<T: Sendable>(shard: ShardSpec, _ body: () async throws -> T) async throws -> T? {
-        do {
-            return try await session.withLease { connection -> T? in
-                guard try await ShardLock.take(shard, on: connection, session: session.setup, logger: logger) else { return nil }
-                logger.debug("took shard lock", metadata: ["shard": "\(shard)"])
-                do {
-                    let value = try await body()
-                    try await connection.run(ShardLock.unlock, logger: logger)
-                    return value
-                } catch {
-                    _ = try? await connection.run(ShardLock.unlock, logger: logger)
-                    throw error
-                }
-            }
-        } catch let error as DatabaseError {
-            throw error
-        } catch let error as PSQLError {
-            throw DatabaseError.wrap(error, operation: "shard lock")
-        }
-    }
-
-    static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return SourceText.jsonbText(try encoder.encode(value))
     }
 }

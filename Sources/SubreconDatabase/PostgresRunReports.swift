@@ -3,7 +3,7 @@ import PostgresNIO
 import SubreconCore
 import SubreconPorts
 
-extension SubscriptionDatabase {
+extension PostgresRunReports {
     /// Keeps, with run `runID`, the report inputs later nights move (`reconcile_run_reports`, by file name): the
     /// night's `orphans.csv` and `refund_review.csv` as written (`reconcile_orphans` and `refunds_seen` move on) and
     /// the history its charts showed, so `subrecon report RUN_ID` renders the folder as the run wrote it
@@ -31,27 +31,6 @@ extension SubscriptionDatabase {
                 "select name, content from reconcile_run_reports where run_id = \(runID)", logger: logger)
             for try await (name, content) in rows.decode((String, String).self) { files[name] = content }
             return files
-        }
-    }
-
-    /// The latest runs of `shard` that started before `instant`, newest first, with their stored summary JSON: the
-    /// history of a run that kept none (`report RUN_ID` of a run older than `reconcile_run_reports`).
-    public func runSummaries(shard: ShardSpec, startedBefore instant: Date, limit: Int) async throws -> [RunHistoryEntry] {
-        try await run("read run history") {
-            let rows = try await session.query(
-                """
-                select id, status, started_at, finished_at, counts::text from reconcile_runs \
-                where shard_index = \(shard.index) and shard_count = \(shard.count) and started_at < \(instant) \
-                order by started_at desc, id desc limit \(max(1, limit))
-                """, logger: logger)
-            var runs: [RunHistoryEntry] = []
-            for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
-                runs.append(
-                    RunHistoryEntry(
-                        id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
-                        countsJSON: Data(counts.utf8)))
-            }
-            return runs
         }
     }
 }
