@@ -1,16 +1,16 @@
 import Foundation
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
+import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
-/// "429 never traps" and "budgets are the app's", end to end: `Commands.run`, real PostgreSQL, the loopback
-/// simulators answering hostile 429s.
-@Suite("The job under hostile 429s", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+/// "429 never traps" and "budgets are the app's", end to end: the job as `run` composes it, over each backend, the
+/// loopback simulators answering hostile 429s.
+@Suite("The job under hostile 429s", .serialized, .timeLimit(.minutes(3)))
 struct RateLimitJobTests {
     /// The files every finished run writes.
     static func expectReports(_ result: RunResult) {
@@ -20,12 +20,12 @@ struct RateLimitJobTests {
     }
 
     @Test(
-        "RevenueCat 429 with backoff_ms 1e19 or Retry-After inf: run completes, that user fetch_error and untouched, others applied, exit 1"
-    )
-    func revenueCatAbsurdWaits() async throws {
-        try await Harness.with { h in
+        "RevenueCat 429 with backoff_ms 1e19 or Retry-After inf: run completes, that user fetch_error and untouched, others applied, exit 1",
+        arguments: JobWorld.backends)
+    func revenueCatAbsurdWaits(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend) { h in
             for id in ["r-1e19", "r-inf", "r-huge-string", "r-fine"] {
-                try await h.seed(h.row(id, tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+                try await h.seed(h.row(id, tier: 1, "active", end: -2), JobWorld.subscription(expires: -2))
             }
             let body = Data(#"{"code": 7638, "message": "Rate limit exceeded", "backoff_ms": 1e19}"#.utf8)
             await h.revenueCat.setFault(.raw(status: 429, headers: [:], body: body), for: "r-1e19")
@@ -56,10 +56,10 @@ struct RateLimitJobTests {
         }
     }
 
-    @Test("the 429 wait cap is configurable: SUBRECON_HTTP_MAX_429_WAIT_SECONDS")
-    func configurableCap() async throws {
-        try await Harness.with(extra: ["SUBRECON_HTTP_MAX_429_WAIT_SECONDS": "0.2"]) { h in
-            try await h.seed(h.row("c-slow", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+    @Test("the 429 wait cap is configurable: SUBRECON_HTTP_MAX_429_WAIT_SECONDS", arguments: JobWorld.backends)
+    func configurableCap(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, extra: ["SUBRECON_HTTP_MAX_429_WAIT_SECONDS": "0.2"]) { h in
+            try await h.seed(h.row("c-slow", tier: 1, "active", end: -2), JobWorld.subscription(expires: -2))
             await h.revenueCat.setFault(.rateLimited(backoffMS: 500, retryAfter: nil), for: "c-slow")
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
             #expect(result.exitStatus == .userErrors)
@@ -69,15 +69,17 @@ struct RateLimitJobTests {
         }
     }
 
-    @Test("Apple 429 with Retry-After far in the future: run completes, that user fetch_error and untouched, others applied, exit 1")
-    func appleFarRetryAfter() async throws {
-        try await Harness.with(apple: true) { h in
+    @Test(
+        "Apple 429 with Retry-After far in the future: run completes, that user fetch_error and untouched, others applied, exit 1",
+        arguments: JobWorld.backends)
+    func appleFarRetryAfter(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true) { h in
             for (id, txn) in [("a-far", "7201"), ("a-inf", "7202"), ("a-fine", "7203")] {
-                try await h.seed(h.row(id, tier: 1, "active", end: -2, txn: txn), Harness.subscription(expires: -2, txn: txn))
+                try await h.seed(h.row(id, tier: 1, "active", end: -2, txn: txn), JobWorld.subscription(expires: -2, txn: txn))
                 await h.appStore.setScenario(
                     AppStoreScenario(
-                        originalTransactionID: txn, productID: "premium_monthly", status: 2, purchaseDate: Harness.day(-32),
-                        expiresDate: Harness.day(-2)))
+                        originalTransactionID: txn, productID: "premium_monthly", status: 2, purchaseDate: JobWorld.day(-32),
+                        expiresDate: JobWorld.day(-2)))
             }
             let inAnHour = String(Int64(Date().timeIntervalSince1970 * 1000) + 3_600_000)
             let body = Data(#"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#.utf8)
@@ -103,16 +105,16 @@ struct RateLimitJobTests {
         }
     }
 
-    @Test("users hit by more 429s than SUBRECON_HTTP_MAX_ATTEMPTS (3) still end reconciled, exit 0")
-    func manyRateLimitsStillReconciled() async throws {
-        try await Harness.with(apple: true) { h in
-            try await h.seed(h.row("m-rc", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+    @Test("users hit by more 429s than SUBRECON_HTTP_MAX_ATTEMPTS (3) still end reconciled, exit 0", arguments: JobWorld.backends)
+    func manyRateLimitsStillReconciled(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true) { h in
+            try await h.seed(h.row("m-rc", tier: 1, "active", end: -2), JobWorld.subscription(expires: -2))
             await h.revenueCat.setFault(.rateLimited(backoffMS: 20, retryAfter: nil), for: "m-rc", times: 6)
-            try await h.seed(h.row("m-apple", tier: 1, "active", end: -2, txn: "7301"), Harness.subscription(expires: -2, txn: "7301"))
+            try await h.seed(h.row("m-apple", tier: 1, "active", end: -2, txn: "7301"), JobWorld.subscription(expires: -2, txn: "7301"))
             await h.appStore.setScenario(
                 AppStoreScenario(
-                    originalTransactionID: "7301", productID: "premium_monthly", status: 2, purchaseDate: Harness.day(-32),
-                    expiresDate: Harness.day(-2)))
+                    originalTransactionID: "7301", productID: "premium_monthly", status: 2, purchaseDate: JobWorld.day(-32),
+                    expiresDate: JobWorld.day(-2)))
             await h.appStore.setFault(.rateLimited(after: .milliseconds(30), times: 6), for: "7301")
             let result = try await h.run { $0.maxDowngradeRatio = 1 }
 
@@ -131,10 +133,10 @@ struct RateLimitJobTests {
         }
     }
 
-    @Test("a --shard I/N run paces at 1/N of the --*-rps budget and says so in the summary")
-    func shardBudget() async throws {
-        try await Harness.with(apple: true) { h in
-            try await h.seed(h.row("s-one", tier: 1, "active", end: -2), Harness.subscription(expires: -2))
+    @Test("a --shard I/N run paces at 1/N of the --*-rps budget and says so in the summary", arguments: JobWorld.backends)
+    func shardBudget(_ backend: WorldBackend) async throws {
+        try await JobWorld.with(backend, apple: true) { h in
+            try await h.seed(h.row("s-one", tier: 1, "active", end: -2), JobWorld.subscription(expires: -2))
             let shard = try #require(ShardSpec(parsing: "1/4"))
             let result = try await h.run {
                 $0.shard = shard
