@@ -36,6 +36,11 @@ public struct PostgresWorldDatabase: WorldDatabase {
         try await schema.db.receipts.saveReceipt(receipt, for: userID)
     }
 
+    public func webhookWrite(_ id: String, tier: Int, status: String) async throws {
+        try await schema.client.query(
+            "update users set current_tier = \(tier), subscription_status = \(status), updated_at = now() where id = \(id)")
+    }
+
     public func count(_ tally: WorldTally) async throws -> Int {
         let query: PostgresQuery =
             switch tally {
@@ -43,6 +48,11 @@ public struct PostgresWorldDatabase: WorldDatabase {
             case .audits(nil): "select count(*)::int from reconcile_changes"
             case .intents(let user?): "select count(*)::int from push_intents where user_id = \(user)"
             case .intents(nil): "select count(*)::int from push_intents"
+            case .intentsOfKind(let user, let kind):
+                """
+                select count(*)::int from push_intents where user_id = \(user) and payload->>'kind' = \(kind.rawValue) \
+                and payload->>'action' is not distinct from \(kind.appAction)
+                """
             case .refundsSeen(let store, let transaction):
                 """
                 select count(*)::int from refunds_seen

@@ -25,11 +25,18 @@ public struct MemoryWorldDatabase: WorldDatabase {
     }
     public func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws { database.upsertProducts(entries) }
     public func saveReceipt(_ receipt: String, for userID: String) async throws { database.saveReceipt(receipt, for: userID) }
+    public func webhookWrite(_ id: String, tier: Int, status: String) async throws {
+        database.webhookWrite(id) {
+            $0.currentTier = tier
+            $0.statusText = status
+        }
+    }
 
     public func count(_ tally: WorldTally) async throws -> Int {
         switch tally {
         case .audits(let user): return user.map { database.audits(of: $0).count } ?? database.audits.count
         case .intents(let user): return user.map { database.intents(of: $0).count } ?? database.intents.count
+        case .intentsOfKind(let user, let kind): return database.intents(of: user).count { $0.intent.kind == kind }
         case .refundsSeen(let store, let transaction):
             return database.keptRefunds.count {
                 ($0.store == store || store == nil) && ($0.transactionID == transaction || transaction == nil)

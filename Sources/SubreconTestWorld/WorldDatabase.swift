@@ -20,6 +20,8 @@ public enum WorldTally: Sendable, Hashable {
     case audits(user: String?)
     /// Queued push intents (`push_intents`), of one user or of everybody.
     case intents(user: String?)
+    /// Queued push intents of `user` of one kind (their payload's `action` is the kind's `appAction`).
+    case intentsOfKind(user: String, PushIntentKind)
     /// Refunds kept (`refunds_seen`), optionally of one store and transaction.
     case refundsSeen(store: String?, transaction: String?)
     /// Runs recorded (`reconcile_runs`), optionally with one status.
@@ -65,6 +67,8 @@ public protocol WorldDatabase: Sendable {
     func poison(_ id: String) async throws
     func upsertProducts(_ entries: [ProductCatalog.Entry]) async throws
     func saveReceipt(_ receipt: String, for userID: String) async throws
+    /// Another writer (the app's webhook) sets `id`'s tier and status between runs: `updated_at` moves on.
+    func webhookWrite(_ id: String, tier: Int, status: String) async throws
     func count(_ tally: WorldTally) async throws -> Int
     /// Every refund kept (`refunds_seen`), in no particular order.
     func keptRefunds() async throws -> [WorldRefund]
