@@ -172,7 +172,7 @@ struct FeedRefundTests {
 
     @Test("a Stripe refund in a charge.refunded event and in the Stripe lookup's latest invoice is one row, at the same amount")
     func stripeFeedAndLookupAgree() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             try await StripeWorld.seedRefundable(
                 h.db.insertUsers, stripe, "both", amount: 1200, currency: "jpy", refunded: 1200,
                 refunds: [SimulatedStripeRefund(id: "re_both", amount: 1200, created: Harness.day(-0.5))])

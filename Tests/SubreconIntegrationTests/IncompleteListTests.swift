@@ -62,7 +62,7 @@ struct IncompleteListTests {
 
     @Test("Stripe events whose cursors cycle: the feed ends incomplete after 3 requests, not 1,000; exit 1")
     func stripeCursorCycle() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             for _ in 0..<300 {
                 await stripe.setFault(Self.eventPage("evt_a"), for: StripeSimulator.eventsKey, times: 1)
                 await stripe.setFault(Self.eventPage("evt_b"), for: StripeSimulator.eventsKey, times: 1)
@@ -86,7 +86,7 @@ struct IncompleteListTests {
 
     @Test("items.has_more: the tier is decided with every item (pro stays pro), or the user is fetch_error, untouched")
     func stripeItemsHaveMore() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             // Both rows hold pro with a lapsed end date: candidates. Stripe embeds only the basic item of each.
             try await h.db.insertUsers([
                 StripeWorld.row("i-pro", tier: 2, "active", end: -1, customer: "cus_ipro", product: "price_pro_annual"),

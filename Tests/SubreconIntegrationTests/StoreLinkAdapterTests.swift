@@ -21,7 +21,7 @@ struct StoreLinkAdapterTests {
 
     @Test("Stripe asks the linked customer when the row holds none, and both when the row holds another")
     func stripeLinks() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             var linked = StripeWorld.subscription("sub_linked", "active", from: -2, to: 28)
             linked.metadata = ["user_id": "s-owner"]
             await stripe.setSubscriptions([linked], forCustomer: "cus_linked")
@@ -48,7 +48,7 @@ struct StoreLinkAdapterTests {
 
     @Test("Stripe's inventory is a feed read of customers with their stated purchases; a failed page fails it whole")
     func stripeInventory() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             var owned = StripeWorld.subscription("sub_i1", "active", from: -2, to: 28)
             owned.metadata = ["user_id": "s-1"]
             await stripe.setSubscriptions([owned], forCustomer: "cus_i1")

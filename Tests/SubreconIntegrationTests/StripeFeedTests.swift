@@ -29,7 +29,7 @@ struct StripeFeedTests {
 
     @Test("a cancellation only an event reports is found: the mid-period row is downgraded, candidate_reason stripe_event")
     func cancellationByEvent() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             // Both rows look paid for 120 more days and Stripe canceled both; only f-event's customer has an event.
             try await h.db.insertUsers([
                 Self.midPeriodRow("f-event", customer: "cus_event"), Self.midPeriodRow("f-silent", customer: "cus_silent"),
@@ -87,7 +87,7 @@ struct StripeFeedTests {
 
     @Test("an event for a customer no row holds is counted as unmatched and nothing else happens")
     func unmatchedCustomer() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             try await h.db.insertUsers([Self.midPeriodRow("f-bystander", customer: "cus_bystander")])
             await stripe.setSubscriptions([Self.canceledYesterday("sub_bystander")], forCustomer: "cus_bystander")
             await stripe.setEvents([
@@ -116,7 +116,7 @@ struct StripeFeedTests {
 
     @Test("a failing events feed is reported in the summary, the rest of the night still runs, exit 1")
     func failingFeed() async throws {
-        try await StripeJobTests.with { h, stripe in
+        try await Harness.withStripe { h, stripe in
             // Due by the database's own account (paid period over): processed whatever the feed does.
             try await h.db.insertUsers([
                 StripeWorld.row("f-due", tier: 1, "active", end: -1, customer: "cus_due"),

@@ -1,34 +1,22 @@
 import Foundation
 import StoreSimulator
-import SubreconApp
 import SubreconCore
-import SubreconDatabase
 import SubreconJob
 import SubreconPorts
 import SubreconReports
 import SubreconTestSupport
+import SubreconTestWorld
 import Testing
 
-/// Stripe as a source of its own and next to RevenueCat: real PostgreSQL, the loopback Stripe simulator, the job
-/// run through `Commands.run`.
-@Suite("The job with Stripe", .serialized, .enabled(if: Harness.isEnabled, Harness.skip))
+/// Stripe as a source of its own and next to RevenueCat, over each backend: the loopback Stripe simulator, the job as
+/// `run` composes it.
+@Suite("The job with Stripe", .serialized, .timeLimit(.minutes(3)))
 struct StripeJobTests {
-    /// A Stripe simulator and a harness configured with it (RevenueCat off unless asked).
-    static func with(
-        revenueCat: Bool = false, extra: [String: String] = [:], _ body: (Harness, StripeSimulator) async throws -> Void
-    ) async throws {
-        let stripe = StripeSimulator(apiKey: StripeWorld.key)
-        var variables = StripeWorld.environment
-        variables.merge(extra) { $1 }
-        try await Harness.with(revenueCat: revenueCat, routes: [stripe], extra: variables) { h in
-            try await h.db.catalog.upsertProducts(StripeWorld.products)
-            try await body(h, stripe)
-        }
-    }
-
-    @Test("a night with Stripe alone: renewals, restores, billing issue, cancellation, pause, trial, price-id mapping, sandbox untouched")
-    func stripeAlone() async throws {
-        try await Self.with { h, stripe in
+    @Test(
+        "a night with Stripe alone: renewals, restores, billing issue, cancellation, pause, trial, price-id mapping, sandbox untouched",
+        arguments: JobWorld.backends)
+    func stripeAlone(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend) { h, stripe in
             let seeds: [(UserRow, [SimulatedStripeSubscription])] = [
                 (
                     StripeWorld.row("s-extend", tier: 1, "active", end: -2, customer: "cus_extend"),
@@ -79,11 +67,11 @@ struct StripeJobTests {
             let rows = try h.report(result)
 
             let extended = try #require(try await h.user("s-extend"))
-            #expect(extended.currentTier == 1 && extended.statusText == "active" && extended.endDate == Harness.day(28))
+            #expect(extended.currentTier == 1 && extended.statusText == "active" && extended.endDate == JobWorld.day(28))
             #expect(rows["s-extend"]?.action == "extend")
 
             let restored = try #require(try await h.user("s-restore"))
-            #expect(restored.currentTier == 1 && restored.statusText == "active" && restored.endDate == Harness.day(29))
+            #expect(restored.currentTier == 1 && restored.statusText == "active" && restored.endDate == JobWorld.day(29))
             #expect(rows["s-restore"]?.action == "restore")
 
             let pastDue = try #require(try await h.user("s-pastdue"))
@@ -99,11 +87,11 @@ struct StripeJobTests {
             #expect(paused.currentTier == 0 && paused.statusText == "paused")
 
             let trial = try #require(try await h.user("s-trial"))
-            #expect(trial.currentTier == 1 && trial.statusText == "canceled" && trial.endDate == Harness.day(13))
+            #expect(trial.currentTier == 1 && trial.statusText == "canceled" && trial.endDate == JobWorld.day(13))
             #expect(trial.autoRenew == false)
 
             let byPrice = try #require(try await h.user("s-price"))
-            #expect(byPrice.currentTier == 2 && byPrice.endDate == Harness.day(364), "mapped by the price id")
+            #expect(byPrice.currentTier == 2 && byPrice.endDate == JobWorld.day(364), "mapped by the price id")
 
             #expect(rows["s-sandbox"]?.drift.contains("sandbox_ignored") == true)
             let sandbox = try #require(try await h.user("s-sandbox"))
@@ -128,9 +116,9 @@ struct StripeJobTests {
         }
     }
 
-    @Test("5xx, 429, 401, an unknown customer and a malformed body leave the rows untouched and are reported")
-    func failures() async throws {
-        try await Self.with(extra: ["SUBRECON_HTTP_429_BUDGET_SECONDS": "0.3"]) { h, stripe in
+    @Test("5xx, 429, 401, an unknown customer and a malformed body leave the rows untouched and are reported", arguments: JobWorld.backends)
+    func failures(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend, extra: ["SUBRECON_HTTP_429_BUDGET_SECONDS": "0.3"]) { h, stripe in
             let ids = ["f-5xx", "f-429", "f-401", "f-unknown", "f-malformed"]
             for id in ids {
                 let customer = "cus_" + id
@@ -154,7 +142,7 @@ struct StripeJobTests {
             let rows = try h.report(result)
             for id in ids {
                 let row = try #require(try await h.user(id))
-                #expect(row.currentTier == 1 && row.statusText == "active" && row.endDate == Harness.day(-1), "\(id) untouched")
+                #expect(row.currentTier == 1 && row.statusText == "active" && row.endDate == JobWorld.day(-1), "\(id) untouched")
                 #expect(rows[id]?.action == "skipped" && rows[id]?.applied == false, "\(id) skipped")
                 #expect(rows[id]?.sources == ["stripe"], "\(id): Stripe was asked")
                 #expect(try await h.auditRows(id) == 0)
@@ -174,10 +162,10 @@ struct StripeJobTests {
     }
 
     @Test(
-        "RevenueCat says active, Stripe says canceled: Stripe wins, source_conflict (by customer, by RevenueCat's sub_ id, and by id when the customer's list lacks it)"
-    )
-    func stripeOverridesRevenueCat() async throws {
-        try await Self.with(revenueCat: true) { h, stripe in
+        "RevenueCat says active, Stripe says canceled: Stripe wins, source_conflict (by customer, by RevenueCat's sub_ id, and by id when the customer's list lacks it)",
+        arguments: JobWorld.backends)
+    func stripeOverridesRevenueCat(_ backend: WorldBackend) async throws {
+        try await StripeWorld.with(backend, revenueCat: true) { h, stripe in
             // c-elsewhere: the row's customer has no subscriptions; RevenueCat's sub_ id is asked about by id.
             await stripe.setSubscriptions([], forCustomer: "cus_empty")
             for (id, customer) in [("c-customer", "cus_conflict"), ("c-subid", nil), ("c-elsewhere", "cus_empty")] as [(String, String?)] {
@@ -185,10 +173,10 @@ struct StripeJobTests {
                 try await h.db.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
                 await h.revenueCat.setSubscriber(
                     SimulatedSubscriber(
-                        firstSeen: Harness.day(-300),
+                        firstSeen: JobWorld.day(-300),
                         subscriptions: [
                             SimulatedSubscription(
-                                productID: "prod_basic", store: "stripe", purchaseDate: Harness.day(-1), expiresDate: Harness.day(29),
+                                productID: "prod_basic", store: "stripe", purchaseDate: JobWorld.day(-1), expiresDate: JobWorld.day(29),
                                 storeTransactionID: subscriptionID)
                         ]), for: id)
                 let owner = customer == "cus_conflict" ? "cus_conflict" : "cus_other_\(id)"
@@ -219,32 +207,5 @@ struct StripeJobTests {
                 result.summary.requests["stripe"]?.requests == 7 + 3,
                 "4 lookups, 2 checkout sessions lists by customer, the events feed's page and the inventory's three lists")
         }
-    }
-
-    @Test("STRIPE_BASE_URL without STRIPE_API_KEY is a configuration error naming STRIPE_API_KEY")
-    func configuration() throws {
-        let env = ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_BASE_URL": "http://127.0.0.1:9"])
-        #expect(throws: ConfigError.self) { try SubreconConfiguration.load(env, requireSource: true) }
-        do {
-            _ = try SubreconConfiguration.load(env, requireSource: false)
-            Issue.record("loaded")
-        } catch {
-            #expect(error.description.contains("STRIPE_API_KEY"))
-        }
-        let alone = try SubreconConfiguration.load(
-            ProcessEnvironment(["DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY": StripeWorld.key]), requireSource: true)
-        #expect(alone.hasSource && alone.stripe != nil && alone.description.contains("baseURL: https://api.stripe.com"))
-        #expect(!alone.description.contains(StripeWorld.key))
-
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stripe-key-\(UUID().uuidString)")
-        try Data((StripeWorld.key + "\n").utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let fromFile = try SubreconConfiguration.load(
-            ProcessEnvironment([
-                "DATABASE_URL": "postgres://u@127.0.0.1:1/db", "STRIPE_API_KEY_FILE": file.path, "STRIPE_BASE_URL": "http://127.0.0.1:9/",
-            ]),
-            requireSource: true)
-        #expect(fromFile.stripe != nil && fromFile.description.contains("baseURL: http://127.0.0.1:9,"))
-        #expect(!fromFile.description.contains(StripeWorld.key))
     }
 }
