@@ -23,14 +23,7 @@ extension PostgresRunHistory {
                     order by started_at desc, id desc limit \(max(1, limit))
                     """, logger: logger)
             }
-            var runs: [RunHistoryEntry] = []
-            for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
-                runs.append(
-                    RunHistoryEntry(
-                        id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
-                        countsJSON: Data(counts.utf8)))
-            }
-            return runs
+            return try await Self.entries(rows)
         }
     }
 
@@ -38,20 +31,25 @@ extension PostgresRunHistory {
     /// history of a run that kept none (`report RUN_ID` of a run older than `reconcile_run_reports`).
     public func runSummaries(shard: ShardSpec, startedBefore instant: Date, limit: Int) async throws -> [RunHistoryEntry] {
         try await run("read run history") {
-            let rows = try await session.query(
+            let rows: CollectedRows = try await session.query(
                 """
                 select id, status, started_at, finished_at, counts::text from reconcile_runs \
                 where shard_index = \(shard.index) and shard_count = \(shard.count) and started_at < \(instant) \
                 order by started_at desc, id desc limit \(max(1, limit))
                 """, logger: logger)
-            var runs: [RunHistoryEntry] = []
-            for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
-                runs.append(
-                    RunHistoryEntry(
-                        id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
-                        countsJSON: Data(counts.utf8)))
-            }
-            return runs
+            return try await Self.entries(rows)
         }
+    }
+
+    /// `(id, status, started_at, finished_at, counts)` rows as history entries, in the order read.
+    private static func entries(_ rows: CollectedRows) async throws -> [RunHistoryEntry] {
+        var runs: [RunHistoryEntry] = []
+        for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
+            runs.append(
+                RunHistoryEntry(
+                    id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
+                    countsJSON: Data(counts.utf8)))
+        }
+        return runs
     }
 }

@@ -41,6 +41,7 @@ extension DatabaseAdapter {
         text.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
     }
 
+    /// `value` as the text of a jsonb value, its keys sorted.
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -116,6 +117,7 @@ public struct PostgresFinancePeriod: DatabaseAdapter, FinancePeriodSource {
     let database: SubscriptionDatabase
 }
 
+/// Each port's adapter over this database's session pool.
 extension SubscriptionDatabase {
     public var candidates: PostgresCandidates { PostgresCandidates(database: self) }
     public var catalog: PostgresCatalog { PostgresCatalog(database: self) }
