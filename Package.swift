@@ -274,6 +274,7 @@ let package = Package(
                 "RevenueCat", "SourceHTTP", "StoreSimulator", "SubreconCore", "SubreconTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -26,6 +26,7 @@ public struct RevenueCatV2Client: Sendable {
     public let configuration: RevenueCatV2Configuration
     private let logger: Logger
     private let transport: SourceTransport
+    private let gate: (any RequestGate)?
 
     public init(
         httpClient: HTTPClient, configuration: RevenueCatV2Configuration, logger: Logger,
@@ -33,6 +34,7 @@ public struct RevenueCatV2Client: Sendable {
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.gate = gate
         self.transport = SourceTransport(
             source: Self.sourceName, httpClient: httpClient, policy: configuration.requestPolicy, observer: observer, gate: gate)
     }
@@ -94,6 +96,8 @@ public struct RevenueCatV2Client: Sendable {
         if let userID { logger[metadataKey: "user.id"] = "\(userID)" }
         switch await transport.send(request, logger: logger, classify: classify) {
         case .success(let delivery):
+            // The key's budget nearly spent (CONTRACT "Hostile answers and bounded work"): slow down before a 429.
+            if RevenueCatV2RateLimit(delivery.value.headers)?.isNearlySpent == true { await gate?.backOff(for: .zero) }
             return delivery.value
         case .failure(let failure):
             throw error(for: failure)

@@ -10,6 +10,9 @@ public struct RevenueCatV2SimulatorSettings: Sendable {
     public var permissions: Set<String>
     /// Faults per customer id, applied in order to v2 requests for that id.
     var faults: [String: [RevenueCatFault]] = [:]
+    /// The rate-limit headers success answers carry, as sent (nil: a header left out); by default the requests so far
+    /// (modulo 480) of a limit of 480 a minute.
+    var rateLimitHeaders: (usage: String?, limit: String?)?
 
     public static let customersRead = "customer_information:customers:read"
 }
@@ -23,6 +26,12 @@ extension RevenueCatSimulator {
     /// Serves API v2 with this key and project (and permissions); until called, `/v2/…` is not answered.
     public func setV2(apiKey: String, projectID: String, permissions: Set<String> = [RevenueCatV2SimulatorSettings.customersRead]) {
         v2 = RevenueCatV2SimulatorSettings(apiKey: apiKey, projectID: projectID, permissions: permissions)
+    }
+
+    /// The `RevenueCat-Rate-Limit-Current-Usage` and `-Current-Limit` every later success answer carries, as sent
+    /// (nil: the header is left out).
+    public func setV2RateLimitHeaders(usage: String?, limit: String?) {
+        v2?.rateLimitHeaders = (usage, limit)
     }
 
     /// Queues `fault` for the next v2 request about `customerID` (`.status`, `.rateLimited`, `.malformedJSON`, `.raw`,
@@ -119,8 +128,13 @@ extension RevenueCatSimulator {
 
     private func v2Success(_ object: [String: Any]) -> SimulatorResponse {
         var response = SimulatorResponse.json(200, (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
-        response.headers["revenuecat-rate-limit-current-usage"] = String(counters.v2Requests % 480)
-        response.headers["revenuecat-rate-limit-current-limit"] = "480"
+        if let (usage, limit) = v2?.rateLimitHeaders {
+            response.headers["revenuecat-rate-limit-current-usage"] = usage
+            response.headers["revenuecat-rate-limit-current-limit"] = limit
+        } else {
+            response.headers["revenuecat-rate-limit-current-usage"] = String(counters.v2Requests % 480)
+            response.headers["revenuecat-rate-limit-current-limit"] = "480"
+        }
         return response
     }
 

@@ -11,7 +11,8 @@ public protocol RequestGate: Sendable {
     func acquire(within limit: Duration) async throws
     /// The source answered 429: lower the shared rate (AIMD), and, when `duration` is above zero, let nobody send
     /// for that long (the wait this lookup was granted). `.zero` is the lookup giving up on a 429 (a wait too long
-    /// or its 429 budget spent): the rate still drops, but nobody is paused.
+    /// or its 429 budget spent), or a source saying its budget is nearly spent: the rate still drops, but nobody is
+    /// paused.
     func backOff(for duration: Duration) async
 }
 
