@@ -21,9 +21,9 @@ extension PostgresFinancePeriod {
             {
                 runs.append(
                     FinanceRun(
-                        id: id, mode: CandidateQuery.Mode(rawValue: mode) ?? .nightly, asOf: roundedToMicros(asOf),
+                        id: id, mode: try Self.runMode(mode), asOf: roundedToMicros(asOf),
                         shard: try ShardSpec.stored(index: index, count: count), dryRun: dryRun,
-                        status: RunStatus(rawValue: status) ?? .failed, startedAt: roundedToMicros(started),
+                        status: try Self.runStatus(status), startedAt: roundedToMicros(started),
                         finishedAt: finished.map(roundedToMicros)))
             }
             return runs

@@ -47,7 +47,7 @@ extension PostgresRunHistory {
         for try await (id, status, started, finished, counts) in rows.decode((String, String, Date, Date?, String).self) {
             runs.append(
                 RunHistoryEntry(
-                    id: id, status: RunStatus(rawValue: status) ?? .failed, startedAt: started, finishedAt: finished,
+                    id: id, status: try Self.runStatus(status), startedAt: started, finishedAt: finished,
                     countsJSON: Data(counts.utf8)))
         }
         return runs

@@ -77,8 +77,8 @@ extension PostgresRunJournal {
                 progress.wouldLoseTier = r.14
                 progress.userErrors = r.15
                 let record = RunRecord(
-                    id: r.0, mode: CandidateQuery.Mode(rawValue: r.1) ?? .nightly, asOf: r.2,
-                    shard: try ShardSpec.stored(index: r.3, count: r.4), dryRun: r.5, status: RunStatus(rawValue: r.6) ?? .failed,
+                    id: r.0, mode: try Self.runMode(r.1), asOf: r.2,
+                    shard: try ShardSpec.stored(index: r.3, count: r.4), dryRun: r.5, status: try Self.runStatus(r.6),
                     startedAt: r.7, finishedAt: r.8)
                 return StoredRun(
                     record: record, selection: r.9.map { Data($0.utf8) }, progress: progress, summary: r.16.map { Data($0.utf8) })
@@ -119,9 +119,9 @@ extension PostgresRunJournal {
                 let decoder = JSONDecoder()
                 records.append(
                     RunRecord(
-                        id: id, mode: CandidateQuery.Mode(rawValue: mode) ?? .nightly, asOf: roundedToMicros(asOf),
+                        id: id, mode: try Self.runMode(mode), asOf: roundedToMicros(asOf),
                         shard: try ShardSpec.stored(index: index, count: count), dryRun: dryRun,
-                        status: RunStatus(rawValue: status) ?? .failed, startedAt: roundedToMicros(started),
+                        status: try Self.runStatus(status), startedAt: roundedToMicros(started),
                         finishedAt: finished.map(roundedToMicros),
                         counts: (try? decoder.decode([String: Int].self, from: Data(counts.utf8))) ?? [:],
                         options: (try? decoder.decode([String: String].self, from: Data(options.utf8))) ?? [:]))

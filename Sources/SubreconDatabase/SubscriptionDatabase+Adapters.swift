@@ -48,6 +48,25 @@ extension DatabaseAdapter {
         return SourceText.jsonbText(try encoder.encode(value))
     }
 
+    /// The typed status of a `reconcile_runs.status` text; an unknown one is an error naming it, never a guess (a
+    /// run read as `failed` could be resumed, and a period's figures would leave it out in silence).
+    static func runStatus(_ text: String) throws -> RunStatus {
+        guard let status = RunStatus(rawValue: text) else {
+            throw DatabaseError.database(
+                operation: "read runs", reason: "unknown run status \(SourceText.sanitized(String(text.prefix(40))))")
+        }
+        return status
+    }
+
+    /// The typed mode of a `reconcile_runs.mode` text; an unknown one is an error naming it, never a guess.
+    static func runMode(_ text: String) throws -> CandidateQuery.Mode {
+        guard let mode = CandidateQuery.Mode(rawValue: text) else {
+            throw DatabaseError.database(
+                operation: "read runs", reason: "unknown run mode \(SourceText.sanitized(String(text.prefix(40))))")
+        }
+        return mode
+    }
+
     /// The typed outcome of a `reconcile_verdicts.outcome` text; an unknown one is an error, never a guess.
     static func ledgerOutcome(_ text: String) throws -> LedgerOutcome {
         guard let outcome = LedgerOutcome(rawValue: text) else {

@@ -45,6 +45,30 @@ struct RunsAndLocksTests {
         }
     }
 
+    @Test("a run status or mode this build does not know is an error naming it, never read as failed or nightly")
+    func unknownStatusOrMode() async throws {
+        try await TestDatabase.withDatabase { db, client in
+            try await db.runs.startRun(RunRecord(id: "run-odd", mode: .nightly, asOf: Fixture.asOf, startedAt: Fixture.day(0)))
+            // Another writer, with the table's check constraint dropped: a status a run read as `failed` could resume.
+            try await client.query("alter table reconcile_runs drop constraint if exists reconcile_runs_status_check")
+            try await client.query("update reconcile_runs set status = 'paused_by_ops' where id = 'run-odd'")
+            for read in ["stored", "recent", "history", "finance"] {
+                let error = await #expect(throws: DatabaseError.self, "\(read)") {
+                    switch read {
+                    case "stored": _ = try await db.runs.storedRun(id: "run-odd")
+                    case "recent": _ = try await db.runs.recentRuns(limit: 5)
+                    case "history": _ = try await db.history.recentRunSummaries(shard: nil, limit: 5)
+                    default: _ = try await db.finance.financeRuns(from: Fixture.day(-1), to: Fixture.day(1))
+                    }
+                }
+                #expect(error?.description.contains("unknown run status paused_by_ops") == true, "\(read): \(String(describing: error))")
+            }
+            try await client.query("update reconcile_runs set status = 'failed', mode = 'weekly' where id = 'run-odd'")
+            let error = await #expect(throws: DatabaseError.self) { _ = try await db.runs.storedRun(id: "run-odd") }
+            #expect(error?.description.contains("unknown run mode weekly") == true)
+        }
+    }
+
     @Test("products are upserted and loaded as the catalog")
     func catalog() async throws {
         try await TestDatabase.withDatabase { db, _ in
