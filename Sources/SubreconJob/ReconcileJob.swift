@@ -34,16 +34,6 @@ public struct ReconcileJob: Sendable {
         self.now = now
     }
 
-    /// A job whose every database port is `database`.
-    public init(
-        database: any DatabasePorts, source: any FactSource, stats: RequestStats, sourcesNote: [String: String],
-        logger: Logger, progress: (@Sendable (ProgressSnapshot) -> Void)? = nil, now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.init(
-            ports: JobPorts(database), source: source, stats: stats, sourcesNote: sourcesNote, logger: logger,
-            progress: progress, now: now)
-    }
-
     public static func makeRunID(startedAt: Date, shard: ShardSpec) -> String {
         let stamp = ISO8601.string(startedAt).prefix(19).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
