@@ -26,6 +26,18 @@ public enum StripeWorld {
         }
     }
 
+    /// RevenueCat says `user` holds Stripe subscription `subscription` of `prod_basic`, bought yesterday, running to day 29.
+    public static func revenueCatSaysActive(_ h: JobWorld, user: String, subscription: String) async {
+        await h.revenueCat.setSubscriber(
+            SimulatedSubscriber(
+                firstSeen: JobWorld.day(-300),
+                subscriptions: [
+                    SimulatedSubscription(
+                        productID: "prod_basic", store: "stripe", purchaseDate: JobWorld.day(-1), expiresDate: JobWorld.day(29),
+                        storeTransactionID: subscription)
+                ]), for: user)
+    }
+
     public static func row(_ id: String, tier: Int, _ status: String, end: Double, customer: String?, product: String = "prod_basic")
         -> UserRow
     {

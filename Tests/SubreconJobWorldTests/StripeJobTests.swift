@@ -171,14 +171,7 @@ struct StripeJobTests {
             for (id, customer) in [("c-customer", "cus_conflict"), ("c-subid", nil), ("c-elsewhere", "cus_empty")] as [(String, String?)] {
                 let subscriptionID = "sub_\(id)"
                 try await h.db.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
-                await h.revenueCat.setSubscriber(
-                    SimulatedSubscriber(
-                        firstSeen: JobWorld.day(-300),
-                        subscriptions: [
-                            SimulatedSubscription(
-                                productID: "prod_basic", store: "stripe", purchaseDate: JobWorld.day(-1), expiresDate: JobWorld.day(29),
-                                storeTransactionID: subscriptionID)
-                        ]), for: id)
+                await StripeWorld.revenueCatSaysActive(h, user: id, subscription: subscriptionID)
                 let owner = customer == "cus_conflict" ? "cus_conflict" : "cus_other_\(id)"
                 await stripe.setSubscriptions(
                     [StripeWorld.subscription(subscriptionID, "canceled", from: -31, to: -1, endedAt: -1)], forCustomer: owner)

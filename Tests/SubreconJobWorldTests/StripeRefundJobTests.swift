@@ -129,14 +129,7 @@ struct StripeRefundJobTests {
             for (id, customer) in [("x-customer", "cus_x"), ("x-subid", nil)] as [(String, String?)] {
                 let name = id.replacingOccurrences(of: "-", with: "_")
                 try await h.db.insertUsers([StripeWorld.row(id, tier: 1, "active", end: -1, customer: customer)])
-                await h.revenueCat.setSubscriber(
-                    SimulatedSubscriber(
-                        firstSeen: JobWorld.day(-300),
-                        subscriptions: [
-                            SimulatedSubscription(
-                                productID: "prod_basic", store: "stripe", purchaseDate: JobWorld.day(-1), expiresDate: JobWorld.day(29),
-                                storeTransactionID: "sub_\(name)")
-                        ]), for: id)
+                await StripeWorld.revenueCatSaysActive(h, user: id, subscription: "sub_\(name)")
                 var subscription = StripeWorld.subscription("sub_\(name)", "active", from: -1, to: 29)
                 subscription.latestInvoice = .paid(id: "in_\(name)", amount: 999, paymentIntent: "pi_\(name)", created: JobWorld.day(-1))
                 await stripe.setSubscriptions([subscription], forCustomer: customer ?? "cus_other_\(name)")
