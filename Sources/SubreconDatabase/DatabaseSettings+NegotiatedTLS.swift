@@ -22,7 +22,10 @@ extension DatabaseSettings {
         configuration.options = template.options
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            // On the channel's own event loop: the connection sets up the established channel's pipeline there (on any
+            // other loop that is a data race, and a debug build traps).
+            connection = try await PostgresConnection.connect(
+                on: channel.eventLoop, configuration: configuration, id: 0, logger: logger)
         } catch {
             channel.close(promise: nil)
             throw DatabaseError.wrap(error, operation: "read the connection's TLS", settings: self)

@@ -37,7 +37,7 @@ struct DoctorTLSTests {
             let url = (h.env.values["DATABASE_URL"] ?? "").replacingOccurrences(of: "sslmode=disable", with: "sslmode=require")
             let run = try await DoctorTests.doctor(h, ["DATABASE_URL": url])
             let line = DoctorTests.line(run, "database")
-            #expect(run.status == 0, "\(run.stdoutText) \(run.operatorLines)")
+            #expect(run.status == 0, "\(run.stdoutText) \(run.operatorLines) stderr: \(run.stderr.prefix(5000))")
             #expect(line.contains("; TLS") && line.contains("(sslmode=require)"), "\(line)")
         }
     }
